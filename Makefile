@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# Thin wrapper around CMake: make, make demo, make test, make bench.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build demo test test-asan test-tsan stress bench bench-quick fuzz clean
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+# Record the bundled workload (4 threads, signal-handler writers), then show the report.
+demo: build
+	@rm -rf $(BUILD)/demo-trace
+	$(BUILD)/tracebuf record -o $(BUILD)/demo-trace -- $(BUILD)/tracebuf-workload --threads 4 --events 200000 --signals
+	$(BUILD)/tracebuf report $(BUILD)/demo-trace
+
+# Every test, with rseq and with the fallback protocol (TRACEBUF_NO_RSEQ=1).
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j2
+
+test-asan:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTB_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
+
+# ThreadSanitizer cannot follow rseq critical sections: the fallback protocol only.
+test-tsan:
+	cmake -S . -B build-tsan -DTB_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-tsan -j$(JOBS)
+	ctest --test-dir build-tsan --output-on-failure -j2 -R 'fallback'
+
+# The stress build: injection points on; STRESS_SECONDS=600 make stress
+stress:
+	cmake -S . -B build-stress -DTB_INJECT=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-stress -j$(JOBS)
+	STRESS_SECONDS=$${STRESS_SECONDS:-60} ctest --test-dir build-stress --output-on-failure -R 'stress|accounting'
+
+bench: build
+	$(BUILD)/bench/tracebuf-bench
+
+bench-quick: build
+	BENCH_QUICK=1 $(BUILD)/bench/tracebuf-bench
+
+clean:
+	rm -rf build build-asan build-tsan build-stress

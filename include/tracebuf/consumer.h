@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/consumer.h - record a trace from inside the traced program.
+ *
+ *   struct tb_recorder *rec;
+ *   tb_session_start(NULL, "trace-dir", &rec);   // session + consumer threads
+ *   ... TB_EVENT calls, tb_write() ...
+ *   tb_session_stop(rec);                         // everything on disk, session removed
+ *
+ * tb_session_start() creates a session, makes it this process's producer
+ * session (tb_producer_use) and runs the consumer as threads of this
+ * process: a drain thread that sleeps until producers wake it, and one
+ * flusher thread per CPU that closes stale partial packets once per flush
+ * period.  Child processes attach by themselves when TRACEBUF_SESSION names
+ * the session file (tb_session_path(tb_recorder_session(rec))).
+ *
+ * The trace directory is CTF 1.8 that babeltrace2 reads unchanged; it is
+ * valid at every moment (whole packets only, metadata replaced atomically),
+ * so even a process killed while recording leaves a readable trace.
+ *
+ * Errors: negative errno, tb_errmsg() says what to do.  None of these
+ * functions is async-signal-safe.
+ */
+#ifndef TRACEBUF_CONSUMER_H
+#define TRACEBUF_CONSUMER_H
+
+#include <tracebuf/session.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tb_recorder; /* opaque */
+
+/*
+ * tb_session_start - create a session (opts as for tb_session_create, NULL
+ * for the defaults), make it this process's producer session and start
+ * draining it into `outdir` (created if missing; must be empty).
+ * Channels in TB_OVERWRITE mode are not drained: their content is written
+ * by tb_snapshot() and once more by tb_session_stop().
+ * Return: 0, -EINVAL, -ENOTEMPTY (outdir not empty), -EACCES (not
+ * writable), -ENOSPC (shared memory too small), -ENOTSUP (see
+ * tb_producer_use), other -errno.
+ */
+TB_API int tb_session_start(const struct tb_session_opts *opts, const char *outdir,
+			    struct tb_recorder **out);
+
+/*
+ * tb_session_stop - stop this process writing to the session, close the
+ * partial packet of every CPU, drain what is left, write the metadata,
+ * remove the session file and free `rec`.  Call it once the threads of this
+ * process stopped tracing.  Processes of the session still alive keep their
+ * mapping; what they write afterwards is not recorded.
+ * Return: 0, or the first error met while writing the trace (-ENOSPC,
+ * -EIO, ...); the trace on disk is valid up to the last whole packet.
+ */
+TB_API int tb_session_stop(struct tb_recorder *rec);
+
+/* The session of a recorder (for tb_session_path(), tb_session_counters()). */
+TB_API struct tb_session *tb_recorder_session(const struct tb_recorder *rec);
+
+/*
+ * tb_snapshot - write what the rings of `s` hold now (NULL: this process's
+ * producer session) to `outdir` (created if missing, must be empty), as a
+ * complete trace with its metadata.  Producers keep writing meanwhile; a
+ * sub-buffer they reuse during its copy is dropped and counted, never
+ * written torn.  Meant for TB_OVERWRITE channels (flight recorder).
+ * Return: number of packets written, or -errno (as tb_session_start).
+ */
+TB_API int tb_snapshot(struct tb_session *s, const char *outdir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/event.h - write events.
+ *
+ * Three ways, from the highest level to the lowest:
+ *
+ *   TB_EVENT(http, request, (u32, id), (u16, status), (str, path))
+ *       declares event class "http:request" and a type-checked inline
+ *       function  tb_http_request(uint32_t id, uint16_t status, const char *path).
+ *       Put it in a header; every translation unit that includes it may call
+ *       the function (each registers the same class, ids are per name).
+ *       A disabled class costs one load and one predictable branch.
+ *
+ *   tb_write(channel, event_id, payload, len)
+ *       copies an opaque payload (the class's fields, packed, little endian).
+ *
+ *   tb_reserve() / tb_commit()
+ *       hand the caller a place to fill, then publish it (relayfs'
+ *       relay_reserve).  The place is a per-thread staging area; tb_commit
+ *       copies it into the ring.  Up to TB_RESERVE_DEPTH reservations may be
+ *       open at once on one thread (signal handlers nest).
+ *
+ * Field types of TB_EVENT: u8 u16 u32 u64 i8 i16 i32 i64 f64
+ *   (str, name)          NUL-terminated string, at most 255 bytes kept
+ *   (strn, name, N)      the same with bound N (1..4095)
+ *   (bytes, name, N)     const void *name, uint32_t name_len; at most N bytes
+ *   (u64s, name, N)      const uint64_t *name, uint32_t name_len; at most N
+ * A string or sequence longer than its bound is truncated and counted.
+ *
+ * Contract of every function here: lock-free, no system call and no
+ * allocation (except TB_BLOCK mode when the ring is full), async-signal-safe,
+ * may be called from any thread and any process attached to the session.
+ */
+#ifndef TRACEBUF_EVENT_H
+#define TRACEBUF_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <tracebuf/session.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TB_FIELDS_MAX 16
+#define TB_STR_DEFAULT_MAX 255u
+#define TB_PAYLOAD_MAX 65536u
+#define TB_RESERVE_DEPTH 4
+
+/* Process-local description of an event class (one per translation unit). */
+struct tb_event_class {
+	const char *name;                  /* "provider:event" */
+	uint32_t nfields;
+	struct { const char *name; uint32_t type; uint32_t max_len; } fields[TB_FIELDS_MAX];
+	const uint32_t *mask;              /* channels enabled: points into the session */
+	uint32_t id;                       /* registry id, valid when *mask != 0 */
+	struct tb_event_class *next;       /* library-private list */
+};
+
+/* Registers a class with the library (and the current session); constructors call it. */
+TB_API void tb_class_register(struct tb_event_class *cls);
+/* Writes a payload to every channel enabled for cls.  Used by TB_EVENT. */
+TB_API void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32_t truncated);
+
+/*
+ * tb_write - append one record to channel `chan` of the producer session.
+ * `event_id` must be a registered id (tb_event_id()).
+ * Return: 0 written; -ENOSPC dropped and counted (ring full, or too big);
+ * -ETIMEDOUT (block mode) dropped and counted; -ENODEV no producer session;
+ * -EINVAL bad channel or id.
+ */
+TB_API int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len);
+
+/* Registry id of a class by name, or -ENOENT. */
+TB_API int tb_event_id(const char *name);
+
+struct tb_reservation {
+	void *data;        /* where to write; `len` bytes are available */
+	size_t len;
+	unsigned chan;     /* private */
+	uint32_t event_id; /* private */
+	int slot;          /* private */
+};
+
+/*
+ * tb_reserve - get a per-thread staging area of `len` bytes for one record.
+ * Return: 0; -EBUSY (TB_RESERVE_DEPTH reservations already open on this
+ * thread), -EMSGSIZE (len > TB_PAYLOAD_MAX), -ENODEV, -EINVAL.
+ */
+TB_API int tb_reserve(unsigned chan, uint32_t event_id, size_t len, struct tb_reservation *r);
+/* tb_commit - publish a reservation; returns as tb_write().  Reservations
+ * must be committed (or cancelled) in reverse order of their reserve. */
+TB_API int tb_commit(struct tb_reservation *r);
+TB_API void tb_cancel(struct tb_reservation *r);
+
+/* ---------------------------------------------------------------------- */
+/* TB_EVENT machinery (implementation detail below this line)              */
+/* ---------------------------------------------------------------------- */
+
+extern TB_API const uint32_t tb_disabled_mask;
+
+/* field type codes, equal to enum tb_field_type in the format */
+#define TB__FT_u8 1
+#define TB__FT_u16 2
+#define TB__FT_u32 3
+#define TB__FT_u64 4
+#define TB__FT_i8 5
+#define TB__FT_i16 6
+#define TB__FT_i32 7
+#define TB__FT_i64 8
+#define TB__FT_f64 9
+#define TB__FT_str 10
+#define TB__FT_strn 10
+#define TB__FT_bytes 11
+#define TB__FT_u64s 12
+
+#define TB__CTYPE_u8 uint8_t
+#define TB__CTYPE_u16 uint16_t
+#define TB__CTYPE_u32 uint32_t
+#define TB__CTYPE_u64 uint64_t
+#define TB__CTYPE_i8 int8_t
+#define TB__CTYPE_i16 int16_t
+#define TB__CTYPE_i32 int32_t
+#define TB__CTYPE_i64 int64_t
+#define TB__CTYPE_f64 double
+
+/* argument counting and mapping over up to 16 parenthesised fields */
+#define TB__NARGS(...) TB__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define TB__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define TB__CAT(a, b) TB__CAT_(a, b)
+#define TB__CAT_(a, b) a##b
+#define TB__MAP(m, sep, ...) TB__CAT(TB__MAP_, TB__NARGS(__VA_ARGS__))(m, sep, __VA_ARGS__)
+#define TB__MAP_1(m, s, x) m x
+#define TB__MAP_2(m, s, x, ...) m x s() TB__MAP_1(m, s, __VA_ARGS__)
+#define TB__MAP_3(m, s, x, ...) m x s() TB__MAP_2(m, s, __VA_ARGS__)
+#define TB__MAP_4(m, s, x, ...) m x s() TB__MAP_3(m, s, __VA_ARGS__)
+#define TB__MAP_5(m, s, x, ...) m x s() TB__MAP_4(m, s, __VA_ARGS__)
+#define TB__MAP_6(m, s, x, ...) m x s() TB__MAP_5(m, s, __VA_ARGS__)
+#define TB__MAP_7(m, s, x, ...) m x s() TB__MAP_6(m, s, __VA_ARGS__)
+#define TB__MAP_8(m, s, x, ...) m x s() TB__MAP_7(m, s, __VA_ARGS__)
+#define TB__MAP_9(m, s, x, ...) m x s() TB__MAP_8(m, s, __VA_ARGS__)
+#define TB__MAP_10(m, s, x, ...) m x s() TB__MAP_9(m, s, __VA_ARGS__)
+#define TB__MAP_11(m, s, x, ...) m x s() TB__MAP_10(m, s, __VA_ARGS__)
+#define TB__MAP_12(m, s, x, ...) m x s() TB__MAP_11(m, s, __VA_ARGS__)
+#define TB__MAP_13(m, s, x, ...) m x s() TB__MAP_12(m, s, __VA_ARGS__)
+#define TB__MAP_14(m, s, x, ...) m x s() TB__MAP_13(m, s, __VA_ARGS__)
+#define TB__MAP_15(m, s, x, ...) m x s() TB__MAP_14(m, s, __VA_ARGS__)
+#define TB__MAP_16(m, s, x, ...) m x s() TB__MAP_15(m, s, __VA_ARGS__)
+#define TB__SEP_COMMA() ,
+#define TB__SEP_NONE()
+#define TB__SEP_PLUS() +
+
+/* per-field expansions; a field is (type, name) or (type, name, bound) */
+#define TB__PARAM(t, ...) TB__CAT(TB__PARAM_, t)(__VA_ARGS__)
+#define TB__PARAM_u8(n) uint8_t n
+#define TB__PARAM_u16(n) uint16_t n
+#define TB__PARAM_u32(n) uint32_t n
+#define TB__PARAM_u64(n) uint64_t n
+#define TB__PARAM_i8(n) int8_t n
+#define TB__PARAM_i16(n) int16_t n
+#define TB__PARAM_i32(n) int32_t n
+#define TB__PARAM_i64(n) int64_t n
+#define TB__PARAM_f64(n) double n
+#define TB__PARAM_str(n) const char *n
+#define TB__PARAM_strn(n, b) const char *n
+#define TB__PARAM_bytes(n, b) const void *n, uint32_t n##_len
+#define TB__PARAM_u64s(n, b) const uint64_t *n, uint32_t n##_len
+
+#define TB__BOUND(t, ...) TB__CAT(TB__BOUND_, t)(__VA_ARGS__)
+#define TB__BOUND_u8(n) 0
+#define TB__BOUND_u16(n) 0
+#define TB__BOUND_u32(n) 0
+#define TB__BOUND_u64(n) 0
+#define TB__BOUND_i8(n) 0
+#define TB__BOUND_i16(n) 0
+#define TB__BOUND_i32(n) 0
+#define TB__BOUND_i64(n) 0
+#define TB__BOUND_f64(n) 0
+#define TB__BOUND_str(n) TB_STR_DEFAULT_MAX
+#define TB__BOUND_strn(n, b) (b)
+#define TB__BOUND_bytes(n, b) (b)
+#define TB__BOUND_u64s(n, b) (b)
+
+#define TB__NAME(t, n, ...) #n
+#define TB__FDESC(t, ...) { TB__FDESC_N(__VA_ARGS__, ~), TB__FT_##t, TB__BOUND(t, __VA_ARGS__) }
+#define TB__FDESC_N(n, ...) #n
+
+/* worst-case payload bytes of a field */
+#define TB__MAXSZ(t, ...) TB__CAT(TB__MAXSZ_, t)(__VA_ARGS__)
+#define TB__MAXSZ_u8(n) 1
+#define TB__MAXSZ_u16(n) 2
+#define TB__MAXSZ_u32(n) 4
+#define TB__MAXSZ_u64(n) 8
+#define TB__MAXSZ_i8(n) 1
+#define TB__MAXSZ_i16(n) 2
+#define TB__MAXSZ_i32(n) 4
+#define TB__MAXSZ_i64(n) 8
+#define TB__MAXSZ_f64(n) 8
+#define TB__MAXSZ_str(n) (TB_STR_DEFAULT_MAX + 1)
+#define TB__MAXSZ_strn(n, b) ((b) + 1)
+#define TB__MAXSZ_bytes(n, b) (4 + (b))
+#define TB__MAXSZ_u64s(n, b) (4 + 8 * (b))
+
+/* serialisation into tb__p (cursor), counting truncations in tb__trunc */
+#define TB__SER(t, ...) TB__CAT(TB__SER_, t)(__VA_ARGS__);
+#define TB__SER_FIXED(n) do { __typeof__(n) tb__v = (n); memcpy(tb__p, &tb__v, sizeof tb__v); tb__p += sizeof tb__v; } while (0)
+#define TB__SER_u8(n) TB__SER_FIXED(n)
+#define TB__SER_u16(n) TB__SER_FIXED(n)
+#define TB__SER_u32(n) TB__SER_FIXED(n)
+#define TB__SER_u64(n) TB__SER_FIXED(n)
+#define TB__SER_i8(n) TB__SER_FIXED(n)
+#define TB__SER_i16(n) TB__SER_FIXED(n)
+#define TB__SER_i32(n) TB__SER_FIXED(n)
+#define TB__SER_i64(n) TB__SER_FIXED(n)
+#define TB__SER_f64(n) TB__SER_FIXED(n)
+#define TB__SER_str(n) tb__p = tb__ser_str(tb__p, (n), TB_STR_DEFAULT_MAX, &tb__trunc)
+#define TB__SER_strn(n, b) tb__p = tb__ser_str(tb__p, (n), (b), &tb__trunc)
+#define TB__SER_bytes(n, b) tb__p = tb__ser_seq(tb__p, (n), (n##_len), 1, (b), &tb__trunc)
+#define TB__SER_u64s(n, b) tb__p = tb__ser_seq(tb__p, (n), (n##_len), 8, (b), &tb__trunc)
+
+static inline uint8_t *tb__ser_str(uint8_t *p, const char *s, uint32_t bound, uint32_t *trunc)
+{
+	size_t n = 0;
+	if (s) {
+		while (n < bound && s[n])
+			n++;
+		if (n == bound && s[n])
+			(*trunc)++;
+		memcpy(p, s, n);
+	}
+	p[n] = 0;
+	return p + n + 1;
+}
+
+static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint32_t esz,
+				   uint32_t bound, uint32_t *trunc)
+{
+	if (!v)
+		len = 0;
+	if (len > bound) {
+		len = bound;
+		(*trunc)++;
+	}
+	memcpy(p, &len, 4);
+	if (len)
+		memcpy(p + 4, v, (size_t)len * esz);
+	return p + 4 + (size_t)len * esz;
+}
+
+#define TB_EVENT(provider, event, ...)                                                        \
+	_Static_assert(TB__NARGS(__VA_ARGS__) <= TB_FIELDS_MAX, "at most 16 fields");         \
+	static struct tb_event_class tb__cls_##provider##_##event                             \
+		__attribute__((unused)) = {                                                   \
+			.name = #provider ":" #event,                                         \
+			.nfields = TB__NARGS(__VA_ARGS__),                                    \
+			.fields = { TB__MAP(TB__FDESC, TB__SEP_COMMA, __VA_ARGS__) },         \
+			.mask = &tb_disabled_mask,                                            \
+	};                                                                                    \
+	__attribute__((constructor)) static void tb__ctor_##provider##_##event(void)          \
+	{                                                                                     \
+		tb_class_register(&tb__cls_##provider##_##event);                             \
+	}                                                                                     \
+	static inline __attribute__((unused)) void tb_##provider##_##event(                   \
+		TB__MAP(TB__PARAM, TB__SEP_COMMA, __VA_ARGS__))                               \
+	{                                                                                     \
+		/* the one predictable branch of a disabled class; relaxed: a plain load */  \
+		if (__builtin_expect(__atomic_load_n(tb__cls_##provider##_##event.mask,        \
+						     __ATOMIC_RELAXED) == 0, 1))              \
+			return;                                                               \
+		uint8_t tb__buf[TB__MAP(TB__MAXSZ, TB__SEP_PLUS, __VA_ARGS__)];               \
+		uint8_t *tb__p = tb__buf;                                                     \
+		uint32_t tb__trunc = 0;                                                       \
+		TB__MAP(TB__SER, TB__SEP_NONE, __VA_ARGS__)                                   \
+		tb_emit(&tb__cls_##provider##_##event, tb__buf, (size_t)(tb__p - tb__buf),   \
+			tb__trunc);                                                           \
+	}
+
+/* True when `provider:event` is enabled in some channel (e.g. to skip costly arguments). */
+#define TB_ENABLED(provider, event) \
+	(__atomic_load_n(tb__cls_##provider##_##event.mask, __ATOMIC_RELAXED) != 0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

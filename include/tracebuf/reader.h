@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/reader.h - read a tracebuf CTF trace directory, fast.
+ *
+ * The reader parses the trace's metadata (the TSDL subset tracebuf writes,
+ * docs/CTF.md), maps every stream file (`<channel>_<cpu>`), indexes their
+ * packets from the packet headers alone, and iterates the events of every
+ * stream merged by timestamp, decoding them in place: no allocation per
+ * event.  Damaged input (truncated files, bad packet headers, unknown event
+ * ids, timestamps that go back) is reported once per problem through the
+ * diagnostics callback and skipped; everything else is still read.
+ * See docs/READER.md.
+ *
+ * Threads: a reader and the events it returns belong to one thread at a
+ * time.  Events returned by tb_reader_next() stay valid until the next call
+ * of tb_reader_next()/tb_reader_seek_*()/tb_reader_close() on that reader.
+ * Errors: negative errno, and tb_errmsg() (tracebuf/session.h) says what.
+ */
+#ifndef TRACEBUF_READER_H
+#define TRACEBUF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tracebuf/session.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tb_reader;   /* opaque: one open trace */
+struct tb_rd_event; /* opaque: one item of the merged iteration */
+
+/* A problem found in the input, reported once. */
+struct tb_rd_diag {
+	const char *file;   /* path of the file ("…/metadata", "…/chan_0") */
+	uint64_t offset;    /* byte offset in that file */
+	int err;            /* -EBADMSG (corrupt), -ENODATA (truncated), -ERANGE (time) */
+	const char *what;   /* sentence: what is wrong and what was skipped */
+};
+typedef void (*tb_rd_diag_fn)(void *arg, const struct tb_rd_diag *d);
+
+enum {
+	TB_READER_THREAD_EVENTS = 1u, /* also deliver the tracebuf:thread records */
+};
+
+struct tb_reader_opts {
+	size_t size;           /* sizeof(struct tb_reader_opts) */
+	unsigned flags;        /* TB_READER_* */
+	tb_rd_diag_fn diag;    /* NULL: diagnostics are only counted and kept */
+	void *diag_arg;
+};
+
+/*
+ * tb_reader_open - open trace directory `dir` (opts may be NULL).
+ * Diagnostics found while indexing are reported before it returns.
+ * Return: 0; -ENOENT/-ENOTDIR/-EACCES (directory or metadata); -EBADMSG
+ * (metadata unreadable: tb_errmsg() names the line and construct);
+ * -ENODATA (nothing readable: every packet was damaged); -ENOMEM.
+ */
+TB_API int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out);
+TB_API void tb_reader_close(struct tb_reader *r);
+
+/*
+ * tb_reader_next - the next item in time order (ties: stream, then order in
+ * the stream).  Return: 1 and *ev; 0 at the end.
+ */
+TB_API int tb_reader_next(struct tb_reader *r, const struct tb_rd_event **ev);
+
+/* Restart the iteration at the first item at or after time t (ns since the
+ * Unix epoch, or clock ticks).  Uses the packet index only.  Return: 0. */
+TB_API int tb_reader_seek_ns(struct tb_reader *r, int64_t ns);
+TB_API int tb_reader_seek_ticks(struct tb_reader *r, uint64_t ticks);
+
+/* Problems reported so far (each also given to the callback). */
+TB_API uint64_t tb_reader_ndiags(const struct tb_reader *r);
+/* The i-th problem (the first 1000 are kept), or NULL. */
+TB_API const struct tb_rd_diag *tb_reader_diag(const struct tb_reader *r, uint64_t i);
+
+/* ---- trace-wide information ---- */
+TB_API uint64_t tb_reader_clock_freq(const struct tb_reader *r);
+TB_API int64_t tb_reader_ticks_to_ns(const struct tb_reader *r, uint64_t ticks); /* Unix epoch ns */
+TB_API uint64_t tb_reader_ns_to_ticks(const struct tb_reader *r, int64_t ns);
+/* Time range of the valid packets (ticks); 0 when there is none. */
+TB_API int tb_reader_time_range(const struct tb_reader *r, uint64_t *begin, uint64_t *end);
+/* Environment of the metadata: the i-th key, and its value as a string (numbers printed). */
+TB_API unsigned tb_reader_nenv(const struct tb_reader *r);
+TB_API const char *tb_reader_env_key(const struct tb_reader *r, unsigned i);
+TB_API const char *tb_reader_env_value(const struct tb_reader *r, unsigned i);
+/* Event classes: largest id (+1), name of an id (NULL if none). */
+TB_API uint32_t tb_reader_nclass_ids(const struct tb_reader *r);
+TB_API const char *tb_reader_class_name(const struct tb_reader *r, uint32_t id);
+
+/* ---- streams and packets ---- */
+TB_API unsigned tb_reader_nstreams(const struct tb_reader *r);
+TB_API const char *tb_reader_stream_file(const struct tb_reader *r, unsigned s); /* "chan_0" */
+TB_API const char *tb_reader_stream_channel(const struct tb_reader *r, unsigned s); /* "chan" */
+TB_API uint32_t tb_reader_stream_cpu(const struct tb_reader *r, unsigned s);
+TB_API uint64_t tb_reader_stream_bytes(const struct tb_reader *r, unsigned s);
+
+struct tb_rd_packet {
+	uint64_t offset;           /* in the stream file */
+	uint64_t ts_begin, ts_end; /* ticks */
+	uint64_t seq;              /* packet_seq_num */
+	uint64_t events_discarded; /* running total */
+	uint64_t content_bytes, packet_bytes;
+	uint64_t lost_packets;     /* seq gap before this packet */
+	uint64_t discarded_delta;  /* increase of events_discarded before this packet; UINT64_MAX unknown */
+	uint32_t cpu;
+	uint32_t valid;            /* 0: damaged, skipped (a diagnostic says why) */
+};
+TB_API size_t tb_reader_npackets(const struct tb_reader *r, unsigned s);
+TB_API int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_rd_packet *out);
+
+/* ---- items ---- */
+enum tb_rd_kind {
+	TB_RD_EVENT = 1,
+	TB_RD_DISCARDED_EVENTS = 2,  /* events_discarded grew: count() events lost (0: unknown) */
+	TB_RD_DISCARDED_PACKETS = 3, /* packet_seq_num gap: count() packets lost */
+};
+
+/* Field types: the values of the event registry's types. */
+enum tb_rd_type {
+	TB_RD_U8 = 1, TB_RD_U16, TB_RD_U32, TB_RD_U64,
+	TB_RD_I8, TB_RD_I16, TB_RD_I32, TB_RD_I64,
+	TB_RD_F64, TB_RD_STRING, TB_RD_BYTES, TB_RD_U64SEQ,
+};
+
+TB_API int tb_rd_kind(const struct tb_rd_event *e);
+TB_API uint64_t tb_rd_ticks(const struct tb_rd_event *e); /* notices: start of the range */
+TB_API int64_t tb_rd_ns(const struct tb_rd_event *e);     /* Unix epoch ns */
+TB_API uint32_t tb_rd_cpu(const struct tb_rd_event *e);
+TB_API unsigned tb_rd_stream(const struct tb_rd_event *e);
+TB_API const char *tb_rd_channel(const struct tb_rd_event *e);
+/* pid/tid of the latest tracebuf:thread record earlier in the packet; 0 unknown */
+TB_API uint32_t tb_rd_pid(const struct tb_rd_event *e);
+TB_API uint32_t tb_rd_tid(const struct tb_rd_event *e);
+/* notices: number lost (0 = unknown) and end of the range (ticks) */
+TB_API uint64_t tb_rd_count(const struct tb_rd_event *e);
+TB_API uint64_t tb_rd_ticks_end(const struct tb_rd_event *e);
+
+/* events: class and fields (sequence length fields are part of their sequence, not listed) */
+TB_API uint32_t tb_rd_id(const struct tb_rd_event *e);
+TB_API const char *tb_rd_name(const struct tb_rd_event *e);
+TB_API unsigned tb_rd_nfields(const struct tb_rd_event *e);
+TB_API const char *tb_rd_field_name(const struct tb_rd_event *e, unsigned i);
+TB_API int tb_rd_field_type(const struct tb_rd_event *e, unsigned i); /* enum tb_rd_type, -EINVAL */
+TB_API int tb_rd_field_index(const struct tb_rd_event *e, const char *name); /* or -ENOENT */
+/* integers of any width (signed ones sign-extended) and doubles; 0 for other types */
+TB_API uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i);
+TB_API int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i);
+TB_API double tb_rd_f64(const struct tb_rd_event *e, unsigned i);
+/* strings: NUL-terminated, *len without the NUL (len may be NULL); NULL for other types */
+TB_API const char *tb_rd_str(const struct tb_rd_event *e, unsigned i, size_t *len);
+/* sequences: element count and raw little-endian elements (unaligned); NULL for other types */
+TB_API const void *tb_rd_seq(const struct tb_rd_event *e, unsigned i, uint32_t *count);
+TB_API uint64_t tb_rd_seq_u64(const struct tb_rd_event *e, unsigned i, uint32_t j);
+/* payload bytes of the record (without header) */
+TB_API const void *tb_rd_payload(const struct tb_rd_event *e, size_t *len);
+
+/* ---- rendering (used by tracebuf dump/report/convert) ---- */
+/*
+ * The event's fields as text ("a = 1, s = \"x\", d = [ 1, 2 ]") or as JSON
+ * object members ("\"a\":1,\"s\":\"x\",\"d\":[1,2]").  Like snprintf:
+ * writes at most cap bytes (no NUL), returns the length needed.
+ */
+TB_API size_t tb_rd_format_fields(const struct tb_rd_event *e, int json, char *buf, size_t cap);
+/* A quoted, escaped string (JSON: valid UTF-8, other bytes as \u00XX). */
+TB_API size_t tb_rd_format_string(const char *s, size_t n, int json, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/session.h - create, attach to and inspect a tracing session.
+ *
+ * A session is one file (in /dev/shm by default) holding the map, the event
+ * registry and one ring of sub-buffers per (channel, CPU).  Any process of
+ * the same user can attach to it by path.  See docs/DESIGN.md.
+ *
+ * Errors: every function returns 0 (or a non-negative value) on success and
+ * a negative errno on failure; tb_errmsg() then gives a sentence that names
+ * the file, the value and what to do.  The library never prints.
+ */
+#ifndef TRACEBUF_SESSION_H
+#define TRACEBUF_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TB_API __attribute__((visibility("default")))
+
+struct tb_session; /* opaque */
+
+enum tb_mode_opt {
+	TB_DISCARD = 1,   /* ring full: drop the new event and count it */
+	TB_OVERWRITE = 2, /* ring full: reuse the oldest sub-buffer (flight recorder) */
+	TB_BLOCK = 3,     /* ring full: wait for the consumer up to block_timeout_ns */
+};
+
+/*
+ * Channel options.  `size` must be sizeof(struct tb_channel_opts) (so the
+ * struct can grow); zero fields take the documented default.
+ */
+struct tb_channel_opts {
+	size_t size;
+	const char *name;          /* default "chan"; [A-Za-z0-9_-], < 32 bytes */
+	uint64_t sb_size;          /* power of two >= page size; default 256 KiB */
+	uint32_t sb_count;         /* power of two >= 2; default 8 */
+	uint32_t mode;             /* enum tb_mode_opt; default TB_DISCARD */
+	uint32_t no_attribution;   /* 1: no tracebuf:thread records */
+	uint32_t watermark;        /* default 1 full sub-buffer */
+	uint64_t block_timeout_ns; /* TB_BLOCK; default 100 ms */
+	uint64_t flush_period_ns;  /* default 1 s */
+	const char *events;        /* glob patterns, comma separated; default "*" */
+};
+
+struct tb_session_opts {
+	size_t size;                /* sizeof(struct tb_session_opts) */
+	const char *path;           /* session file; default: a new file in `dir` */
+	const char *dir;            /* default $TRACEBUF_SHM_DIR or /dev/shm */
+	uint32_t ncpus;             /* slots per channel; default: possible CPUs */
+	uint32_t nchannels;         /* 0 means one default channel */
+	const struct tb_channel_opts *channels;
+	uint32_t max_events;        /* registry capacity; default 256 */
+	uint32_t force_fallback;    /* 1: no rseq (also $TRACEBUF_NO_RSEQ=1) */
+	uint32_t force_monotonic;   /* 1: CLOCK_MONOTONIC even if the TSC is usable */
+};
+
+/*
+ * tb_session_create - create a session file and map it.
+ * Not async-signal-safe.  The file is created 0600 with O_EXCL|O_NOFOLLOW in
+ * a directory that must not be writable by others (unless sticky and owned
+ * by us or root).  Pages of the rings are not touched.
+ * Return: 0, -EINVAL (bad option, see tb_errmsg), -EEXIST, -ENOSPC (the
+ * directory cannot hold the rings; tb_errmsg says how much is needed),
+ * -EACCES/-EPERM (unsafe directory), other -errno from the system.
+ */
+TB_API int tb_session_create(const struct tb_session_opts *opts, struct tb_session **out);
+
+enum {
+	TB_ATTACH_READONLY = 1, /* map read-only (recover, inspect) */
+	TB_ATTACH_ANY_OWNER = 2 /* tests only: skip the owner check */
+};
+
+/*
+ * tb_session_attach - map an existing session file and validate it: magic,
+ * version, sizes, every offset and count.  Refuses a file owned by another
+ * user or writable by group/other.
+ * Return: 0, -EBADMSG (not a tracebuf session or corrupt; tb_errmsg says
+ * which field), -EPROTO (format version), -EPERM (ownership/mode), -errno.
+ */
+TB_API int tb_session_attach(const char *path, unsigned flags, struct tb_session **out);
+
+/* Unmaps; the file stays.  NULL is fine. */
+TB_API void tb_session_close(struct tb_session *s);
+
+/* Removes the session file (the mapping stays valid until close). */
+TB_API int tb_session_unlink(struct tb_session *s);
+
+TB_API const char *tb_session_path(const struct tb_session *s);
+TB_API unsigned tb_session_ncpus(const struct tb_session *s);
+TB_API unsigned tb_session_nchannels(const struct tb_session *s);
+/* Index of the channel named `name`, or -ENOENT. */
+TB_API int tb_session_channel(const struct tb_session *s, const char *name);
+/* 1 when the session uses the rseq protocol, 0 for the fallback. */
+TB_API int tb_session_uses_rseq(const struct tb_session *s);
+
+/*
+ * tb_session_set_events - change which event classes channel `chan` records
+ * (glob patterns, comma separated, '!' before a pattern excludes).  Takes
+ * effect for every process of the session at once.
+ * Return: 0, -EINVAL (bad channel or pattern too long), -EOWNERDEAD handled.
+ */
+TB_API int tb_session_set_events(struct tb_session *s, unsigned chan, const char *patterns);
+
+struct tb_counters {
+	uint64_t written;          /* events committed to the ring */
+	uint64_t lost_full;        /* dropped: ring full */
+	uint64_t lost_toobig;      /* dropped: larger than a sub-buffer */
+	uint64_t lost_overwritten; /* overwritten before anybody read them */
+	uint64_t lost_timeout;     /* block mode: dropped after the timeout */
+	uint64_t lost_busy;        /* fallback protocol: every slot busy */
+	uint64_t truncated;        /* strings cut to their bound (still written) */
+	uint64_t switches;         /* sub-buffer switches */
+};
+
+/*
+ * tb_session_counters - counters of (chan, cpu); cpu == -1 sums every CPU.
+ * May be called from any process, concurrently with producers: the values
+ * are each exact at some instant, not a consistent snapshot.
+ */
+TB_API int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, struct tb_counters *out);
+
+/*
+ * The producer session of this process: where TB_EVENT calls, tb_write() and
+ * tb_reserve() write.  The library attaches to $TRACEBUF_SESSION by itself
+ * when it is loaded; tb_producer_use() sets it explicitly (NULL: stop).
+ * Not async-signal-safe.  Return: 0, -ENOTSUP (the session uses rseq and this
+ * process has none: create it with TRACEBUF_NO_RSEQ=1), -EINVAL.
+ */
+TB_API int tb_producer_use(struct tb_session *s);
+TB_API struct tb_session *tb_producer_session(void);
+/* Result of the automatic attach at load time: 0, 1 (no $TRACEBUF_SESSION) or -errno. */
+TB_API int tb_producer_autoattach_status(void);
+
+/* Thread-local message describing the last error of this thread. */
+TB_API const char *tb_errmsg(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

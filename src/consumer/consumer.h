@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * consumer.h - the consumer engine (library private).
+ *
+ * One engine drains one session into one trace directory:
+ *
+ *   drain thread      sleeps in tb_consumer_wait(); on wake-up takes every
+ *                     complete sub-buffer (tb_ring_ready -> tb_ring_copy ->
+ *                     append to <dir>/<channel>_<cpu> -> tb_ring_release)
+ *   flusher threads   one per CPU, pinned to it, call tb_ring_flush(IF_IDLE)
+ *                     about once per flush period, phases spread over CPUs
+ *   finish            final pinned flush, drain, tb_ring_drain_dead (or a
+ *                     snapshot for overwrite channels), metadata
+ *
+ * The trace directory is valid at every instant a process could die:
+ * stream files only ever grow by whole packets (a failed write is cut back
+ * with ftruncate), and `metadata` is replaced atomically (dot-file + rename)
+ * whenever the registry grows, before any packet that may use the new ids.
+ * See docs/RECORDER.md.
+ *
+ * Concurrency: an engine is driven by one controlling thread (create,
+ * start, finish, destroy); tb_engine_stats() and tb_engine_wake() may be
+ * called from any thread.  Nothing here is async-signal-safe.
+ */
+#ifndef TB_CONSUMER_CONSUMER_H
+#define TB_CONSUMER_CONSUMER_H
+
+#include <stdint.h>
+
+#include "core/ring.h"
+#include "core/session_impl.h"
+
+struct tb_engine;
+
+enum {
+	TB_ENG_NO_FLUSHERS = 1u << 0, /* no stale-data flusher threads */
+	TB_ENG_RESUME = 1u << 1,      /* the directory may hold a trace of this session: append */
+	TB_ENG_READONLY = 1u << 2,    /* session attached read-only: never release/flush */
+};
+
+struct tb_engine_env {
+	const char *key;
+	const char *str; /* NULL: integer `num` */
+	int64_t num;
+};
+
+struct tb_engine_cfg {
+	unsigned flags;                   /* TB_ENG_* */
+	const struct tb_engine_env *env;  /* extra metadata env entries (copied) */
+	unsigned nenv;
+};
+
+/* Per-stream and total statistics; each value exact at some instant. */
+struct tb_stream_stats {
+	uint64_t packets;   /* packets written */
+	uint64_t bytes;     /* bytes written */
+	uint64_t events;    /* events in them (from the sub-buffer descriptors) */
+	uint64_t bad;       /* packets that failed validation: skipped */
+	uint64_t torn;      /* snapshot copies reused by producers: dropped */
+	uint64_t skipped;   /* sub-buffers skipped by a resync, or already on disk (resume) */
+	uint64_t dropped;   /* packets released unwritten after a write error */
+};
+
+/*
+ * tb_engine_create - prepare to drain `s` into `dir` (which must exist and
+ * be empty, or with TB_ENG_RESUME hold a trace of this very session).
+ * Return: 0; -ENOTEMPTY, -EACCES, -ENOTDIR, -ENOMEM, -EINVAL (tb_errmsg()).
+ */
+TB_HIDDEN int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engine_cfg *cfg,
+			       struct tb_engine **out);
+
+/* Starts the drain thread (channels not in overwrite mode) and flushers. Return: 0 or -errno. */
+TB_HIDDEN int tb_engine_start(struct tb_engine *e);
+
+enum {
+	TB_FINISH_DEAD = 1u << 0,     /* no producer can remain: tb_ring_drain_dead after the drain */
+	TB_FINISH_SNAPSHOT = 1u << 1, /* overwrite channels: write a final snapshot */
+};
+
+/*
+ * tb_engine_finish - stop the threads (each flusher closes its CPU's
+ * partial packet first), drain what is left, then per `how`, then write the
+ * final metadata.  Return: 0, or the first write error (-ENOSPC, -EIO,
+ * -EFBIG, ...) met while recording (tb_errmsg() says which file).
+ */
+TB_HIDDEN int tb_engine_finish(struct tb_engine *e, unsigned how);
+
+/* Writes one snapshot of every ring (tb_ring_snapshot) + metadata; no threads needed. */
+TB_HIDDEN int tb_engine_snapshot(struct tb_engine *e);
+
+/* Writes drain_dead of every ring + metadata (recover). */
+TB_HIDDEN int tb_engine_drain_dead(struct tb_engine *e);
+
+/* Writes (replaces) <dir>/metadata now. */
+TB_HIDDEN int tb_engine_write_metadata(struct tb_engine *e);
+
+/* Sums (ch, cpu == -1 for all CPUs; ch == -1 for all channels). */
+TB_HIDDEN void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stats *out);
+
+/* First write error seen (0 if none). */
+TB_HIDDEN int tb_engine_error(struct tb_engine *e);
+/* Message of that error (the engine's threads cannot use the caller's tb_errmsg()). */
+TB_HIDDEN const char *tb_engine_errmsg(struct tb_engine *e);
+
+/* Returns a sentence per problem met while draining (bad packets, resyncs), then NULL. */
+TB_HIDDEN int tb_engine_next_warning(struct tb_engine *e, char *buf, unsigned len);
+
+/* Wakes the drain thread (it re-scans every ring). Any thread. */
+TB_HIDDEN void tb_engine_wake(struct tb_engine *e);
+
+/* Frees everything; stops threads first if finish was not called. NULL is fine. */
+TB_HIDDEN void tb_engine_destroy(struct tb_engine *e);
+
+/* Fill of ring (ch, cpu) in per mille of its size (0..1000); each value at some instant. */
+TB_HIDDEN unsigned tb_engine_fill(struct tb_session *s, unsigned ch, unsigned cpu);
+
+/* Count of live processes in the session's process table other than `self` (0 if none). */
+TB_HIDDEN unsigned tb_session_live_procs(struct tb_session *s, uint32_t self);
+
+/* Creates `dir` (and missing parents) unless it exists; *created = 1 if it did.  Return 0 or -errno. */
+TB_HIDDEN int tb_output_dir(const char *dir, int *created);
+
+/* ---- small parsers shared by the CLI subcommands (never print) ---- */
+
+/* "256K", "4M", "1G", "65536": bytes.  Return 0 or -EINVAL. */
+TB_HIDDEN int tb_parse_size(const char *str, uint64_t *out);
+/* "250ms", "1s", "500us", "100ns"; a bare number is milliseconds.  Return 0 or -EINVAL. */
+TB_HIDDEN int tb_parse_duration(const char *str, uint64_t *ns);
+/* SESSION argument -> path: as given if it contains '/' or exists, else in $TRACEBUF_SHM_DIR or /dev/shm. */
+TB_HIDDEN void tb_session_resolve(const char *arg, char *path, unsigned len);
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/* embedded.c - the consumer as threads of the traced process (tracebuf/consumer.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/consumer.h>
+#include <tracebuf/session.h>
+
+#include "consumer/engine_impl.h"
+
+struct tb_recorder {
+	struct tb_session *s;
+	struct tb_engine *e;
+};
+
+int tb_output_dir(const char *dir, int *created)
+{
+	*created = 0;
+	if (!dir || !*dir)
+		return tb_fail(-EINVAL, "no output directory given");
+	struct stat sb;
+	if (stat(dir, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode))
+			return tb_fail(-ENOTDIR, "output %s exists and is not a directory", dir);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return tb_fail(-errno, "output directory %s: %s", dir, strerror(errno));
+	/* mkdir -p: create missing parents too */
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+		return tb_fail(-ENAMETOOLONG, "output directory name too long: %s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return tb_fail(-errno, "cannot create %s: %s", path, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return tb_fail(-errno, "cannot create output directory %s: %s", dir, strerror(errno));
+	*created = 1;
+	return 0;
+}
+
+/* /proc/self/cmdline with spaces, for the metadata env */
+static void own_cmdline(char *buf, size_t len)
+{
+	buf[0] = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	for (ssize_t i = 0; i < n - 1; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+int tb_session_start(const struct tb_session_opts *opts, const char *outdir, struct tb_recorder **out)
+{
+	if (!out)
+		return tb_fail(-EINVAL, "tb_session_start: no output handle");
+	*out = NULL;
+	int created, rc = tb_output_dir(outdir, &created);
+	if (rc < 0)
+		return rc;
+	struct tb_recorder *r = calloc(1, sizeof *r);
+	if (!r)
+		return tb_fail(-ENOMEM, "out of memory");
+	struct tb_session_opts dflt = { .size = sizeof dflt };
+	rc = tb_session_create(opts ? opts : &dflt, &r->s);
+	if (rc < 0)
+		goto fail;
+
+	char cmdline[1024];
+	own_cmdline(cmdline, sizeof cmdline);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tb_engine_env env[] = {
+		{ "cmdline", cmdline, 0 },
+		{ "pid", NULL, getpid() },
+		{ "start_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
+		{ "recorder", "embedded", 0 },
+	};
+	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0] };
+	rc = tb_engine_create(r->s, outdir, &cfg, &r->e);
+	if (rc < 0)
+		goto fail;
+	rc = tb_engine_start(r->e);
+	if (rc < 0)
+		goto fail;
+	rc = tb_producer_use(r->s);
+	if (rc < 0)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	if (r->e)
+		tb_engine_destroy(r->e);
+	if (r->s) {
+		tb_session_unlink(r->s);
+		tb_session_close(r->s);
+	}
+	if (created)
+		rmdir(outdir); /* only if still empty */
+	free(r);
+	return rc;
+}
+
+struct tb_session *tb_recorder_session(const struct tb_recorder *rec)
+{
+	return rec ? rec->s : NULL;
+}
+
+int tb_session_stop(struct tb_recorder *r)
+{
+	if (!r)
+		return tb_fail(-EINVAL, "tb_session_stop: no recorder");
+	if (tb_producer_session() == r->s)
+		tb_producer_use(NULL);
+	unsigned how = TB_FINISH_SNAPSHOT;
+	if (tb_session_live_procs(r->s, (uint32_t)getpid()) == 0)
+		how |= TB_FINISH_DEAD; /* this process stopped writing and no other is left */
+	int rc = tb_engine_finish(r->e, how);
+	char msg[512];
+	if (rc < 0)
+		snprintf(msg, sizeof msg, "%s", tb_engine_errmsg(r->e));
+	tb_engine_destroy(r->e);
+	tb_session_unlink(r->s);
+	tb_session_close(r->s);
+	free(r);
+	if (rc < 0)
+		return tb_fail(rc, "%s", msg);
+	return 0;
+}
+
+int tb_snapshot(struct tb_session *s, const char *outdir)
+{
+	if (!s)
+		s = tb_producer_session();
+	if (!s)
+		return tb_fail(-ENODEV, "tb_snapshot: no session (this process writes to none)");
+	int created, rc = tb_output_dir(outdir, &created);
+	if (rc < 0)
+		return rc;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tb_engine_env env[] = {
+		{ "snapshot_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
+		{ "pid", NULL, getpid() },
+	};
+	struct tb_engine_cfg cfg = { .flags = TB_ENG_NO_FLUSHERS, .env = env, .nenv = 2 };
+	struct tb_engine *e;
+	rc = tb_engine_create(s, outdir, &cfg, &e);
+	if (rc < 0) {
+		if (created)
+			rmdir(outdir);
+		return rc;
+	}
+	rc = tb_engine_snapshot(e);
+	if (rc < 0) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", tb_engine_errmsg(e));
+		tb_engine_destroy(e);
+		return tb_fail(rc, "%s", msg);
+	}
+	struct tb_stream_stats st;
+	tb_engine_stats(e, -1, -1, &st);
+	tb_engine_destroy(e);
+	return st.packets > INT32_MAX ? INT32_MAX : (int)st.packets;
+}

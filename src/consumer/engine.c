@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.c - the consumer engine: drain thread, per-CPU flusher threads,
+ * final drain, snapshot and dead-session drain (see consumer.h for the map).
+ *
+ * Who touches what in shared memory:
+ *   - ring positions (tail), the consumer futex protocol and the flush
+ *     bookkeeping only through the ring.h primitives;
+ *   - map->consumer_pid / consumer_heartbeat_ns / state: plain relaxed
+ *     stores, informational (nothing synchronises on them);
+ *   - map->consumer_futex: tb_engine_wake() bumps it like a producer does,
+ *     so that our own drain thread leaves tb_consumer_wait().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h>
+
+#include "consumer/engine_impl.h"
+
+uint64_t tb_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---------------------------------------------------------------------- */
+/* errors and warnings                                                     */
+/* ---------------------------------------------------------------------- */
+
+void tb_engine_set_error(struct tb_engine *e, int err)
+{
+	pthread_mutex_lock(&e->err_lock);
+	if (!e->err) {
+		snprintf(e->errmsg, sizeof e->errmsg, "%s", tb_errmsg());
+		/* release: pairs with the acquire load in tb_engine_error(), so a
+		 * reader that sees err also sees errmsg */
+		__atomic_store_n(&e->err, err, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&e->err_lock);
+}
+
+int tb_engine_error(struct tb_engine *e)
+{
+	return __atomic_load_n(&e->err, __ATOMIC_ACQUIRE);
+}
+
+const char *tb_engine_errmsg(struct tb_engine *e)
+{
+	return tb_engine_error(e) ? e->errmsg : "no error";
+}
+
+void tb_engine_warn(struct tb_engine *e, const char *fmt, ...)
+{
+	pthread_mutex_lock(&e->err_lock);
+	if (e->warn_head - e->warn_tail < TB_WARN_SLOTS) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(e->warn[e->warn_head % TB_WARN_SLOTS], sizeof e->warn[0], fmt, ap);
+		va_end(ap);
+		e->warn_head++;
+	} else {
+		e->warn_lost++;
+	}
+	pthread_mutex_unlock(&e->err_lock);
+}
+
+int tb_engine_next_warning(struct tb_engine *e, char *buf, unsigned len)
+{
+	int got = 0;
+	pthread_mutex_lock(&e->err_lock);
+	if (e->warn_tail != e->warn_head) {
+		snprintf(buf, len, "%s", e->warn[e->warn_tail % TB_WARN_SLOTS]);
+		e->warn_tail++;
+		got = 1;
+	} else if (e->warn_lost) {
+		snprintf(buf, len, "%" PRIu64 " more warnings not shown", e->warn_lost);
+		e->warn_lost = 0;
+		got = 1;
+	}
+	pthread_mutex_unlock(&e->err_lock);
+	return got;
+}
+
+/* ---------------------------------------------------------------------- */
+/* create / destroy                                                        */
+/* ---------------------------------------------------------------------- */
+
+int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engine_cfg *cfg,
+		     struct tb_engine **out)
+{
+	*out = NULL;
+	if (!s || !dir || !*dir)
+		return tb_fail(-EINVAL, "tb_engine_create: no session or no directory");
+	struct tb_engine *e = calloc(1, sizeof *e);
+	if (!e)
+		return tb_fail(-ENOMEM, "out of memory");
+	e->s = s;
+	e->flags = cfg ? cfg->flags : 0;
+	if (s->readonly)
+		e->flags |= TB_ENG_READONLY | TB_ENG_NO_FLUSHERS;
+	e->dirfd = -1;
+	pthread_mutex_init(&e->meta_lock, NULL);
+	pthread_mutex_init(&e->err_lock, NULL);
+	pthread_mutex_init(&e->fl_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->fl_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	snprintf(e->dir, sizeof e->dir, "%s", dir);
+
+	int rc;
+	e->nstreams = s->nchannels * s->ncpus;
+	e->streams = calloc(e->nstreams, sizeof *e->streams);
+	for (unsigned c = 0; c < s->nchannels; c++)
+		if (s->chan[c].sb_size > e->bufsize)
+			e->bufsize = s->chan[c].sb_size;
+	e->buf = malloc(e->bufsize ? e->bufsize : 1);
+	if (!e->streams || !e->buf) {
+		rc = tb_fail(-ENOMEM, "out of memory (%" PRIu64 " bytes for a sub-buffer copy)", e->bufsize);
+		goto fail;
+	}
+	for (unsigned i = 0; i < e->nstreams; i++)
+		e->streams[i].fd = -1;
+	if (cfg && cfg->nenv) {
+		e->env = calloc(cfg->nenv, sizeof *e->env);
+		if (!e->env) {
+			rc = tb_fail(-ENOMEM, "out of memory");
+			goto fail;
+		}
+		for (unsigned i = 0; i < cfg->nenv; i++) {
+			e->env[i].key = strdup(cfg->env[i].key);
+			e->env[i].str = cfg->env[i].str ? strdup(cfg->env[i].str) : NULL;
+			e->env[i].num = cfg->env[i].num;
+			e->nenv++;
+		}
+	}
+
+	e->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e->dirfd < 0) {
+		rc = tb_fail(-errno, "cannot open output directory %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (faccessat(e->dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+		rc = tb_fail(-errno, "output directory %s is not writable: %s", dir, strerror(errno));
+		goto fail;
+	}
+	rc = tb_dir_prepare(e, !!(e->flags & TB_ENG_RESUME));
+	if (rc < 0)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	tb_engine_destroy(e);
+	return rc;
+}
+
+static void stop_threads(struct tb_engine *e);
+
+void tb_engine_destroy(struct tb_engine *e)
+{
+	if (!e)
+		return;
+	stop_threads(e);
+	if (e->streams)
+		tb_streams_close(e);
+	if (e->dirfd >= 0)
+		close(e->dirfd);
+	for (unsigned i = 0; i < e->nenv; i++) {
+		free((char *)e->env[i].key);
+		free((char *)e->env[i].str);
+	}
+	free(e->env);
+	free(e->streams);
+	free(e->buf);
+	free(e->fl);
+	pthread_cond_destroy(&e->fl_cond);
+	pthread_mutex_destroy(&e->fl_lock);
+	pthread_mutex_destroy(&e->err_lock);
+	pthread_mutex_destroy(&e->meta_lock);
+	free(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* draining                                                                */
+/* ---------------------------------------------------------------------- */
+
+void tb_engine_wake(struct tb_engine *e)
+{
+	if (e->flags & TB_ENG_READONLY)
+		return;
+	uint32_t *f = &e->s->map->consumer_futex;
+	/* release: pairs with the acquire load of consumer_futex inside
+	 * tb_consumer_wait(), like a producer's wake-up; what we publish is
+	 * only "look again", the rings themselves carry their own ordering */
+	__atomic_fetch_add(f, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, f, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static int ring_touched(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	/* relaxed: a hint only; a ring whose first write we miss here is
+	 * seen at the next pass (or is taken by drain_dead after all
+	 * producers are gone, when nothing races any more) */
+	return __atomic_load_n(&tb_ctl_of(e->s, ch, cpu)->head, __ATOMIC_RELAXED) != 0;
+}
+
+/* Takes up to `budget` complete sub-buffers of (ch, cpu).  Returns how many. */
+static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsigned budget)
+{
+	struct tb_session *s = e->s;
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	unsigned n = 0, resyncs = 0;
+	while (n < budget) {
+		uint64_t pos;
+		int r = tb_ring_ready(s, ch, cpu, &pos);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			char msg[200];
+			snprintf(msg, sizeof msg, "%s", tb_errmsg());
+			uint64_t skipped = tb_ring_resync(s, ch, cpu);
+			tb_stat_add(&st->st.skipped, skipped);
+			tb_engine_warn(e, "%s cpu %u: control block inconsistent (%s); resynchronised, "
+					  "%" PRIu64 " sub-buffers skipped", s->chan[ch].name, cpu, msg, skipped);
+			if (++resyncs > 1)
+				break; /* hostile or broken: try again at the next pass */
+			continue;
+		}
+		struct tb_packet_info info;
+		r = tb_ring_copy(s, ch, cpu, pos, e->buf, &info);
+		if (r < 0) {
+			tb_stat_add(&st->st.bad, 1);
+			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
+				       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, tb_errmsg());
+		} else {
+			tb_stream_append(e, ch, cpu, e->buf, &info); /* errors are kept in e */
+		}
+		tb_ring_release(s, ch, cpu, pos);
+		n++;
+	}
+	return n;
+}
+
+static unsigned drain_pass(struct tb_engine *e)
+{
+	struct tb_session *s = e->s;
+	unsigned total = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++) {
+		if (!tb_chan_drained(e, ch))
+			continue;
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
+			if (ring_touched(e, ch, cpu))
+				total += drain_ring(e, ch, cpu, s->chan[ch].sb_count);
+	}
+	return total;
+}
+
+static void *drain_main(void *arg)
+{
+	struct tb_engine *e = arg;
+	struct tb_map *map = e->s->map;
+	unsigned idle_wakeups = 0;
+	for (;;) {
+		/* acquire: pairs with the release store in stop_threads(); the
+		 * final flushes happened before it, so the pass below sees them */
+		int stopping = __atomic_load_n(&e->drain_stop, __ATOMIC_ACQUIRE);
+		unsigned n = drain_pass(e);
+		__atomic_store_n(&map->consumer_heartbeat_ns, tb_mono_ns(), __ATOMIC_RELAXED);
+		if (n) {
+			idle_wakeups = 0;
+			continue;
+		}
+		if (stopping)
+			break;
+		/* tb_consumer_wait() returns at once (1) when some ring looks
+		 * ready; if the pass above then finds nothing twice in a row
+		 * (a ring we do not drain, or one we could not make progress
+		 * on), back off instead of spinning */
+		if (idle_wakeups >= 2)
+			sleep_ns(10000000);
+		int rc = tb_consumer_wait(e->s, 1000000000ull);
+		idle_wakeups = rc == 0 ? 0 : idle_wakeups + 1;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* flushers                                                                */
+/* ---------------------------------------------------------------------- */
+
+static int pin_to(unsigned cpu)
+{
+	cpu_set_t set;
+	if (cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/* Final flush of one ring: close the partial packet, whatever its age. */
+static void final_flush(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	struct tb_session *s = e->s;
+	for (int tries = 0; tries < 50; tries++) {
+		int r = tb_ring_flush(s, ch, cpu, TB_FLUSH_NOW, tb_mono_ns());
+		if (r == 1) {
+			tb_engine_wake(e);
+			return;
+		}
+		if (r == -EAGAIN) {
+			pin_to(cpu); /* migrated (CPU hot-unplug, cpuset change): re-pin, retry */
+			continue;
+		}
+		if (r == 0) {
+			/* nothing to do, unless the ring is full: then the drain
+			 * thread must take a sub-buffer first.  Relaxed loads:
+			 * a heuristic, the flush itself decides. */
+			struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+			uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+			uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+			uint64_t ring = s->chan[ch].sb_size * s->chan[ch].sb_count;
+			if (head - tail < ring - s->chan[ch].sb_size || !e->drain_running)
+				return;
+			tb_engine_wake(e);
+		}
+		/* -EBUSY (fallback: a writer owns the ring) or full ring: a moment */
+		sleep_ns(2000000);
+	}
+}
+
+static uint64_t chan_period(const struct tb_session *s, unsigned ch)
+{
+	uint64_t p = s->chan[ch].flush_period_ns;
+	if (p == 0)
+		p = 1000000000ull;
+	if (p < 1000000ull)
+		p = 1000000ull; /* at most 1000 visits per second */
+	return p;
+}
+
+static void *flusher_main(void *arg)
+{
+	struct tb_flusher *fl = arg;
+	struct tb_engine *e = fl->e;
+	struct tb_session *s = e->s;
+	unsigned cpu = fl->cpu;
+	int rseq = tb_session_uses_rseq(s);
+	if (rseq && pin_to(cpu) < 0) {
+		/* a CPU we may not run on (offline, outside our cpuset): no
+		 * producer of ours runs there either; drain_dead takes its rest */
+		tb_engine_warn(e, "cannot run a flusher on cpu %u (not in this process's CPU set); "
+				  "its partial packets are collected at the end only", cpu);
+		return NULL;
+	}
+	uint64_t next[TB_MAX_CHANNELS];
+	uint64_t now = tb_mono_ns();
+	for (unsigned ch = 0; ch < s->nchannels; ch++) {
+		/* spread the phases: CPU k of n visits first at now + P * (1 + k/n) */
+		uint64_t p = chan_period(s, ch);
+		next[ch] = now + p + p / s->ncpus * cpu;
+	}
+	pthread_mutex_lock(&e->fl_lock);
+	while (!e->fl_stop) {
+		uint64_t wake = UINT64_MAX;
+		for (unsigned ch = 0; ch < s->nchannels; ch++)
+			if (tb_chan_drained(e, ch) && next[ch] < wake)
+				wake = next[ch];
+		if (wake == UINT64_MAX)
+			break;
+		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
+		pthread_cond_timedwait(&e->fl_cond, &e->fl_lock, &ts);
+		if (e->fl_stop)
+			break;
+		pthread_mutex_unlock(&e->fl_lock);
+		now = tb_mono_ns();
+		int closed = 0;
+		for (unsigned ch = 0; ch < s->nchannels; ch++) {
+			if (!tb_chan_drained(e, ch) || now < next[ch])
+				continue;
+			if (ring_touched(e, ch, cpu)) {
+				int r = tb_ring_flush(s, ch, cpu, TB_FLUSH_IF_IDLE, now);
+				if (r == -EAGAIN && rseq && pin_to(cpu) == 0)
+					r = tb_ring_flush(s, ch, cpu, TB_FLUSH_IF_IDLE, tb_mono_ns());
+				closed |= r == 1;
+			}
+			/* from this visit, not on a fixed grid: two visits are then
+			 * always at least one period apart, which IF_IDLE needs */
+			next[ch] = now + chan_period(s, ch);
+		}
+		if (closed)
+			tb_engine_wake(e);
+		pthread_mutex_lock(&e->fl_lock);
+	}
+	pthread_mutex_unlock(&e->fl_lock);
+	/* final flush, still pinned: our rseq section is as good as a producer's */
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		if (tb_chan_drained(e, ch) && ring_touched(e, ch, cpu))
+			final_flush(e, ch, cpu);
+	return NULL;
+}
+
+int tb_engine_start(struct tb_engine *e)
+{
+	struct tb_session *s = e->s;
+	int any = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		any |= tb_chan_drained(e, ch);
+	if (!any || (e->flags & TB_ENG_READONLY))
+		return 0; /* flight recorder only: nothing to drain continuously */
+
+	__atomic_store_n(&s->map->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
+	int rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
+	if (rc)
+		return tb_fail(-rc, "cannot start the drain thread: %s", strerror(rc));
+	e->drain_running = 1;
+	if (e->flags & TB_ENG_NO_FLUSHERS)
+		return 0;
+	e->fl = calloc(s->ncpus, sizeof *e->fl);
+	if (!e->fl)
+		return tb_fail(-ENOMEM, "out of memory");
+	for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+		struct tb_flusher *fl = &e->fl[e->nfl];
+		fl->e = e;
+		fl->cpu = cpu;
+		rc = pthread_create(&fl->thr, NULL, flusher_main, fl);
+		if (rc)
+			return tb_fail(-rc, "cannot start the flusher of cpu %u: %s", cpu, strerror(rc));
+		fl->running = 1;
+		e->nfl++;
+	}
+	return 0;
+}
+
+static void stop_threads(struct tb_engine *e)
+{
+	if (e->nfl) {
+		pthread_mutex_lock(&e->fl_lock);
+		e->fl_stop = 1;
+		pthread_cond_broadcast(&e->fl_cond);
+		pthread_mutex_unlock(&e->fl_lock);
+		for (unsigned i = 0; i < e->nfl; i++)
+			if (e->fl[i].running) {
+				pthread_join(e->fl[i].thr, NULL);
+				e->fl[i].running = 0;
+			}
+		e->nfl = 0;
+	}
+	if (e->drain_running) {
+		/* release: pairs with the acquire load in drain_main(); every
+		 * final flush (joined above) happens before its last pass */
+		__atomic_store_n(&e->drain_stop, 1, __ATOMIC_RELEASE);
+		tb_engine_wake(e);
+		pthread_join(e->drain_thr, NULL);
+		e->drain_running = 0;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* finish, snapshot, dead drain                                            */
+/* ---------------------------------------------------------------------- */
+
+struct emit_ctx {
+	struct tb_engine *e;
+	unsigned ch, cpu;
+};
+
+static int emit_packet(void *arg, const void *pkt, uint64_t len, const struct tb_packet_info *info)
+{
+	struct emit_ctx *x = arg;
+	struct tb_engine *e = x->e;
+	/* a closed partial packet (snapshot, dead ring) is shorter than a sub-buffer */
+	if (len != info->packet_bytes || len > e->s->chan[x->ch].sb_size || len % 8 ||
+	    info->content_bytes > len || info->content_bytes < TB_PACKET_HEADER_SIZE) {
+		tb_stat_add(&tb_stream_at(e, x->ch, x->cpu)->st.bad, 1);
+		tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " has inconsistent sizes, skipped",
+			       e->s->chan[x->ch].name, x->cpu, info->seq);
+		return 0;
+	}
+	tb_stream_append(e, x->ch, x->cpu, pkt, info);
+	return 0; /* write errors are kept in e; the ring walk goes on (and counts drops) */
+}
+
+static void snapshot_ring(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	struct emit_ctx x = { e, ch, cpu };
+	uint64_t torn = 0;
+	int rc = tb_ring_snapshot(e->s, ch, cpu, emit_packet, &x, &torn);
+	tb_stat_add(&tb_stream_at(e, ch, cpu)->st.torn, torn);
+	if (rc < 0)
+		tb_engine_warn(e, "%s cpu %u: snapshot failed: %s", e->s->chan[ch].name, cpu, tb_errmsg());
+}
+
+static void dead_ring(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	struct emit_ctx x = { e, ch, cpu };
+	uint64_t bad = 0;
+	int rc = tb_ring_drain_dead(e->s, ch, cpu, emit_packet, &x, &bad);
+	tb_stat_add(&tb_stream_at(e, ch, cpu)->st.bad, bad);
+	if (bad)
+		tb_engine_warn(e, "%s cpu %u: %" PRIu64 " packets could not be proved valid and were cut",
+			       e->s->chan[ch].name, cpu, bad);
+	if (rc < 0)
+		tb_engine_warn(e, "%s cpu %u: drain failed: %s", e->s->chan[ch].name, cpu, tb_errmsg());
+}
+
+int tb_engine_finish(struct tb_engine *e, unsigned how)
+{
+	struct tb_session *s = e->s;
+	if (!(e->flags & TB_ENG_READONLY))
+		__atomic_store_n(&s->map->state, TB_STATE_STOPPING, __ATOMIC_RELAXED);
+	stop_threads(e);
+	if (!(e->flags & TB_ENG_READONLY))
+		drain_pass(e); /* nothing should be left; cheap when so */
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+			if (!ring_touched(e, ch, cpu))
+				continue;
+			if (!tb_chan_drained(e, ch)) {
+				if (how & TB_FINISH_SNAPSHOT)
+					snapshot_ring(e, ch, cpu);
+			} else if (how & TB_FINISH_DEAD) {
+				dead_ring(e, ch, cpu);
+			}
+		}
+	int rc = tb_engine_write_metadata(e);
+	if (rc < 0)
+		tb_engine_set_error(e, rc);
+	tb_streams_close(e);
+	if (!(e->flags & TB_ENG_READONLY)) {
+		__atomic_store_n(&s->map->state, TB_STATE_STOPPED, __ATOMIC_RELAXED);
+		uint32_t me = (uint32_t)getpid();
+		__atomic_compare_exchange_n(&s->map->consumer_pid, &me, 0, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	}
+	e->finished = 1;
+	return tb_engine_error(e);
+}
+
+int tb_engine_snapshot(struct tb_engine *e)
+{
+	struct tb_session *s = e->s;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
+			if (ring_touched(e, ch, cpu))
+				snapshot_ring(e, ch, cpu);
+	int rc = tb_engine_write_metadata(e);
+	if (rc < 0)
+		tb_engine_set_error(e, rc);
+	tb_streams_close(e);
+	return tb_engine_error(e);
+}
+
+int tb_engine_drain_dead(struct tb_engine *e)
+{
+	struct tb_session *s = e->s;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
+			if (ring_touched(e, ch, cpu))
+				dead_ring(e, ch, cpu);
+	int rc = tb_engine_write_metadata(e);
+	if (rc < 0)
+		tb_engine_set_error(e, rc);
+	tb_streams_close(e);
+	return tb_engine_error(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* statistics and helpers                                                  */
+/* ---------------------------------------------------------------------- */
+
+void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	for (unsigned c = 0; c < e->s->nchannels; c++) {
+		if (ch >= 0 && (unsigned)ch != c)
+			continue;
+		for (unsigned k = 0; k < e->s->ncpus; k++) {
+			if (cpu >= 0 && (unsigned)cpu != k)
+				continue;
+			const struct tb_stream_stats *x = &tb_stream_at(e, c, k)->st;
+			out->packets += __atomic_load_n(&x->packets, __ATOMIC_RELAXED);
+			out->bytes += __atomic_load_n(&x->bytes, __ATOMIC_RELAXED);
+			out->events += __atomic_load_n(&x->events, __ATOMIC_RELAXED);
+			out->bad += __atomic_load_n(&x->bad, __ATOMIC_RELAXED);
+			out->torn += __atomic_load_n(&x->torn, __ATOMIC_RELAXED);
+			out->skipped += __atomic_load_n(&x->skipped, __ATOMIC_RELAXED);
+			out->dropped += __atomic_load_n(&x->dropped, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+unsigned tb_engine_fill(struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	/* relaxed: a display value */
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+	uint64_t ring = s->chan[ch].sb_size * s->chan[ch].sb_count;
+	uint64_t used = head - tail;
+	if (s->chan[ch].mode == TB_MODE_OVERWRITE)
+		used = head > ring ? ring : head;
+	if (head < tail || used >= ring)
+		return head < tail ? 0 : 1000;
+	return (unsigned)(used * 1000 / ring);
+}
+
+unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < s->proc_capacity; i++) {
+		struct tb_proc_entry p;
+		memcpy(&p, &s->procs->procs[i], sizeof p); /* hostile memory: use a copy */
+		if (p.state != 1 || p.pid == 0 || p.pid == self || p.pid > (uint32_t)INT_MAX)
+			continue;
+		if (kill((pid_t)p.pid, 0) < 0 && errno != EPERM)
+			continue;
+		/* a zombie (killed, not yet reaped) writes no more */
+		char path[64], buf[256];
+		snprintf(path, sizeof path, "/proc/%u/stat", p.pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (len > 0) {
+			buf[len] = 0;
+			const char *rp = strrchr(buf, ')');
+			if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+				continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+int tb_parse_size(const char *str, uint64_t *out)
+{
+	char *end;
+	if (!str || *str < '0' || *str > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(str, &end, 0);
+	if (errno)
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (shift && (*end == 'i' || *end == 'I'))
+		end++;
+	if (shift && (*end == 'b' || *end == 'B'))
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int tb_parse_duration(const char *str, uint64_t *ns)
+{
+	char *end;
+	if (!str || ((*str < '0' || *str > '9') && *str != '.'))
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(str, &end);
+	if (errno || v < 0)
+		return -EINVAL;
+	double mul;
+	if (!*end || !strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "s"))
+		mul = 1e9;
+	else if (!strcmp(end, "us"))
+		mul = 1e3;
+	else if (!strcmp(end, "ns"))
+		mul = 1;
+	else
+		return -EINVAL;
+	if (v * mul > 1e18)
+		return -EINVAL;
+	*ns = (uint64_t)(v * mul + 0.5);
+	return 0;
+}
+
+void tb_session_resolve(const char *arg, char *path, unsigned len)
+{
+	struct stat sb;
+	if (strchr(arg, '/') || stat(arg, &sb) == 0) {
+		snprintf(path, len, "%s", arg);
+		return;
+	}
+	const char *dir = getenv("TRACEBUF_SHM_DIR");
+	snprintf(path, len, "%s/%s", dir && *dir ? dir : "/dev/shm", arg);
+}

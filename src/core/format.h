@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format.h - byte layouts shared between processes and written to disk.
+ *
+ * FORMAT: do not change anything in this file without bumping
+ * TB_FORMAT_VERSION and updating docs/FORMAT.md, which describes every
+ * field below in prose.  Everything is little endian (x86_64 first).
+ *
+ * Three families of layouts live here:
+ *   1. the session file (shared memory): struct tb_map at offset 0, the
+ *      channel descriptors, the per-(channel,cpu) control blocks, the ring
+ *      table, the event registry, the process table, and the rings;
+ *   2. the CTF packet header + context that starts every sub-buffer;
+ *   3. the record (event) header, compact or extended.
+ *
+ * The consumer treats every byte of family 1 and 2 as hostile input: see
+ * docs/SECURITY.md and the validators in src/core/map.c.
+ */
+#ifndef TB_CORE_FORMAT_H
+#define TB_CORE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TB_FORMAT_VERSION 1u
+
+/* ---------------------------------------------------------------------- */
+/* 1. Session file                                                         */
+/* ---------------------------------------------------------------------- */
+
+#define TB_MAP_MAGIC 0x3146425543415254ull /* "TRACBUF1" little endian */
+
+/* Hard bounds, checked at creation and again by every validator. */
+#define TB_MAX_CPUS 4096u
+#define TB_MAX_CHANNELS 16u
+#define TB_MAX_EVENTS 1024u     /* registry capacity bound */
+#define TB_MAX_FIELDS 16u       /* fields per event class */
+#define TB_NAME_MAX 96u         /* "provider:event" incl. NUL */
+#define TB_FIELD_NAME_MAX 32u   /* incl. NUL */
+#define TB_CHAN_NAME_MAX 32u    /* incl. NUL */
+#define TB_PATTERN_MAX 256u     /* channel event patterns incl. NUL */
+#define TB_MAX_PROCS 256u       /* process table entries */
+#define TB_MIN_SB_COUNT 2u
+#define TB_MAX_SB_COUNT 65536u
+#define TB_MAX_SB_SIZE (256u << 20) /* 256 MiB */
+#define TB_PAYLOAD_MAX_LEN 65536u   /* bound of a string or sequence field */
+
+enum tb_protocol {
+	TB_PROTO_RSEQ = 1,     /* per-CPU rings written in rseq critical sections */
+	TB_PROTO_FALLBACK = 2, /* per-slot rings owned through a CAS'd owner word */
+};
+
+enum tb_clock_kind {
+	TB_CLOCK_TSC = 1,       /* rdtsc; constant_tsc + nonstop_tsc */
+	TB_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC) in ns */
+};
+
+enum tb_session_state {
+	TB_STATE_ACTIVE = 1,
+	TB_STATE_STOPPING = 2, /* consumer asked producers to stop writing */
+	TB_STATE_STOPPED = 3,  /* consumer has written everything */
+};
+
+/*
+ * struct tb_map - the first bytes of every session file (xentrace's t_info).
+ * A reader maps this first, validates it, then finds everything else through
+ * the *_off fields.  Exactly 1024 bytes; reserved bytes are zero.
+ */
+struct tb_map {
+	uint64_t magic;         /* TB_MAP_MAGIC */
+	uint32_t version;       /* TB_FORMAT_VERSION */
+	uint32_t hdr_size;      /* sizeof(struct tb_map) */
+	uint32_t page_size;     /* page size of the creator; all *_off are multiples where said */
+	uint32_t ncpus;         /* possible CPUs (slots) per channel */
+	uint32_t nchannels;     /* 1..TB_MAX_CHANNELS */
+	uint32_t protocol;      /* enum tb_protocol */
+	uint64_t file_size;     /* total size of the session file */
+	uint8_t uuid[16];       /* trace uuid, also in every packet header */
+	uint32_t creator_uid;
+	uint32_t creator_pid;
+	uint64_t created_realtime_ns;
+
+	/* clock calibration: realtime_ns = clock_offset_ns + ticks * 1e9 / clock_freq */
+	uint32_t clock_kind;    /* enum tb_clock_kind */
+	uint32_t reserved0;
+	uint64_t clock_freq;    /* ticks per second */
+	int64_t clock_offset_ns;
+	int64_t clock_mono_offset_ns; /* monotonic_ns = this + ticks * 1e9 / freq */
+
+	/* areas, byte offsets from the start of the file */
+	uint64_t chan_off;       /* struct tb_chan_desc[nchannels] */
+	uint64_t ctl_off;        /* struct tb_ctl[nchannels * ncpus], 256-byte aligned */
+	uint64_t ring_table_off; /* uint64_t[nchannels * ncpus]: offset of each ring */
+	uint64_t reg_off;        /* struct tb_registry */
+	uint64_t proc_off;       /* struct tb_proc_table */
+	uint64_t rings_off;      /* first ring; rings are page aligned */
+
+	/* consumer coordination (futex words are 32-bit) */
+	uint32_t consumer_futex;    /* bumped by producers that wake the consumer */
+	uint32_t consumer_sleeping; /* 1 while the consumer may sleep on consumer_futex */
+	uint32_t state;             /* enum tb_session_state */
+	uint32_t consumer_pid;      /* pid of the consumer draining the session, 0 if none */
+	uint64_t consumer_heartbeat_ns; /* monotonic ns of the consumer's last loop */
+
+	uint8_t reserved[1024 - 176];
+};
+
+enum tb_mode {
+	TB_MODE_DISCARD = 1,   /* ring full: drop the new event, count it */
+	TB_MODE_OVERWRITE = 2, /* ring full: reuse the oldest sub-buffer */
+	TB_MODE_BLOCK = 3,     /* ring full: wait for the consumer up to a timeout */
+};
+
+enum tb_attribution {
+	TB_ATTR_NONE = 0,   /* no thread attribution records */
+	TB_ATTR_ESCAPE = 1, /* a tracebuf:thread record whenever the writer on a CPU changes */
+};
+
+/* struct tb_chan_desc - one channel; 512 bytes. */
+struct tb_chan_desc {
+	char name[TB_CHAN_NAME_MAX]; /* NUL-terminated, [A-Za-z0-9_-] */
+	uint64_t sb_size;            /* power of two, >= page size */
+	uint32_t sb_count;           /* power of two, >= 2 */
+	uint32_t mode;               /* enum tb_mode */
+	uint32_t attribution;        /* enum tb_attribution */
+	uint32_t watermark;          /* full sub-buffers that make a consumer wake-up worthwhile */
+	uint64_t block_timeout_ns;   /* TB_MODE_BLOCK only */
+	uint64_t flush_period_ns;    /* idle time after which a partial sub-buffer is closed */
+	uint64_t ring_size;          /* bytes of one ring, descriptor pages included */
+	uint64_t data_off;           /* offset of sub-buffer 0 inside a ring (page aligned) */
+	char events[TB_PATTERN_MAX]; /* comma-separated glob patterns of event names */
+	uint32_t events_gen;         /* bumped at each change of events[] */
+	uint8_t reserved[512 - 348];
+};
+
+/*
+ * struct tb_ctl - control block of one (channel, cpu) ring.  256 bytes, in
+ * the map area (never in the ring) so that the consumer can poll every CPU
+ * without touching the pages of CPUs that never write.
+ *
+ * Line 0 is the producer state.  Under TB_PROTO_RSEQ it is written only in
+ * rseq critical sections on this CPU, so its writers are serialised by the
+ * scheduler; under TB_PROTO_FALLBACK only by the owner of `owner`.
+ *
+ * The two-version state (st_end, *_after, *_before): a critical section can
+ * be aborted after some of its stores, so every field besides `head` is kept
+ * twice.  A section that commits writes, in this order: *_before (the true
+ * values it read: idempotent), st_end = new head (invalidates *_after),
+ * *_after, and finally head (its commit).  Hence at any moment:
+ *     st_end == head  ->  the *_after values are true
+ *     st_end != head  ->  the *_before values are true
+ * See docs/DESIGN.md, "Two-version state", for the proof.
+ */
+struct tb_ctl {
+	/* line 0: producer state */
+	uint64_t head;       /* write position, bytes, free running; 0 = never written */
+	uint64_t st_end;     /* head value at which *_after is valid */
+	uint64_t ts_after;   /* timestamp of the last record (or packet begin) */
+	uint64_t ts_before;
+	uint64_t cnt_after;  /* events committed so far (escape records excluded) */
+	uint64_t cnt_before;
+	uint64_t tid_after;  /* writer context of the current packet, 0 = none */
+	uint64_t tid_before;
+	/* line 1: loss counters (each bumped by a single-instruction commit) */
+	uint64_t lost_full;        /* ring full (discard mode, or block mode without timeout) */
+	uint64_t lost_toobig;      /* record larger than a sub-buffer can hold */
+	uint64_t lost_overwritten; /* overwrite mode: events before the oldest retained packet */
+	uint64_t lost_timeout;     /* block mode: waited the timeout, then dropped */
+	uint64_t truncated;        /* strings truncated to their bound (not lost) */
+	uint64_t reserved1;        /* zero (sub-buffer switches are head >> sb_shift) */
+	uint64_t owner;            /* TB_PROTO_FALLBACK: tid owning the ring, 0 = free */
+	uint64_t lost_busy;        /* TB_PROTO_FALLBACK: every slot was owned */
+	/* line 2: written by the consumer */
+	uint64_t tail;       /* position of the first sub-buffer not yet consumed */
+	uint32_t tail_futex; /* bumped after each tail advance; block-mode producers wait on it */
+	uint32_t waiters;    /* producers waiting on tail_futex */
+	uint64_t flush_head; /* head seen by the flusher at its last visit */
+	uint64_t flush_ns;   /* monotonic ns of that visit */
+	uint8_t reserved2[64 - 32];
+	/* line 3: reserved */
+	uint8_t reserved3[64];
+};
+
+/*
+ * struct tb_sbdesc - one per sub-buffer, in the first page(s) of a ring.
+ * Written by the switch that opens (cnt_begin, disc_begin) and the one that
+ * closes (cnt_end) the packet it holds.
+ */
+struct tb_sbdesc {
+	uint64_t cnt_begin;  /* events committed before this packet */
+	uint64_t cnt_end;    /* ... when it was closed */
+	uint64_t disc_begin; /* loss total when it was opened */
+	uint64_t reserved;
+};
+
+/* Field types of the event registry (and of the TB_EVENT macros). */
+enum tb_field_type {
+	TB_FT_U8 = 1, TB_FT_U16, TB_FT_U32, TB_FT_U64,
+	TB_FT_I8, TB_FT_I16, TB_FT_I32, TB_FT_I64,
+	TB_FT_F64,       /* IEEE 754 double */
+	TB_FT_STRING,    /* NUL-terminated, at most max_len bytes before the NUL */
+	TB_FT_BYTES,     /* uint32 length, then that many bytes (<= max_len) */
+	TB_FT_U64SEQ,    /* uint32 length, then that many u64 (<= max_len) */
+	TB_FT_MAX_
+};
+
+struct tb_field_desc {
+	char name[TB_FIELD_NAME_MAX]; /* C identifier */
+	uint32_t type;                /* enum tb_field_type */
+	uint32_t max_len;             /* strings / sequences: bound; 0 otherwise */
+};
+
+/* struct tb_event_desc - one registered event class; 768 bytes. */
+struct tb_event_desc {
+	char name[TB_NAME_MAX];  /* "provider:event" */
+	uint32_t id;             /* == index in the registry */
+	uint32_t nfields;
+	uint32_t enabled;        /* bit c set: channel c records this class */
+	uint32_t state;          /* 0 = free slot, 1 = valid (written last) */
+	struct tb_field_desc fields[TB_MAX_FIELDS];
+	uint8_t reserved[768 - TB_NAME_MAX - 16 - TB_MAX_FIELDS * 40];
+};
+
+/*
+ * struct tb_registry - event classes shared by every process of a session.
+ * Not on the fast path: guarded by a robust process-shared mutex.
+ */
+struct tb_registry {
+	uint8_t lock[64];   /* pthread_mutex_t, PTHREAD_PROCESS_SHARED | ROBUST */
+	uint32_t capacity;  /* entries in events[] */
+	uint32_t count;     /* entries in use (ids 0..count-1) */
+	uint32_t gen;       /* bumped at each change */
+	uint32_t reserved;
+	uint8_t pad[64 - 16];
+	struct tb_event_desc events[]; /* capacity entries */
+};
+
+struct tb_proc_entry {
+	uint32_t pid;
+	uint32_t state;       /* 0 = free, 1 = valid */
+	uint64_t attach_realtime_ns;
+	char comm[16];        /* /proc/self/comm */
+	char exe[96];         /* basename of /proc/self/exe, truncated */
+};
+
+struct tb_proc_table {
+	uint32_t capacity;
+	uint32_t count;
+	uint8_t pad[56];
+	struct tb_proc_entry procs[]; /* capacity entries */
+};
+
+/* ---------------------------------------------------------------------- */
+/* 2. CTF packet header and context (start of every sub-buffer)            */
+/* ---------------------------------------------------------------------- */
+
+#define TB_CTF_MAGIC 0xC1FC1FC1u
+
+struct tb_packet_header {
+	uint32_t magic;              /* TB_CTF_MAGIC */
+	uint8_t uuid[16];            /* trace uuid */
+	uint32_t stream_id;          /* stream class: always 0 */
+	uint64_t stream_instance_id; /* (channel << 32) | cpu */
+	/* packet context */
+	uint64_t timestamp_begin;
+	uint64_t timestamp_end;
+	uint64_t content_size;       /* bits: header + records */
+	uint64_t packet_size;        /* bits: sub-buffer size */
+	uint64_t packet_seq_num;     /* == packet start position / sub-buffer size */
+	uint64_t events_discarded;   /* running total for the stream, never reset */
+	uint32_t cpu_id;
+	uint32_t tb_reserved;        /* zero */
+} __attribute__((packed));
+
+#define TB_PACKET_HEADER_SIZE 88u
+
+/* byte offsets, for the switch's store list and the validators */
+#define TB_PKT_OFF_MAGIC 0u
+#define TB_PKT_OFF_UUID 4u
+#define TB_PKT_OFF_STREAM_ID 20u
+#define TB_PKT_OFF_INSTANCE 24u
+#define TB_PKT_OFF_TS_BEGIN 32u
+#define TB_PKT_OFF_TS_END 40u
+#define TB_PKT_OFF_CONTENT 48u
+#define TB_PKT_OFF_PACKET 56u
+#define TB_PKT_OFF_SEQ 64u
+#define TB_PKT_OFF_DISCARDED 72u
+#define TB_PKT_OFF_CPU 80u
+
+/* ---------------------------------------------------------------------- */
+/* 3. Record header                                                        */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Compact: one u32, id in bits 0..4 (0..30), timestamp bits 0..26 in bits
+ * 5..31.  Legal only when 0 <= ts - prev < 2^27, prev being the timestamp of
+ * the previous record of the packet or the packet's timestamp_begin.
+ *
+ * Extended: byte 0 = 31 (low 5 bits; upper 3 bits zero), then u32 id, then
+ * u64 timestamp: 13 bytes.
+ */
+#define TB_COMPACT_ID_MAX 30u
+#define TB_EXTENDED_ID 31u
+#define TB_COMPACT_TS_BITS 27u
+#define TB_COMPACT_HDR_SIZE 4u
+#define TB_EXTENDED_HDR_SIZE 13u
+
+/* Reserved event ids. */
+#define TB_EVENT_ID_THREAD 0u /* "tracebuf:thread" { u32 pid; u32 tid; } */
+#define TB_THREAD_PAYLOAD_SIZE 8u
+
+_Static_assert(sizeof(struct tb_map) == 1024, "tb_map layout");
+_Static_assert(sizeof(struct tb_chan_desc) == 512, "tb_chan_desc layout");
+_Static_assert(sizeof(struct tb_ctl) == 256, "tb_ctl layout");
+_Static_assert(offsetof(struct tb_ctl, lost_full) == 64, "tb_ctl line 1");
+_Static_assert(offsetof(struct tb_ctl, tail) == 128, "tb_ctl line 2");
+_Static_assert(sizeof(struct tb_event_desc) == 768, "tb_event_desc layout");
+_Static_assert(sizeof(struct tb_registry) == 128, "tb_registry layout");
+_Static_assert(sizeof(struct tb_proc_entry) == 128, "tb_proc_entry layout");
+_Static_assert(sizeof(struct tb_proc_table) == 64, "tb_proc_table layout");
+_Static_assert(sizeof(struct tb_packet_header) == TB_PACKET_HEADER_SIZE, "packet header");
+_Static_assert(offsetof(struct tb_packet_header, events_discarded) == TB_PKT_OFF_DISCARDED, "ctx");
+_Static_assert(offsetof(struct tb_packet_header, cpu_id) == TB_PKT_OFF_CPU, "ctx");
+
+#endif

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "registry.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h>
+
+_Static_assert(sizeof(pthread_mutex_t) <= 64, "registry lock space");
+
+int tb_registry_init(struct tb_registry *reg)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	int rc = pthread_mutex_init((pthread_mutex_t *)reg->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	if (rc)
+		return tb_fail(-rc, "cannot initialise the registry lock: %s", strerror(rc));
+	reg->count = 0;
+	reg->gen = 0;
+	return 0;
+}
+
+static int reg_lock(struct tb_session *s)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)s->reg->lock;
+	int rc = pthread_mutex_lock(m);
+	if (rc == EOWNERDEAD) /* a process died holding it: entries are written valid-last */
+		rc = pthread_mutex_consistent(m);
+	if (rc)
+		return tb_fail(-rc, "session registry lock: %s", strerror(rc));
+	return 0;
+}
+
+static void reg_unlock(struct tb_session *s)
+{
+	pthread_mutex_unlock((pthread_mutex_t *)s->reg->lock);
+}
+
+uint32_t tb_registry_count(const struct tb_session *s)
+{
+	uint32_t n = __atomic_load_n(&s->reg->count, __ATOMIC_ACQUIRE);
+	return n > s->reg_capacity ? s->reg_capacity : n;
+}
+
+static int name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+	       c == '-';
+}
+
+int tb_valid_event_name(const char *name, size_t cap)
+{
+	size_t n = 0;
+	int colons = 0, before = 0, after = 0;
+	for (; n < cap && name[n]; n++) {
+		if (name[n] == ':') {
+			colons++;
+			continue;
+		}
+		if (!name_char(name[n]))
+			return 0;
+		if (colons)
+			after++;
+		else
+			before++;
+	}
+	return n < cap && colons == 1 && before && after;
+}
+
+static int valid_ident(const char *f, size_t cap)
+{
+	size_t n = 0;
+	for (; n < cap && f[n]; n++) {
+		char c = f[n];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (n && c >= '0' && c <= '9')))
+			return 0;
+	}
+	return n > 0 && n < cap;
+}
+
+int tb_pattern_match(const char *patterns, const char *name)
+{
+	char buf[TB_PATTERN_MAX];
+	snprintf(buf, sizeof buf, "%s", patterns);
+	int match = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		size_t l = strlen(tok);
+		while (l && tok[l - 1] == ' ')
+			tok[--l] = 0;
+		if (*tok == '!') {
+			if (!fnmatch(tok + 1, name, 0))
+				return 0;
+		} else if (*tok && !fnmatch(tok, name, 0)) {
+			match = 1;
+		}
+	}
+	return match;
+}
+
+static uint32_t mask_for(struct tb_session *s, const char *name)
+{
+	uint32_t mask = 0;
+	const struct tb_chan_desc *cd = (const struct tb_chan_desc *)(s->base + s->map->chan_off);
+	for (unsigned c = 0; c < s->nchannels; c++) {
+		char pat[TB_PATTERN_MAX];
+		memcpy(pat, cd[c].events, sizeof pat);
+		pat[sizeof pat - 1] = 0;
+		if (tb_pattern_match(pat, name))
+			mask |= 1u << c;
+	}
+	return mask;
+}
+
+static int fields_equal(const struct tb_event_desc *e, uint32_t nf, const struct tb_field_desc *f)
+{
+	if (e->nfields != nf)
+		return 0;
+	for (uint32_t i = 0; i < nf; i++)
+		if (e->fields[i].type != f[i].type || e->fields[i].max_len != f[i].max_len ||
+		    strncmp(e->fields[i].name, f[i].name, TB_FIELD_NAME_MAX) != 0)
+			return 0;
+	return 1;
+}
+
+int tb_registry_find(struct tb_session *s, const char *name)
+{
+	uint32_t n = tb_registry_count(s);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tb_event_desc *e = &s->reg->events[i];
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == 1 && !strncmp(e->name, name, TB_NAME_MAX))
+			return (int)i;
+	}
+	return tb_fail(-ENOENT, "no event class named '%s' in this session", name);
+}
+
+int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields, const struct tb_field_desc *fields)
+{
+	if (!tb_valid_event_name(name, TB_NAME_MAX))
+		return tb_fail(-EINVAL, "event name '%s' must be provider:event, [A-Za-z0-9_.-] on both sides, < %u bytes",
+			       name, TB_NAME_MAX);
+	if (nfields > TB_MAX_FIELDS)
+		return tb_fail(-EINVAL, "event '%s' has %u fields, at most %u", name, nfields, TB_MAX_FIELDS);
+	for (uint32_t i = 0; i < nfields; i++) {
+		if (!valid_ident(fields[i].name, TB_FIELD_NAME_MAX))
+			return tb_fail(-EINVAL, "event '%s': field %u name is not a C identifier < %u bytes", name, i,
+				       TB_FIELD_NAME_MAX);
+		if (fields[i].type < TB_FT_U8 || fields[i].type >= TB_FT_MAX_)
+			return tb_fail(-EINVAL, "event '%s': field '%s' has unknown type %u", name, fields[i].name,
+				       fields[i].type);
+		int var = fields[i].type >= TB_FT_STRING;
+		if (var && (fields[i].max_len < 1 || fields[i].max_len > TB_PAYLOAD_MAX_LEN))
+			return tb_fail(-EINVAL, "event '%s': field '%s' bound %u outside 1..%u", name, fields[i].name,
+				       fields[i].max_len, TB_PAYLOAD_MAX_LEN);
+		if (!var && fields[i].max_len)
+			return tb_fail(-EINVAL, "event '%s': fixed-size field '%s' has a bound", name, fields[i].name);
+		for (uint32_t j = 0; j < i; j++)
+			if (!strncmp(fields[i].name, fields[j].name, TB_FIELD_NAME_MAX))
+				return tb_fail(-EINVAL, "event '%s': two fields named '%s'", name, fields[i].name);
+	}
+	int rc = reg_lock(s);
+	if (rc)
+		return rc;
+	uint32_t n = tb_registry_count(s);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tb_event_desc *e = &s->reg->events[i];
+		if (e->state == 1 && !strncmp(e->name, name, TB_NAME_MAX)) {
+			rc = fields_equal(e, nfields, fields)
+				     ? (int)i
+				     : tb_fail(-EEXIST, "event '%s' is already registered in this session with other fields",
+					       name);
+			reg_unlock(s);
+			return rc;
+		}
+	}
+	if (n >= s->reg_capacity) {
+		reg_unlock(s);
+		return tb_fail(-ENOSPC, "the session's registry is full (%u event classes); create it with a larger max_events",
+			       s->reg_capacity);
+	}
+	struct tb_event_desc *e = &s->reg->events[n];
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->id = n;
+	e->nfields = nfields;
+	memcpy(e->fields, fields, nfields * sizeof fields[0]);
+	e->enabled = n == TB_EVENT_ID_THREAD ? 0 : mask_for(s, name);
+	/* valid-last: readers (the consumer writing metadata) check state
+	 * with acquire before trusting the entry (tb_registry_find) */
+	__atomic_store_n(&e->state, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->reg->count, n + 1, __ATOMIC_RELEASE);
+	s->reg->gen++;
+	reg_unlock(s);
+	return (int)n;
+}
+
+int tb_registry_builtin(struct tb_session *s)
+{
+	struct tb_field_desc f[2];
+	memset(f, 0, sizeof f);
+	strcpy(f[0].name, "pid");
+	f[0].type = TB_FT_U32;
+	strcpy(f[1].name, "tid");
+	f[1].type = TB_FT_U32;
+	int rc = tb_registry_register(s, "tracebuf:thread", 2, f);
+	return rc < 0 ? rc : 0;
+}
+
+int tb_session_set_events(struct tb_session *s, unsigned chan, const char *patterns)
+{
+	if (chan >= s->nchannels)
+		return tb_fail(-EINVAL, "channel %u does not exist (%u channels)", chan, s->nchannels);
+	if (!patterns || strlen(patterns) >= TB_PATTERN_MAX)
+		return tb_fail(-EINVAL, "event patterns missing or longer than %u bytes", TB_PATTERN_MAX - 1);
+	if (s->readonly)
+		return tb_fail(-EROFS, "session %s is attached read-only", s->path);
+	int rc = reg_lock(s);
+	if (rc)
+		return rc;
+	struct tb_chan_desc *cd = (struct tb_chan_desc *)(s->base + s->map->chan_off);
+	snprintf(cd[chan].events, sizeof cd[chan].events, "%s", patterns);
+	cd[chan].events_gen++;
+	uint32_t n = tb_registry_count(s);
+	for (uint32_t i = 1; i < n; i++) {
+		struct tb_event_desc *e = &s->reg->events[i];
+		char name[TB_NAME_MAX];
+		memcpy(name, e->name, sizeof name);
+		name[sizeof name - 1] = 0;
+		/* relaxed: producers read the mask with a relaxed load (the one
+		 * branch of TB_EVENT); a change takes effect at their next event */
+		__atomic_store_n(&e->enabled, mask_for(s, name), __ATOMIC_RELAXED);
+	}
+	s->reg->gen++;
+	reg_unlock(s);
+	return 0;
+}
+
+int tb_proc_register(struct tb_session *s)
+{
+	int rc = reg_lock(s);
+	if (rc)
+		return rc;
+	uint32_t pid = (uint32_t)getpid();
+	struct tb_proc_table *pt = s->procs;
+	uint32_t n = pt->count > s->proc_capacity ? s->proc_capacity : pt->count;
+	for (uint32_t i = 0; i < n; i++)
+		if (pt->procs[i].state == 1 && pt->procs[i].pid == pid) {
+			reg_unlock(s);
+			return 0;
+		}
+	if (n >= s->proc_capacity) {
+		reg_unlock(s);
+		return tb_fail(-ENOSPC, "process table full (%u processes)", s->proc_capacity);
+	}
+	struct tb_proc_entry *e = &pt->procs[n];
+	memset(e, 0, sizeof *e);
+	e->pid = pid;
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	e->attach_realtime_ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	FILE *f = fopen("/proc/self/comm", "re");
+	if (f) {
+		if (fgets(e->comm, sizeof e->comm, f))
+			e->comm[strcspn(e->comm, "\n")] = 0;
+		fclose(f);
+	}
+	char exe[PATH_MAX];
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (l > 0) {
+		exe[l] = 0;
+		const char *b = strrchr(exe, '/');
+		b = b ? b + 1 : exe;
+		size_t bl = strnlen(b, sizeof e->exe - 1); /* truncated on purpose */
+		memcpy(e->exe, b, bl);
+		e->exe[bl] = 0;
+	}
+	__atomic_store_n(&e->state, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&pt->count, n + 1, __ATOMIC_RELEASE);
+	reg_unlock(s);
+	return 0;
+}
+
+uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint32_t cap)
+{
+	uint32_t n = tb_registry_count(s);
+	if (n > cap)
+		n = cap;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tb_event_desc *e = &out[i];
+		/* acquire pairs with the release store of state (valid-last) */
+		uint32_t state = __atomic_load_n(&s->reg->events[i].state, __ATOMIC_ACQUIRE);
+		memcpy(e, &s->reg->events[i], sizeof *e);
+		int ok = state == 1 && tb_valid_event_name(e->name, sizeof e->name) && e->nfields <= TB_MAX_FIELDS &&
+			 e->id == i;
+		for (uint32_t f = 0; ok && f < e->nfields; f++) {
+			const struct tb_field_desc *fd = &e->fields[f];
+			ok = valid_ident(fd->name, sizeof fd->name) && fd->type >= TB_FT_U8 && fd->type < TB_FT_MAX_ &&
+			     (fd->type >= TB_FT_STRING ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN
+						       : fd->max_len == 0);
+		}
+		if (!ok) {
+			memset(e, 0, sizeof *e);
+			snprintf(e->name, sizeof e->name, "tracebuf:invalid_%u", i);
+			e->id = i;
+			e->state = 0;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring.c - the consumer side of the ring protocol: consume, flush,
+ * snapshot, drain a dead ring.  Shared memory is hostile input here: every
+ * value read from it is checked before it is used, and packets are copied
+ * out before any of their fields is trusted.
+ */
+#define _GNU_SOURCE
+#include "ring.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/registry.h"
+#include "core/walk.h"
+#include "platform/clock.h"
+#include "producer/producer.h"
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+int tb_ring_ready(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	/* Acquire pairs with the producer's commit store of head (the final
+	 * store of its switch cs): the closed packet's bytes and context
+	 * fields are visible once we see head past it. */
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED); /* ours */
+	if (head == 0)
+		return 0;
+	if (tail & (cv->sb_size - 1) || head < tail || head - tail > cv->ring_mask + 1)
+		return tb_fail(-EBADMSG,
+			       "channel %s CPU %u: impossible positions (head %" PRIu64 ", consumer %" PRIu64
+			       ", ring %" PRIu64 " bytes)",
+			       cv->name, cpu, head, tail, cv->ring_mask + 1);
+	if (head - tail < cv->sb_size || (head & ~(cv->sb_size - 1)) == tail)
+		return 0;
+	*pos = tail;
+	return 1;
+}
+
+/* Validates a packet copy in place; `len` bytes were copied. */
+static int check_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, const uint8_t *p, uint64_t len,
+			struct tb_packet_info *info)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_packet_header h;
+	memcpy(&h, p, sizeof h);
+	const char *what = NULL;
+	if (h.magic != TB_CTF_MAGIC)
+		what = "bad magic";
+	else if (memcmp(h.uuid, s->uuid, 16))
+		what = "uuid of another session";
+	else if (h.stream_id != 0)
+		what = "stream id not 0";
+	else if (h.stream_instance_id != (((uint64_t)ch << 32) | cpu))
+		what = "stream instance of another ring";
+	else if (h.packet_seq_num != pos >> cv->sb_shift)
+		what = "sequence number does not match its position";
+	else if (h.cpu_id != cpu)
+		what = "cpu_id of another CPU";
+	else if (h.packet_size != len * 8)
+		what = "packet_size is not the sub-buffer size";
+	else if (h.content_size % 8 || h.content_size < TB_PACKET_HEADER_SIZE * 8 || h.content_size > h.packet_size)
+		what = "content_size out of bounds";
+	else if (h.timestamp_end < h.timestamp_begin)
+		what = "timestamp_end before timestamp_begin";
+	if (what)
+		return tb_fail(-EBADMSG, "channel %s CPU %u packet %" PRIu64 ": %s", cv->name, cpu,
+			       pos >> cv->sb_shift, what);
+	info->seq = h.packet_seq_num;
+	info->ts_begin = h.timestamp_begin;
+	info->ts_end = h.timestamp_end;
+	info->content_bytes = h.content_size / 8;
+	info->packet_bytes = len;
+	info->events_discarded = h.events_discarded;
+	info->cpu = cpu;
+	struct tb_sbdesc d;
+	memcpy(&d, &tb_sbdesc_of(s, ch, cpu)[(pos >> cv->sb_shift) & (cv->sb_count - 1)], sizeof d);
+	info->events = d.cnt_end >= d.cnt_begin ? d.cnt_end - d.cnt_begin : 0; /* informational */
+	return 0;
+}
+
+int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, void *dst, struct tb_packet_info *info)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	memcpy(dst, tb_sb_at(s, ch, cpu, pos), cv->sb_size);
+	return check_packet(s, ch, cpu, pos, dst, cv->sb_size, info);
+}
+
+void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	if (__atomic_load_n(&c->tail, __ATOMIC_RELAXED) != pos)
+		return; /* out of order: ignore (the consumer is single-threaded per ring) */
+	/* Release pairs with the producer's acquire load of tail in
+	 * prepare_switch(): our copy of the sub-buffer is complete before a
+	 * producer may reuse it. */
+	__atomic_store_n(&c->tail, pos + cv->sb_size, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&c->tail_futex, 1, __ATOMIC_RELEASE);
+	/* pairs with the fence in wait_for_consumer() (append.c) between its
+	 * store of waiters and its re-check of the ring */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->waiters, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&c->waiters, 0, __ATOMIC_RELAXED);
+		futex(&c->tail_futex, FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
+
+uint64_t tb_ring_resync(struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+	uint64_t nt = head & ~(cv->sb_size - 1);
+	uint64_t skipped = nt > tail ? (nt - tail) >> cv->sb_shift : 0;
+	__atomic_store_n(&c->tail, nt, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&c->tail_futex, 1, __ATOMIC_RELEASE);
+	futex(&c->tail_futex, FUTEX_WAKE, INT_MAX, NULL);
+	return skipped;
+}
+
+int tb_ring_flush(struct tb_session *s, unsigned ch, unsigned cpu, int how, uint64_t now_ns)
+{
+	if (ch >= s->nchannels || cpu >= s->ncpus)
+		return -EINVAL;
+	if (s->readonly)
+		return -EROFS;
+	return tb_switch_flush(s, ch, cpu, how, now_ns);
+}
+
+int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
+{
+	struct tb_map *m = s->map;
+	uint32_t seen = __atomic_load_n(&m->consumer_futex, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&m->consumer_sleeping, 1, __ATOMIC_RELAXED);
+	/* Full fence: our store of consumer_sleeping before the re-check of
+	 * the rings; pairs with the fence in maybe_wake_consumer(). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+			uint64_t pos;
+			if (tb_ring_ready(s, ch, cpu, &pos) != 0) {
+				__atomic_store_n(&m->consumer_sleeping, 0, __ATOMIC_RELAXED);
+				return 1;
+			}
+		}
+	struct timespec to = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
+	futex(&m->consumer_futex, FUTEX_WAIT, seen, &to);
+	__atomic_store_n(&m->consumer_sleeping, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* snapshots and dead rings                                                */
+/* ---------------------------------------------------------------------- */
+
+/* Consistent (head, last timestamp) of a live ring, read from any CPU. */
+static void head_and_ts(struct tb_ctl *c, uint64_t *head, uint64_t *ts)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t h = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		uint64_t e1 = __atomic_load_n(&c->st_end, __ATOMIC_ACQUIRE);
+		uint64_t ta = __atomic_load_n(&c->ts_after, __ATOMIC_RELAXED);
+		uint64_t tb = __atomic_load_n(&c->ts_before, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		uint64_t e2 = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
+		uint64_t h2 = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+		if (e1 == e2 && h == h2) {
+			*head = h;
+			*ts = e1 == h ? ta : tb;
+			return;
+		}
+	}
+	*head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	*ts = UINT64_MAX; /* unknown: the caller derives it by walking */
+}
+
+static uint64_t ring_discarded(const struct tb_ctl *c)
+{
+	return __atomic_load_n(&c->lost_full, __ATOMIC_RELAXED) + __atomic_load_n(&c->lost_toobig, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->lost_timeout, __ATOMIC_RELAXED) + __atomic_load_n(&c->lost_busy, __ATOMIC_RELAXED);
+}
+
+struct walker {
+	struct tb_event_desc *ev;
+	uint32_t nev;
+};
+
+static int walker_init(struct tb_session *s, struct walker *w)
+{
+	w->ev = calloc(s->reg_capacity ? s->reg_capacity : 1, sizeof *w->ev);
+	if (!w->ev)
+		return -ENOMEM;
+	w->nev = tb_registry_copy(s, w->ev, s->reg_capacity);
+	return 0;
+}
+
+/*
+ * Copies the packet at position P (its first `bytes` bytes, with closing
+ * fields synthesised when `partial`), validates it, walks its records and
+ * cuts a torn tail.  Returns 0 emitted-ready in buf, 1 torn/reused (drop),
+ * -EBADMSG invalid.
+ */
+static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t P, uint64_t bytes, int partial,
+		       uint64_t ts_end, int live, struct walker *w, uint8_t *buf, uint64_t *outlen,
+		       struct tb_packet_info *info, uint64_t *cut)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint8_t *src = tb_sb_at(s, ch, cpu, P);
+	uint64_t seq_want = P >> cv->sb_shift;
+	memcpy(buf, src, bytes);
+	if (live) {
+		/* Seqlock-style re-check: the acquire fence orders our copy
+		 * before the re-reads.  A producer reusing this sub-buffer
+		 * writes its new header (sequence number) before any record
+		 * (program order, TSO), so a copy that saw new bytes sees a new
+		 * sequence number here. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		uint64_t seq_now;
+		memcpy(&seq_now, src + TB_PKT_OFF_SEQ, 8);
+		uint64_t head_now = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+		if (seq_now != seq_want || head_now >= P + cv->ring_mask + 1)
+			return 1;
+	}
+	uint64_t len = bytes;
+	if (partial) {
+		len = (bytes + 7) & ~7ull;
+		memset(buf + bytes, 0, len - bytes);
+		uint64_t v = len * 8;
+		memcpy(buf + TB_PKT_OFF_PACKET, &v, 8);
+		v = bytes * 8;
+		memcpy(buf + TB_PKT_OFF_CONTENT, &v, 8);
+		v = ring_discarded(c);
+		uint64_t open_disc;
+		memcpy(&open_disc, buf + TB_PKT_OFF_DISCARDED, 8);
+		if (v < open_disc)
+			v = open_disc;
+		memcpy(buf + TB_PKT_OFF_DISCARDED, &v, 8);
+		memcpy(buf + TB_PKT_OFF_TS_END, &ts_end, 8);
+	}
+	int rc = check_packet(s, ch, cpu, P, buf, len, info);
+	if (rc)
+		return rc;
+	/* prove every record valid; cut the packet at the first that is not */
+	struct tb_walk_result wr;
+	tb_walk_packet(w->ev, w->nev, buf, info->content_bytes, info->ts_begin, NULL, NULL, &wr);
+	if (wr.error || (partial && ts_end == UINT64_MAX)) {
+		if (wr.error)
+			(*cut)++;
+		uint64_t v = wr.valid_end * 8;
+		memcpy(buf + TB_PKT_OFF_CONTENT, &v, 8);
+		info->content_bytes = wr.valid_end;
+		if (partial || wr.last_ts > info->ts_end) {
+			memcpy(buf + TB_PKT_OFF_TS_END, &wr.last_ts, 8);
+			info->ts_end = wr.last_ts;
+		}
+	}
+	if (wr.last_ts > info->ts_end) { /* a record after timestamp_end: clamp the packet */
+		memcpy(buf + TB_PKT_OFF_TS_END, &wr.last_ts, 8);
+		info->ts_end = wr.last_ts;
+	}
+	info->events = wr.events;
+	*outlen = len;
+	return 0;
+}
+
+static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t from, int live, tb_packet_fn emit,
+		      void *arg, uint64_t *torn, uint64_t *bad)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t head, ts;
+	head_and_ts(c, &head, &ts);
+	if (head == 0)
+		return 0;
+	uint64_t S = cv->sb_size, ring = cv->ring_mask + 1;
+	uint64_t cur = head & ~(S - 1);
+	if (head - cur < TB_PACKET_HEADER_SIZE || (cur > from && cur - from > ring)) {
+		tb_fail(-EBADMSG, "channel %s CPU %u: impossible head %" PRIu64, cv->name, cpu, head);
+		(*bad)++;
+		return 0;
+	}
+	struct walker w;
+	if (walker_init(s, &w))
+		return -ENOMEM;
+	uint8_t *buf = malloc(S + 8);
+	if (!buf) {
+		free(w.ev);
+		return -ENOMEM;
+	}
+	int n = 0, rc = 0;
+	uint64_t cut = 0, last_disc = 0;
+	for (uint64_t P = from; P <= cur; P += S) {
+		int partial = P == cur;
+		uint64_t len;
+		struct tb_packet_info info;
+		int t = take_packet(s, ch, cpu, P, partial ? head - cur : S, partial, ts, live, &w, buf, &len, &info, &cut);
+		if (t == 1) {
+			(*torn)++;
+			continue;
+		}
+		if (t < 0) {
+			(*bad)++;
+			continue;
+		}
+		/* an empty current packet is only worth emitting when it carries
+		 * losses no emitted packet has reported yet */
+		if (partial && info.content_bytes <= TB_PACKET_HEADER_SIZE && info.events_discarded == last_disc)
+			continue;
+		rc = emit(arg, buf, len, &info);
+		if (rc < 0)
+			break;
+		last_disc = info.events_discarded;
+		n++;
+	}
+	*bad += cut;
+	free(buf);
+	free(w.ev);
+	return rc < 0 ? rc : n;
+}
+
+int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *torn)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	if (head == 0)
+		return 0;
+	uint64_t S = cv->sb_size, cur = head & ~(S - 1), span = (uint64_t)(cv->sb_count - 1) * S;
+	uint64_t from = cur > span ? cur - span : 0;
+	if (cv->mode != TB_MODE_OVERWRITE) {
+		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
+		if (tail > from && tail <= cur)
+			from = tail;
+	}
+	uint64_t bad = 0, t = 0;
+	int rc = emit_range(s, ch, cpu, from, 1, emit, arg, &t, &bad);
+	if (torn)
+		*torn += t + bad;
+	return rc;
+}
+
+int tb_ring_drain_dead(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *bad)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	if (head == 0)
+		return 0;
+	uint64_t S = cv->sb_size, cur = head & ~(S - 1), span = (uint64_t)(cv->sb_count - 1) * S;
+	uint64_t from = cur > span ? cur - span : 0;
+	if (cv->mode != TB_MODE_OVERWRITE) {
+		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+		if (tail % S == 0 && tail > from && tail <= cur)
+			from = tail;
+	}
+	uint64_t torn = 0, b = 0;
+	int rc = emit_range(s, ch, cpu, from, 0, emit, arg, &torn, &b);
+	if (bad)
+		*bad += b + torn;
+	return rc;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring.h - the consumer side of the ring protocol (library private).
+ *
+ * These are the only operations a consumer (the recorder, snapshot,
+ * recover, the tests' decoder) performs on a ring.  They implement the
+ * "consume", "flush" and "snapshot" steps of docs/DESIGN.md; the producer
+ * side (append, switch) lives in src/producer/.
+ *
+ * Positions are free-running byte counts: sub-buffer index of `pos` is
+ * (pos >> sb_shift) & (sb_count - 1), its packet_seq_num is pos >> sb_shift.
+ */
+#ifndef TB_CORE_RING_H
+#define TB_CORE_RING_H
+
+#include <stdint.h>
+
+#include "session_impl.h"
+
+/* What the validator learned of a packet (all values already checked). */
+struct tb_packet_info {
+	uint64_t seq;              /* packet_seq_num */
+	uint64_t ts_begin, ts_end;
+	uint64_t content_bytes;    /* header included */
+	uint64_t packet_bytes;     /* == sb_size */
+	uint64_t events_discarded; /* running total */
+	uint32_t cpu;
+	uint64_t events;           /* records (escape records excluded) per tb_sbdesc; may be 0 if unknown */
+};
+
+/*
+ * tb_ring_ready - is the sub-buffer at the consumer position complete?
+ * Discard and block modes.  Any process, any CPU.
+ * Return: 1 and *pos = its position; 0 nothing complete; -EBADMSG when the
+ * control block holds impossible values (head behind tail, head more than a
+ * ring ahead); the consumer then reports it and calls tb_ring_resync().
+ */
+TB_HIDDEN int tb_ring_ready(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos);
+
+/*
+ * tb_ring_copy - copy the sub-buffer at `pos` to dst (sb_size bytes), then
+ * validate the copy: magic, uuid, stream id, instance, seq == pos >> shift,
+ * cpu, sizes (content <= packet == sb_size, content >= header), timestamps
+ * (begin <= end).  Never reads shared memory outside the ring.
+ * Return: 0 and *info; -EBADMSG (tb_errmsg() says which field is wrong:
+ * skip the packet, it is still released).
+ */
+TB_HIDDEN int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos,
+			   void *dst, struct tb_packet_info *info);
+
+/* Hand the sub-buffer at `pos` back to the producers (discard/block modes). */
+TB_HIDDEN void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos);
+
+/* After -EBADMSG from tb_ring_ready: move the consumer position to a sane place; returns sub-buffers skipped. */
+TB_HIDDEN uint64_t tb_ring_resync(struct tb_session *s, unsigned ch, unsigned cpu);
+
+enum {
+	TB_FLUSH_IF_IDLE = 0, /* only if no record was added since the previous visit and flush_period passed */
+	TB_FLUSH_NOW = 1,     /* close the current packet if it holds anything new */
+};
+
+/*
+ * tb_ring_flush - close the current partial sub-buffer of (ch, cpu) so that
+ * the consumer can take it (the stale-data timer of the seeds).  Closes it
+ * only if it holds records, or if the loss counters grew since it opened.
+ * Under TB_PROTO_RSEQ the caller must run on `cpu` (pin the thread): the
+ * switch is an rseq critical section like a producer's.
+ * Return: 1 closed; 0 nothing to do (empty, not idle, or ring full: the
+ * consumer must drain first); -EAGAIN not running on `cpu` (retry after
+ * pinning), -EBUSY (fallback: ring owned by a live writer; retry later).
+ */
+TB_HIDDEN int tb_ring_flush(struct tb_session *s, unsigned ch, unsigned cpu, int how, uint64_t now_ns);
+
+/*
+ * tb_ring_snapshot - copy what ring (ch, cpu) holds now, oldest packet
+ * first, while producers keep writing (overwrite mode; also works on a
+ * discard ring).  Each sub-buffer is copied, then checked against its
+ * sequence number and the head, so that one reused during the copy is
+ * dropped (counted in *torn) and never given to `emit`.  The current
+ * partial packet is closed in the copy (timestamp_end, content_size,
+ * events_discarded from the counters).
+ * `emit` is called once per good packet with a private buffer.
+ * Return: packets emitted, or -errno (from emit).
+ */
+typedef int (*tb_packet_fn)(void *arg, const void *pkt, uint64_t len, const struct tb_packet_info *info);
+TB_HIDDEN int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit,
+			       void *arg, uint64_t *torn);
+
+/*
+ * tb_ring_drain_dead - for a session whose producers are all gone (after
+ * the command exited, or `recover`): emit every complete packet from the
+ * consumer position on, then the current partial one closed like a
+ * snapshot.  In discard mode the consumer position is advanced.
+ * Return: packets emitted or -errno.
+ */
+TB_HIDDEN int tb_ring_drain_dead(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit,
+				 void *arg, uint64_t *bad);
+
+/* Wake-up protocol (src/producer/switch.c writes, the consumer sleeps). */
+TB_HIDDEN int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session_impl.h - the process-local view of a mapped session (library
+ * private).  Every value here was validated when the session was attached;
+ * code that needs a size or an offset takes it from here, never again from
+ * shared memory.
+ */
+#ifndef TB_CORE_SESSION_IMPL_H
+#define TB_CORE_SESSION_IMPL_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "format.h"
+
+#define TB_HIDDEN __attribute__((visibility("hidden")))
+
+struct tb_chan_view {
+	char name[TB_CHAN_NAME_MAX];
+	uint64_t sb_size;      /* power of two */
+	uint32_t sb_shift;     /* log2(sb_size) */
+	uint32_t sb_count;     /* power of two */
+	uint64_t ring_mask;    /* sb_size * sb_count - 1 */
+	uint32_t mode;         /* enum tb_mode */
+	uint32_t attribution;  /* enum tb_attribution */
+	uint32_t watermark;
+	uint64_t block_timeout_ns;
+	uint64_t flush_period_ns;
+	uint64_t ring_size;
+	uint64_t data_off;
+	uint64_t ring0_off;    /* offset of the ring of CPU 0; CPU k at ring0_off + k * ring_size */
+};
+
+struct tb_session {
+	int fd;
+	int readonly;
+	char path[PATH_MAX];
+	uint8_t *base;          /* the mapping */
+	uint64_t size;
+	struct tb_map *map;     /* == base */
+	uint32_t ncpus;
+	uint32_t nchannels;
+	uint32_t protocol;      /* enum tb_protocol */
+	uint32_t clock_kind;
+	uint64_t clock_freq;
+	int64_t clock_offset_ns;
+	uint8_t uuid[16];
+	struct tb_chan_view chan[TB_MAX_CHANNELS];
+	struct tb_ctl *ctl;            /* [nchannels * ncpus] */
+	struct tb_registry *reg;
+	uint32_t reg_capacity;
+	struct tb_proc_table *procs;
+	uint32_t proc_capacity;
+};
+
+static inline struct tb_ctl *tb_ctl_of(const struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	return &s->ctl[(uint64_t)ch * s->ncpus + cpu];
+}
+
+static inline uint8_t *tb_ring_of(const struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	return s->base + s->chan[ch].ring0_off + s->chan[ch].ring_size * cpu;
+}
+
+static inline struct tb_sbdesc *tb_sbdesc_of(const struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	return (struct tb_sbdesc *)tb_ring_of(s, ch, cpu);
+}
+
+/* address of the sub-buffer holding position `pos` */
+static inline uint8_t *tb_sb_at(const struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos)
+{
+	const struct tb_chan_view *c = &s->chan[ch];
+	return tb_ring_of(s, ch, cpu) + c->data_off + ((pos & c->ring_mask) & ~(c->sb_size - 1));
+}
+
+/* Thread-local error message helpers (src/core/errmsg.c). */
+TB_HIDDEN int tb_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+#include "walk.h"
+
+#include <string.h>
+
+#include "record.h"
+
+int tb_payload_size(const struct tb_event_desc *e, const uint8_t *p, uint64_t avail, uint64_t *len)
+{
+	uint64_t off = 0;
+	uint32_t nf = e->nfields > TB_MAX_FIELDS ? TB_MAX_FIELDS : e->nfields;
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct tb_field_desc *f = &e->fields[i];
+		uint64_t need;
+		switch (f->type) {
+		case TB_FT_U8: case TB_FT_I8: need = 1; break;
+		case TB_FT_U16: case TB_FT_I16: need = 2; break;
+		case TB_FT_U32: case TB_FT_I32: need = 4; break;
+		case TB_FT_U64: case TB_FT_I64: case TB_FT_F64: need = 8; break;
+		case TB_FT_STRING: {
+			uint64_t lim = avail - off;
+			if (lim > (uint64_t)f->max_len + 1)
+				lim = (uint64_t)f->max_len + 1;
+			const uint8_t *z = memchr(p + off, 0, lim);
+			if (!z)
+				return -1;
+			need = (uint64_t)(z - (p + off)) + 1;
+			break;
+		}
+		case TB_FT_BYTES: case TB_FT_U64SEQ: {
+			uint32_t n;
+			if (avail - off < 4)
+				return -1;
+			memcpy(&n, p + off, 4);
+			if (n > f->max_len)
+				return -1;
+			need = 4 + (uint64_t)n * (f->type == TB_FT_BYTES ? 1 : 8);
+			break;
+		}
+		default:
+			return -1;
+		}
+		if (need > avail - off)
+			return -1;
+		off += need;
+	}
+	*len = off;
+	return 0;
+}
+
+int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
+		   uint64_t ts_begin, tb_walk_fn fn, void *arg, struct tb_walk_result *res)
+{
+	memset(res, 0, sizeof *res);
+	uint64_t off = TB_PACKET_HEADER_SIZE, clock = ts_begin;
+	res->valid_end = off;
+	res->last_ts = ts_begin;
+	while (off < end) {
+		uint32_t id;
+		uint64_t ts = clock;
+		uint32_t hs = tb_hdr_get(pkt + off, end - off, &id, &ts);
+		if (!hs) {
+			res->error = "record header cut by the end of the packet";
+			break;
+		}
+		if (id >= nevents) {
+			res->error = "unknown event id";
+			break;
+		}
+		if (ts < clock) {
+			res->error = "timestamp goes back";
+			break;
+		}
+		uint64_t plen;
+		if (tb_payload_size(&events[id], pkt + off + hs, end - off - hs, &plen) != 0) {
+			res->error = "malformed payload";
+			break;
+		}
+		struct tb_walk_rec r = { id, ts, off, pkt + off + hs, plen };
+		clock = ts;
+		off += hs + plen;
+		res->valid_end = off;
+		res->records++;
+		if (id != TB_EVENT_ID_THREAD)
+			res->events++;
+		res->last_ts = ts;
+		if (fn) {
+			int rc = fn(arg, &r);
+			if (rc)
+				return rc;
+		}
+	}
+	if (res->error)
+		res->error_off = off;
+	return 0;
+}

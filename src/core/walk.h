@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * walk.h - walk the records of one packet using the event classes of the
+ * registry (pure; every read bounds-checked; used by recover, snapshot
+ * validation, the tests' decoder and a fuzzer).
+ */
+#ifndef TB_CORE_WALK_H
+#define TB_CORE_WALK_H
+
+#include <stdint.h>
+
+#include "format.h"
+#include "session_impl.h"
+
+struct tb_walk_rec {
+	uint32_t id;
+	uint64_t ts;
+	uint64_t off;           /* of the record header, from the packet start */
+	const uint8_t *payload;
+	uint64_t payload_len;
+};
+
+/* Called per record; a non-zero return stops the walk and is returned. */
+typedef int (*tb_walk_fn)(void *arg, const struct tb_walk_rec *r);
+
+struct tb_walk_result {
+	uint64_t valid_end;  /* bytes from the packet start up to the last valid record's end */
+	uint64_t records;    /* valid records (escape records included) */
+	uint64_t events;     /* valid records that are not tracebuf:thread */
+	uint64_t last_ts;
+	const char *error;   /* NULL when every byte up to `end` was a valid record */
+	uint64_t error_off;
+};
+
+/* Size of the payload of class `e` at p[0..avail): 0 and *len, or -1 when invalid. */
+TB_HIDDEN int tb_payload_size(const struct tb_event_desc *e, const uint8_t *p, uint64_t avail, uint64_t *len);
+
+/*
+ * Walks records from TB_PACKET_HEADER_SIZE to `end` of `pkt`, starting the
+ * stream clock at `ts_begin`.  A record is valid when its id is < nevents,
+ * its payload is well formed, it ends at or before `end`, and its timestamp
+ * is >= the previous one.  The walk stops at the first invalid record.
+ */
+TB_HIDDEN int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
+			     uint64_t ts_begin, tb_walk_fn fn, void *arg, struct tb_walk_result *res);
+
+#endif

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rseq.h - restartable sequences: the area glibc registered for this thread,
+ * and tracebuf's three critical sections (x86_64).
+ *
+ * A critical section (cs) runs between labels 1 and 2.  If the thread is
+ * preempted, migrated or signalled while its instruction pointer is in
+ * [1, 2), the kernel moves it to the abort label 4 (preceded by the RSEQ_SIG
+ * signature glibc registered) before returning to user space; the C caller
+ * then starts over.  So a cs either runs alone on its CPU from label 1 to its
+ * final store, or its effects before that final store are garbage that the
+ * protocol tolerates (see "two-version state" in src/core/format.h).
+ *
+ * The descriptor of each cs goes to section __rseq_cs; the pointer to it is
+ * stored in rseq->rseq_cs *before* label 1, so that any interruption after
+ * that store finds the IP inside the range.  We never clear rseq_cs: the
+ * kernel does when it finds the IP outside the range.
+ *
+ * Steps of each cs are labelled A.. and the one point another party can
+ * observe is named "Observable:".
+ */
+#ifndef TB_PLATFORM_RSEQ_H
+#define TB_PLATFORM_RSEQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/format.h"
+
+#if !defined(__x86_64__)
+#error "tracebuf's rseq critical sections are written for x86_64 only (fallback protocol elsewhere is future work)"
+#endif
+
+#define TB_RSEQ_SIG 0x53053053 /* glibc's RSEQ_SIG on x86 */
+
+/* The kernel ABI struct (linux/rseq.h), only the fields we read/write. */
+struct tb_rseq_abi {
+	uint32_t cpu_id_start;
+	uint32_t cpu_id;   /* current CPU, or >= 0xfffffffe when not registered */
+	uint64_t rseq_cs;  /* pointer to the current cs descriptor */
+	uint32_t flags;
+} __attribute__((aligned(32)));
+
+extern const ptrdiff_t __rseq_offset; /* glibc >= 2.35 */
+extern const unsigned int __rseq_size;
+
+static inline struct tb_rseq_abi *tb_rseq_area(void)
+{
+	char *tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return (struct tb_rseq_abi *)(tp + __rseq_offset);
+}
+
+/* CPU this thread runs on per rseq, or -1 when rseq is not registered. */
+static inline int tb_rseq_cpu(void)
+{
+	if (__rseq_size == 0)
+		return -1;
+	uint32_t c = __atomic_load_n(&tb_rseq_area()->cpu_id, __ATOMIC_RELAXED);
+	return c >= 0xfffffffeu ? -1 : (int)c;
+}
+
+/* Offsets into struct tb_ctl used by the assembly (checked below). */
+#define TB_CTL_HEAD 0
+#define TB_CTL_ST_END 8
+#define TB_CTL_TS_AFTER 16
+#define TB_CTL_TS_BEFORE 24
+#define TB_CTL_CNT_AFTER 32
+#define TB_CTL_CNT_BEFORE 40
+#define TB_CTL_TID_AFTER 48
+#define TB_CTL_TID_BEFORE 56
+_Static_assert(offsetof(struct tb_ctl, head) == TB_CTL_HEAD, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, st_end) == TB_CTL_ST_END, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, ts_after) == TB_CTL_TS_AFTER, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, ts_before) == TB_CTL_TS_BEFORE, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, cnt_after) == TB_CTL_CNT_AFTER, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, cnt_before) == TB_CTL_CNT_BEFORE, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, tid_after) == TB_CTL_TID_AFTER, "asm offsets");
+_Static_assert(offsetof(struct tb_ctl, tid_before) == TB_CTL_TID_BEFORE, "asm offsets");
+
+#define TB__STR_(x) #x
+#define TB__STR(x) TB__STR_(x)
+
+
+/*
+ * Injection points (TB_INJECT builds only): a spin of tb_inject_spin[n]
+ * iterations inside the critical section, so that preemption, migration and
+ * signals land there far more often than in a normal build.  The stress
+ * tests set the spins; normal builds expand these to nothing.
+ */
+#ifdef TB_INJECT
+extern uint32_t tb_inject_spin[8] __attribute__((visibility("hidden")));
+#define TB_INJECT_ASM(n)                                                       \
+	"movl tb_inject_spin+4*" #n "(%%rip), %%r12d\n\t"                      \
+	"10:\n\t"                                                              \
+	"testl %%r12d, %%r12d\n\t"                                             \
+	"jz 11f\n\t"                                                           \
+	"pause\n\t"                                                            \
+	"decl %%r12d\n\t"                                                      \
+	"jmp 10b\n\t"                                                          \
+	"11:\n\t"
+#define TB_INJECT_CLOBBER , "r12"
+#else
+#define TB_INJECT_ASM(n) ""
+#define TB_INJECT_CLOBBER
+#endif
+
+/* Descriptor + pointer-array entry + the store of rseq_cs, then label 1. */
+#define TB_RSEQ_CS_BEGIN(rseq_operand)                                         \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                   \
+	".balign 32\n\t"                                                       \
+	"3:\n\t"                                                               \
+	".long 0, 0\n\t"                                                       \
+	".quad 1f, (2f - 1f), 4f\n\t"                                          \
+	".popsection\n\t"                                                      \
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"                         \
+	".quad 3b\n\t"                                                         \
+	".popsection\n\t"                                                      \
+	"leaq 3b(%%rip), %%rax\n\t"                                            \
+	"movq %%rax, 8(%[" rseq_operand "])\n\t"                               \
+	"1:\n\t"
+
+/* Label 2 right after the commit, then the abort handler with its signature. */
+#define TB_RSEQ_CS_END(abort_label)                                            \
+	"2:\n\t"                                                               \
+	".pushsection __rseq_failure, \"ax\"\n\t"                              \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                           \
+	".long " TB__STR(TB_RSEQ_SIG) "\n\t"                                   \
+	"4:\n\t"                                                               \
+	"jmp %l[" abort_label "]\n\t"                                          \
+	".popsection\n\t"
+
+/* ---------------------------------------------------------------------- */
+/* cs 1: the fast append (compact header, record fits, writer unchanged)   */
+/* ---------------------------------------------------------------------- */
+
+struct tb_fast_args {
+	struct tb_ctl *ctl;   /* 0 */
+	uint8_t *data;        /* 8: sub-buffer 0 of this CPU's ring */
+	uint64_t ring_mask;   /* 16 */
+	uint64_t sb_mask;     /* 24 */
+	uint64_t sb_size;     /* 32 */
+	const uint8_t *src;   /* 40: payload */
+	uint64_t len;         /* 48: payload bytes */
+	uint64_t id;          /* 56: event id, <= 30 */
+	uint64_t tid;         /* 64: writer context required (0 without attribution) */
+};
+
+/*
+ * Returns 0 when committed, 1 when the slow path must take over (nothing was
+ * written: ring not initialised, state needs the _before values, writer
+ * changed, timestamp too far for a compact header, or record does not fit),
+ * and 2 when aborted (the caller re-reads the CPU and retries).
+ */
+static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_rseq_abi *rs, uint32_t cpu,
+								      const struct tb_fast_args *a)
+{
+	__asm__ goto(
+		TB_RSEQ_CS_BEGIN("rs")
+		/* A: still on the CPU whose ring we prepared? */
+		"cmpl %[cpu], 4(%[rs])\n\t"
+		"jnz 4f\n\t"
+		/* B: head must be initialised and the _after state valid at head */
+		"movq 0(%[a]), %%r11\n\t"
+		"movq " TB__STR(TB_CTL_HEAD) "(%%r11), %%r8\n\t"
+		"testq %%r8, %%r8\n\t"
+		"jz %l[slow]\n\t"
+		"cmpq " TB__STR(TB_CTL_ST_END) "(%%r11), %%r8\n\t"
+		"jne %l[slow]\n\t"
+		/* C: the packet's writer context must be ours */
+		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%r9\n\t"
+		"cmpq 64(%[a]), %%r9\n\t"
+		"jne %l[slow]\n\t"
+		TB_INJECT_ASM(0)
+		/* D: timestamp, read inside the cs; never below the previous one */
+		"rdtsc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"orq %%rdx, %%rax\n\t"
+		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%r10\n\t"
+		"cmpq %%r10, %%rax\n\t"
+		"cmovbq %%r10, %%rax\n\t"
+		/* E: compact header legal? (ts - prev < 2^27) */
+		"movq %%rax, %%r9\n\t"
+		"subq %%r10, %%r9\n\t"
+		"cmpq $0x8000000, %%r9\n\t"
+		"jae %l[slow]\n\t"
+		/* F: does header + payload fit in the current sub-buffer? */
+		"movq %%r8, %%r9\n\t"
+		"andq 24(%[a]), %%r9\n\t"
+		"addq 48(%[a]), %%r9\n\t"
+		"addq $4, %%r9\n\t"
+		"cmpq 32(%[a]), %%r9\n\t"
+		"ja %l[slow]\n\t"
+		/* G: write header and payload past head (invisible until H) */
+		"movq %%r8, %%rdi\n\t"
+		"andq 16(%[a]), %%rdi\n\t"
+		"addq 8(%[a]), %%rdi\n\t"
+		"movl %%eax, %%edx\n\t"
+		"shll $5, %%edx\n\t"
+		"orl 56(%[a]), %%edx\n\t"
+		"movl %%edx, (%%rdi)\n\t"
+		"addq $4, %%rdi\n\t"
+		"movq 40(%[a]), %%rsi\n\t"
+		"movq 48(%[a]), %%rcx\n\t"
+		"cmpq $8, %%rcx\n\t"
+		"jb 6f\n\t"
+		"5:\n\t"
+		"movq (%%rsi), %%rdx\n\t"
+		"movq %%rdx, (%%rdi)\n\t"
+		"addq $8, %%rsi\n\t"
+		"addq $8, %%rdi\n\t"
+		"subq $8, %%rcx\n\t"
+		"cmpq $8, %%rcx\n\t"
+		"jae 5b\n\t"
+		"6:\n\t"
+		"testq %%rcx, %%rcx\n\t"
+		"jz 7f\n\t"
+		"8:\n\t"
+		"movb (%%rsi), %%dl\n\t"
+		"movb %%dl, (%%rdi)\n\t"
+		"incq %%rsi\n\t"
+		"incq %%rdi\n\t"
+		"decq %%rcx\n\t"
+		"jnz 8b\n\t"
+		"7:\n\t"
+		TB_INJECT_ASM(1)
+		/* H: two-version state: _before = true values (idempotent), then
+		 * st_end = new head (invalidates _after), then _after */
+		"leaq 4(%%r8), %%r9\n\t"
+		"addq 48(%[a]), %%r9\n\t"
+		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%rdx\n\t"
+		"movq %%rdx, " TB__STR(TB_CTL_TS_BEFORE) "(%%r11)\n\t"
+		"movq " TB__STR(TB_CTL_CNT_AFTER) "(%%r11), %%rcx\n\t"
+		"movq %%rcx, " TB__STR(TB_CTL_CNT_BEFORE) "(%%r11)\n\t"
+		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%rdx\n\t"
+		"movq %%rdx, " TB__STR(TB_CTL_TID_BEFORE) "(%%r11)\n\t"
+		"movq %%r9, " TB__STR(TB_CTL_ST_END) "(%%r11)\n\t"
+		"movq %%rax, " TB__STR(TB_CTL_TS_AFTER) "(%%r11)\n\t"
+		"incq %%rcx\n\t"
+		"movq %%rcx, " TB__STR(TB_CTL_CNT_AFTER) "(%%r11)\n\t"
+		TB_INJECT_ASM(2)
+		/* I: commit.  Observable: the consumer's acquire load of head
+		 * (tb_ring_ready / snapshot).  A plain store is a release on x86
+		 * (TSO): the record and state stores above are visible first. */
+		"movq %%r9, " TB__STR(TB_CTL_HEAD) "(%%r11)\n\t"
+		TB_RSEQ_CS_END("abort")
+		:
+		: [rs] "r"(rs), [cpu] "r"(cpu), [a] "r"(a)
+		: "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc" TB_INJECT_CLOBBER
+		: abort, slow);
+	return 0;
+abort:
+	return 2;
+slow:
+	return 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* cs 2: the generic commit: copy staged bytes, apply stores, commit head  */
+/* ---------------------------------------------------------------------- */
+
+struct tb_cs_op {
+	uint64_t *addr;
+	uint64_t val;
+	uint64_t is_ts; /* 1: store the cs's timestamp instead of val */
+};
+
+#define TB_CS_MAX_OPS 20
+
+struct tb_cs_args {
+	uint64_t *head;            /* 0 */
+	uint64_t expect;           /* 8: head must still hold this */
+	uint64_t newhead;          /* 16 */
+	const uint8_t *src;        /* 24: staged bytes (multiple of 8, padded) */
+	uint8_t *dst;              /* 32 */
+	uint64_t nq;               /* 40: qwords to copy */
+	const struct tb_cs_op *ops;/* 48 */
+	uint64_t nops;             /* 56 */
+	uint64_t ts;               /* 64: the timestamp, or its floor when read_ts */
+	uint64_t read_ts;          /* 72: 1: rdtsc inside the cs */
+	const uint8_t *src2;       /* 80: payload, copied byte-exact after the staged bytes */
+	uint8_t *dst2;             /* 88 */
+	uint64_t n2;               /* 96: payload bytes */
+};
+
+/*
+ * Returns 0 committed, 1 head changed since the caller prepared (re-prepare),
+ * 2 aborted (re-prepare).  On 0 with read_ts, a->ts is NOT updated (the cs
+ * cannot write outside its commit); callers that need the value read it from
+ * the state they just committed.
+ */
+static inline int tb_rseq_commit(struct tb_rseq_abi *rs, uint32_t cpu, const struct tb_cs_args *a)
+{
+	__asm__ goto(
+		TB_RSEQ_CS_BEGIN("rs")
+		/* A: CPU and head unchanged since the caller prepared */
+		"cmpl %[cpu], 4(%[rs])\n\t"
+		"jnz 4f\n\t"
+		"movq 0(%[a]), %%r8\n\t"
+		"movq (%%r8), %%r9\n\t"
+		"cmpq 8(%[a]), %%r9\n\t"
+		"jne %l[changed]\n\t"
+		/* B: timestamp inside the cs (clamped to the floor) or given */
+		"movq 64(%[a]), %%r10\n\t"
+		"cmpq $0, 72(%[a])\n\t"
+		"je 5f\n\t"
+		"rdtsc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"orq %%rdx, %%rax\n\t"
+		"cmpq %%r10, %%rax\n\t"
+		"cmovbq %%r10, %%rax\n\t"
+		"movq %%rax, %%r10\n\t"
+		"5:\n\t"
+		/* C: copy the staged records / packet header past head */
+		"movq 24(%[a]), %%rsi\n\t"
+		"movq 32(%[a]), %%rdi\n\t"
+		"movq 40(%[a]), %%rcx\n\t"
+		"testq %%rcx, %%rcx\n\t"
+		"jz 7f\n\t"
+		"6:\n\t"
+		"movq (%%rsi), %%rdx\n\t"
+		"movq %%rdx, (%%rdi)\n\t"
+		"addq $8, %%rsi\n\t"
+		"addq $8, %%rdi\n\t"
+		"decq %%rcx\n\t"
+		"jnz 6b\n\t"
+		"7:\n\t"
+		/* C2: the payload, straight from the caller (exact length) */
+		"movq 80(%[a]), %%rsi\n\t"
+		"movq 88(%[a]), %%rdi\n\t"
+		"movq 96(%[a]), %%rcx\n\t"
+		"cmpq $8, %%rcx\n\t"
+		"jb 13f\n\t"
+		"12:\n\t"
+		"movq (%%rsi), %%rdx\n\t"
+		"movq %%rdx, (%%rdi)\n\t"
+		"addq $8, %%rsi\n\t"
+		"addq $8, %%rdi\n\t"
+		"subq $8, %%rcx\n\t"
+		"cmpq $8, %%rcx\n\t"
+		"jae 12b\n\t"
+		"13:\n\t"
+		"testq %%rcx, %%rcx\n\t"
+		"jz 15f\n\t"
+		"14:\n\t"
+		"movb (%%rsi), %%dl\n\t"
+		"movb %%dl, (%%rdi)\n\t"
+		"incq %%rsi\n\t"
+		"incq %%rdi\n\t"
+		"decq %%rcx\n\t"
+		"jnz 14b\n\t"
+		"15:\n\t"
+		TB_INJECT_ASM(3)
+		/* D: the stores, in order (timestamps patched in) */
+		"movq 48(%[a]), %%rsi\n\t"
+		"movq 56(%[a]), %%rcx\n\t"
+		"testq %%rcx, %%rcx\n\t"
+		"jz 9f\n\t"
+		"8:\n\t"
+		"movq (%%rsi), %%rdi\n\t"
+		"movq 8(%%rsi), %%rdx\n\t"
+		"cmpq $0, 16(%%rsi)\n\t"
+		"cmovneq %%r10, %%rdx\n\t"
+		"movq %%rdx, (%%rdi)\n\t"
+		"addq $24, %%rsi\n\t"
+		"decq %%rcx\n\t"
+		"jnz 8b\n\t"
+		"9:\n\t"
+		TB_INJECT_ASM(4)
+		/* E: commit.  Observable: consumer's acquire load of head. */
+		"movq 16(%[a]), %%rdx\n\t"
+		"movq %%rdx, (%%r8)\n\t"
+		TB_RSEQ_CS_END("abort")
+		:
+		: [rs] "r"(rs), [cpu] "r"(cpu), [a] "r"(a)
+		: "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "memory", "cc" TB_INJECT_CLOBBER
+		: abort, changed);
+	return 0;
+abort:
+	return 2;
+changed:
+	return 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* cs 3: add to a per-CPU counter (the add is the commit)                  */
+/* ---------------------------------------------------------------------- */
+
+/* Returns 0 done, 2 aborted (retry; nothing was added). */
+static inline int tb_rseq_add(struct tb_rseq_abi *rs, uint32_t cpu, uint64_t *ctr, uint64_t v)
+{
+	__asm__ goto(
+		TB_RSEQ_CS_BEGIN("rs")
+		"cmpl %[cpu], 4(%[rs])\n\t"
+		"jnz 4f\n\t"
+		/* the single non-atomic read-modify-write instruction is the
+		 * commit: an interruption falls before or after it */
+		"addq %[v], (%[ctr])\n\t"
+		TB_RSEQ_CS_END("abort")
+		:
+		: [rs] "r"(rs), [cpu] "r"(cpu), [ctr] "r"(ctr), [v] "r"(v)
+		: "rax", "memory", "cc"
+		: abort);
+	return 0;
+abort:
+	return 2;
+}
+
+#endif

@@ -1,0 +1,747 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * append.c - appending records and switching sub-buffers.
+ *
+ * Every write to a ring goes through one of two steps, both "prepare in C,
+ * commit in one go":
+ *
+ *   prepare_record()  stage [escape record] + record, plus the store list
+ *                     that updates the two-version state;
+ *   prepare_switch()  stage the next packet's header, plus the store list
+ *                     that closes the current packet and opens the next.
+ *
+ * Under the rseq protocol the prepared step is committed by tb_rseq_commit()
+ * (the cs checks that CPU and head are unchanged, reads the timestamp,
+ * copies, stores, commits head).  Under the fallback protocol the ring is
+ * owned (CAS on ctl->owner) and commit_plain() performs the same stores in
+ * the same order.  The common record takes neither path: it is written by
+ * tb_rseq_fast_append() entirely in assembly.
+ *
+ * Steps another party can observe are marked "Observable:".  tb_inject()
+ * points (no-ops unless TB_INJECT) sit between prepare and commit.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/record.h"
+#include "platform/clock.h"
+#include "platform/rseq.h"
+#include "producer/inject.h"
+#include "producer/producer.h"
+
+/* ---------------------------------------------------------------------- */
+/* thread identity                                                         */
+/* ---------------------------------------------------------------------- */
+
+static __thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tb_aborts __attribute__((tls_model("initial-exec")));
+static uint32_t tb_pid;
+
+static void atfork_child(void)
+{
+	tb_tid = 0; /* the only thread of the child is the one that forked */
+	tb_pid = 0;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void atfork_install(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+uint32_t tb_self_tid(void)
+{
+	if (__builtin_expect(tb_tid == 0, 0)) {
+		pthread_once(&atfork_once, atfork_install);
+		tb_tid = (uint32_t)syscall(SYS_gettid); /* once per thread */
+	}
+	return tb_tid;
+}
+
+uint32_t tb_self_pid(void)
+{
+	uint32_t p = __atomic_load_n(&tb_pid, __ATOMIC_RELAXED);
+	if (__builtin_expect(p == 0, 0)) {
+		pthread_once(&atfork_once, atfork_install);
+		p = (uint32_t)getpid();
+		__atomic_store_n(&tb_pid, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+uint64_t tb_thread_aborts(void)
+{
+	return tb_aborts;
+}
+
+/* ---------------------------------------------------------------------- */
+/* the true state of a ring (see "two-version state" in format.h)          */
+/* ---------------------------------------------------------------------- */
+
+struct tb_state {
+	uint64_t head, ts, cnt, tid;
+};
+
+/*
+ * Reads head and the true (ts, cnt, tid) at head.  Writers interleave with
+ * us only by preemption on this CPU (rseq) or not at all (fallback owner);
+ * a reader on another CPU sees their stores in program order (x86 TSO), and
+ * its result is re-validated by the commit's head check anyway.
+ * The seqlock-style double read of st_end catches a writer between our
+ * reads: st_end only ever moves away from head until the next commit.
+ */
+static void read_state(struct tb_ctl *c, struct tb_state *st)
+{
+	for (;;) {
+		uint64_t h = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		uint64_t e1 = __atomic_load_n(&c->st_end, __ATOMIC_ACQUIRE);
+		uint64_t ta = __atomic_load_n(&c->ts_after, __ATOMIC_RELAXED);
+		uint64_t ca = __atomic_load_n(&c->cnt_after, __ATOMIC_RELAXED);
+		uint64_t ia = __atomic_load_n(&c->tid_after, __ATOMIC_RELAXED);
+		uint64_t tb = __atomic_load_n(&c->ts_before, __ATOMIC_RELAXED);
+		uint64_t cb = __atomic_load_n(&c->cnt_before, __ATOMIC_RELAXED);
+		uint64_t ib = __atomic_load_n(&c->tid_before, __ATOMIC_RELAXED);
+		/* orders the field loads before the re-reads (seqlock reader) */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		uint64_t e2 = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
+		uint64_t h2 = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+		if (e1 != e2 || h != h2)
+			continue;
+		st->head = h;
+		if (e1 == h) {
+			st->ts = ta;
+			st->cnt = ca;
+			st->tid = ia;
+		} else {
+			st->ts = tb;
+			st->cnt = cb;
+			st->tid = ib;
+		}
+		return;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* prepared steps                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* staged bytes: a packet header, or [escape record] + one record header */
+#define STAGE_MAX 128
+
+struct prep {
+	struct tb_cs_args a;
+	struct tb_cs_op ops[TB_CS_MAX_OPS];
+	uint64_t *stage; /* 8-byte aligned staging */
+};
+
+static void op(struct prep *p, uint64_t *addr, uint64_t val, int is_ts)
+{
+	struct tb_cs_op *o = &p->ops[p->a.nops++];
+	o->addr = addr;
+	o->val = val;
+	o->is_ts = (uint64_t)is_ts;
+}
+
+/* The state updates every committing step ends with (two-version order). */
+static void ops_state(struct prep *p, struct tb_ctl *c, const struct tb_state *st, uint64_t newhead, int ts_is_cs,
+		      uint64_t ts, uint64_t cnt, uint64_t tid)
+{
+	op(p, &c->ts_before, st->ts, 0);
+	op(p, &c->cnt_before, st->cnt, 0);
+	op(p, &c->tid_before, st->tid, 0);
+	op(p, &c->st_end, newhead, 0);
+	op(p, &c->ts_after, ts, ts_is_cs);
+	op(p, &c->cnt_after, cnt, 0);
+	op(p, &c->tid_after, tid, 0);
+}
+
+/* C twin of tb_rseq_commit(), for the fallback owner and for dead rings. */
+static void commit_plain(const struct tb_cs_args *a)
+{
+	uint64_t ts = a->ts;
+	if (a->read_ts) {
+		uint64_t t = tb_rdtsc();
+		ts = t < ts ? ts : t;
+	}
+	if (a->nq)
+		memcpy(a->dst, a->src, a->nq * 8);
+	if (a->n2)
+		memcpy(a->dst2, a->src2, a->n2);
+	for (uint64_t i = 0; i < a->nops; i++) {
+		uint64_t v = a->ops[i].is_ts ? ts : a->ops[i].val;
+		memcpy(a->ops[i].addr, &v, 8); /* may be unaligned (record headers) */
+	}
+	/* Observable: the consumer's acquire load of head; the release orders
+	 * every store above before it (pairs with tb_ring_ready/snapshot). */
+	__atomic_store_n(a->head, a->newhead, __ATOMIC_RELEASE);
+}
+
+struct ring_ref {
+	struct tb_session *s;
+	unsigned ch, cpu;
+	const struct tb_chan_view *cv;
+	struct tb_ctl *ctl;
+	uint8_t *data;      /* sub-buffer 0 */
+	struct tb_sbdesc *desc;
+	int rseq;           /* commit with rseq (else plain) */
+	int ts_in_cs;       /* timestamp read inside the cs (rseq + TSC) */
+};
+
+static void ring_ref(struct ring_ref *r, struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	r->s = s;
+	r->ch = ch;
+	r->cpu = cpu;
+	r->cv = &s->chan[ch];
+	r->ctl = tb_ctl_of(s, ch, cpu);
+	r->data = tb_ring_of(s, ch, cpu) + r->cv->data_off;
+	r->desc = tb_sbdesc_of(s, ch, cpu);
+	r->rseq = s->protocol == TB_PROTO_RSEQ;
+	r->ts_in_cs = r->rseq && s->clock_kind == TB_CLOCK_TSC;
+}
+
+static uint64_t discarded_total(const struct tb_ctl *c, uint64_t overwritten)
+{
+	return __atomic_load_n(&c->lost_full, __ATOMIC_RELAXED) + __atomic_load_n(&c->lost_toobig, __ATOMIC_RELAXED) +
+	       overwritten + __atomic_load_n(&c->lost_timeout, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->lost_busy, __ATOMIC_RELAXED);
+}
+
+/*
+ * prepare_switch - close the packet holding st->head (if any) and open the
+ * next one.  Returns TB_SW_FULL when the next sub-buffer is not consumed yet
+ * (discard/block), else fills p and returns TB_SW_DONE.
+ */
+static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_t ts, struct prep *p)
+{
+	const struct tb_chan_view *cv = r->cv;
+	struct tb_ctl *c = r->ctl;
+	uint64_t S = cv->sb_size, ring = cv->ring_mask + 1;
+	uint64_t H = st->head, P = H & ~(S - 1), Q = H ? P + S : 0;
+	uint64_t overwritten = 0;
+	unsigned qidx = (unsigned)((Q >> cv->sb_shift) & (cv->sb_count - 1));
+
+	/*
+	 * Rule for every prepare step: read as input only what no aborted
+	 * attempt of a step could have changed since the last commit (an
+	 * attempt may have stored anything its store list holds, then been
+	 * aborted).  So nothing is read from desc[qidx] (this switch writes
+	 * it), the loss total is recomputed rather than incremented, and the
+	 * switch count is head >> sb_shift instead of a counter.
+	 */
+	if (cv->mode != TB_MODE_OVERWRITE) {
+		/* Acquire pairs with the consumer's release store of tail in
+		 * tb_ring_release(): its reads of that sub-buffer are done
+		 * before we overwrite it.  A stale tail only makes us drop. */
+		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
+		if (Q - tail >= ring)
+			return TB_SW_FULL;
+	} else if (Q >= ring) {
+		/* Reusing the oldest sub-buffer.  Every event before the oldest
+		 * packet still retained afterwards (the one after Q) is lost:
+		 * its cnt_begin, written by the committed switch that opened
+		 * it, is the overwritten total - idempotent under retries. */
+		unsigned oldest = (qidx + 1) & (cv->sb_count - 1);
+		overwritten = __atomic_load_n(&r->desc[oldest].cnt_begin, __ATOMIC_RELAXED);
+		if (overwritten > st->cnt)
+			overwritten = st->cnt;
+	} else {
+		overwritten = __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
+	}
+	uint64_t disc = discarded_total(c, overwritten);
+
+	memset(&p->a, 0, sizeof p->a);
+	/* the next packet's header + context, staged (88 bytes = 11 qwords) */
+	struct tb_packet_header h;
+	memset(&h, 0, sizeof h);
+	h.magic = TB_CTF_MAGIC;
+	memcpy(h.uuid, r->s->uuid, 16);
+	h.stream_id = 0;
+	h.stream_instance_id = ((uint64_t)r->ch << 32) | r->cpu;
+	h.timestamp_begin = ts;
+	h.packet_size = S * 8;
+	h.packet_seq_num = Q >> cv->sb_shift;
+	h.events_discarded = disc;
+	h.cpu_id = r->cpu;
+	memcpy(p->stage, &h, sizeof h);
+	uint8_t *qsb = r->data + (Q & cv->ring_mask);
+	p->a.src = (const uint8_t *)p->stage;
+	p->a.dst = qsb;
+	p->a.nq = TB_PACKET_HEADER_SIZE / 8;
+	p->a.ops = p->ops;
+
+	if (H) {
+		/* close the current packet (the consumer reads these fields
+		 * only after it sees head move past the packet) */
+		uint8_t *psb = r->data + (P & cv->ring_mask);
+		unsigned pidx = (unsigned)((P >> cv->sb_shift) & (cv->sb_count - 1));
+		op(p, (uint64_t *)(psb + TB_PKT_OFF_TS_END), ts, r->ts_in_cs);
+		op(p, (uint64_t *)(psb + TB_PKT_OFF_CONTENT), (H - P) * 8, 0);
+		op(p, (uint64_t *)(psb + TB_PKT_OFF_DISCARDED), disc, 0);
+		op(p, &r->desc[pidx].cnt_end, st->cnt, 0);
+	}
+	if (r->ts_in_cs)
+		op(p, (uint64_t *)(qsb + TB_PKT_OFF_TS_BEGIN), 0, 1);
+	op(p, &r->desc[qidx].cnt_begin, st->cnt, 0);
+	op(p, &r->desc[qidx].cnt_end, st->cnt, 0);
+	op(p, &r->desc[qidx].disc_begin, disc, 0);
+	op(p, &c->lost_overwritten, overwritten, 0);
+	uint64_t newhead = Q + TB_PACKET_HEADER_SIZE;
+	ops_state(p, c, st, newhead, r->ts_in_cs, ts, st->cnt, 0);
+	p->a.head = &c->head;
+	p->a.expect = H;
+	p->a.newhead = newhead;
+	p->a.ts = ts;
+	p->a.read_ts = (uint64_t)r->ts_in_cs;
+	return TB_SW_DONE;
+}
+
+/* The slow path writes up to 8 bytes of slack past a record (qword copy of
+ * the staged headers): it must stay inside the current sub-buffer. */
+static int room_ok(uint64_t o, uint32_t total, uint64_t sb_size)
+{
+	return o + total + 8 <= sb_size;
+}
+
+/* Bytes of [escape] + record, with headers sized for (ts, prev). */
+static uint32_t record_bytes(int escape, int ext_only, uint32_t id, uint64_t ts, uint64_t prev, uint32_t len)
+{
+	uint32_t n = 0;
+	if (escape) {
+		n += (ext_only ? TB_EXTENDED_HDR_SIZE : tb_hdr_size(TB_EVENT_ID_THREAD, ts, prev)) + TB_THREAD_PAYLOAD_SIZE;
+		prev = ts;
+	}
+	return n + (ext_only ? TB_EXTENDED_HDR_SIZE : tb_hdr_size(id, ts, prev)) + len;
+}
+
+/* Stages [escape] + record at p->stage and the state ops. */
+static void prepare_record(struct ring_ref *r, const struct tb_state *st, int escape, uint32_t id, uint64_t ts,
+			   const void *payload, uint32_t len, uint32_t total, struct prep *p)
+{
+	uint8_t *b = (uint8_t *)p->stage;
+	uint8_t *dst = r->data + (st->head & r->cv->ring_mask);
+	uint64_t prev = st->ts;
+	uint32_t off = 0, hs;
+	memset(&p->a, 0, sizeof p->a);
+	p->a.ops = p->ops;
+	if (escape) {
+		hs = r->ts_in_cs ? tb_hdr_put_extended(b, TB_EVENT_ID_THREAD, 0)
+				 : tb_hdr_put(b, TB_EVENT_ID_THREAD, ts, prev);
+		if (r->ts_in_cs)
+			op(p, (uint64_t *)(dst + off + 5), 0, 1); /* patched after the copy */
+		uint32_t ids[2] = { tb_self_pid(), tb_self_tid() };
+		memcpy(b + hs, ids, sizeof ids);
+		off = hs + TB_THREAD_PAYLOAD_SIZE;
+		prev = ts;
+	}
+	hs = r->ts_in_cs ? tb_hdr_put_extended(b + off, id, 0) : tb_hdr_put(b + off, id, ts, prev);
+	if (r->ts_in_cs)
+		op(p, (uint64_t *)(dst + off + 5), 0, 1);
+	off += hs;
+	/* the staged headers are copied as whole qwords (up to 7 bytes past
+	 * them, inside the record's room: see room_ok()), then the payload
+	 * byte-exact over that slack */
+	uint32_t padded = (off + 7u) & ~7u;
+	memset(b + off, 0, padded - off);
+	p->a.src = b;
+	p->a.dst = dst;
+	p->a.nq = padded / 8;
+	p->a.src2 = payload;
+	p->a.dst2 = dst + off;
+	p->a.n2 = len;
+	uint64_t newhead = st->head + total;
+	ops_state(p, r->ctl, st, newhead, r->ts_in_cs, ts, st->cnt + 1, escape ? tb_self_tid() : st->tid);
+	p->a.head = &r->ctl->head;
+	p->a.expect = st->head;
+	p->a.newhead = newhead;
+	p->a.ts = ts;
+	p->a.read_ts = (uint64_t)r->ts_in_cs;
+}
+
+/* ---------------------------------------------------------------------- */
+/* consumer wake-up and block-mode waiting                                 */
+/* ---------------------------------------------------------------------- */
+
+static long futex(uint32_t *uaddr, int op_, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op_, val, ts, NULL, 0);
+}
+
+/* After a switch committed: wake the consumer if it sleeps and enough
+ * sub-buffers are full.  Slow path only. */
+static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
+{
+	struct tb_map *m = r->s->map;
+	/* Full fence: our head store (the commit) before the load of
+	 * consumer_sleeping; pairs with the fence in tb_consumer_wait()
+	 * between its store of consumer_sleeping and its re-check of heads
+	 * (Dekker: one of the two sees the other). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&m->consumer_sleeping, __ATOMIC_RELAXED))
+		return;
+	uint64_t tail = __atomic_load_n(&r->ctl->tail, __ATOMIC_RELAXED);
+	uint64_t full = ((newhead - TB_PACKET_HEADER_SIZE) - tail) >> r->cv->sb_shift;
+	if (r->cv->mode != TB_MODE_OVERWRITE && full < r->cv->watermark)
+		return;
+	__atomic_fetch_add(&m->consumer_futex, 1, __ATOMIC_RELEASE);
+	futex(&m->consumer_futex, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* Block mode: wait until the consumer moves tail, up to *left_ns. Returns
+ * 0 to retry, -ETIMEDOUT when the budget is spent. */
+static int wait_for_consumer(struct ring_ref *r, uint64_t *left_ns)
+{
+	struct tb_ctl *c = r->ctl;
+	if (*left_ns == 0)
+		return -ETIMEDOUT;
+	uint32_t seen = __atomic_load_n(&c->tail_futex, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&c->waiters, 1, __ATOMIC_RELAXED);
+	/* pairs with the fence in tb_ring_release() between its tail_futex
+	 * bump and its load of waiters */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint64_t t0 = tb_mono_ns();
+	struct timespec to = { (time_t)(*left_ns / 1000000000ull), (long)(*left_ns % 1000000000ull) };
+	futex(&c->tail_futex, FUTEX_WAIT, seen, &to);
+	uint64_t spent = tb_mono_ns() - t0;
+	*left_ns = spent >= *left_ns ? 0 : *left_ns - spent;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* counters                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void count_on(struct ring_ref *r, size_t off, uint64_t n)
+{
+	uint64_t *ctr = (uint64_t *)((uint8_t *)r->ctl + off);
+	if (!r->rseq) {
+		/* fallback: the caller owns the ring, or the counter is only
+		 * ever updated atomically (lost_busy) */
+		__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
+		return;
+	}
+	struct tb_rseq_abi *rs = tb_rseq_area();
+	for (int i = 0; i < 1000; i++) {
+		int cpu = tb_rseq_cpu();
+		if (cpu != (int)r->cpu) {
+			/* migrated: count on the CPU we are on now (the stream
+			 * does not matter for a lost count, the total does) */
+			if (cpu < 0 || (unsigned)cpu >= r->s->ncpus)
+				break;
+			ring_ref(r, r->s, r->ch, (unsigned)cpu);
+			ctr = (uint64_t *)((uint8_t *)r->ctl + off);
+		}
+		if (tb_rseq_add(rs, r->cpu, ctr, n) == 0)
+			return;
+	}
+	/* abort storm (a debugger single-stepping?): count atomically rather
+	 * than lose the count */
+	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
+}
+
+void tb_count(struct tb_session *s, unsigned ch, size_t off, uint64_t n)
+{
+	struct ring_ref r;
+	int cpu = s->protocol == TB_PROTO_RSEQ ? tb_rseq_cpu() : sched_getcpu();
+	if (cpu < 0 || (unsigned)cpu >= s->ncpus)
+		cpu = 0;
+	ring_ref(&r, s, ch, (unsigned)cpu);
+	count_on(&r, off, n);
+}
+
+/* ---------------------------------------------------------------------- */
+/* the rseq protocol                                                       */
+/* ---------------------------------------------------------------------- */
+
+#define MAX_TRIES 10000 /* bounded retries; then fail-stop for this event */
+
+static int append_rseq(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_rseq_abi *rs = tb_rseq_area();
+	uint64_t stage_buf[STAGE_MAX / 8 + 1];
+	struct prep p;
+	p.stage = stage_buf;
+	uint64_t block_left = cv->block_timeout_ns;
+	int escape_on = cv->attribution == TB_ATTR_ESCAPE;
+	uint32_t tid = escape_on ? tb_self_tid() : 0;
+	struct ring_ref r;
+
+	for (int tries = 0; tries < MAX_TRIES; tries++) {
+		int cpu = tb_rseq_cpu();
+		if (cpu < 0 || (unsigned)cpu >= s->ncpus)
+			break;
+		ring_ref(&r, s, ch, (unsigned)cpu);
+
+		/* the common case, entirely in the cs */
+		if (r.ts_in_cs && id <= TB_COMPACT_ID_MAX) {
+			struct tb_fast_args fa = { r.ctl, r.data, cv->ring_mask, cv->sb_size - 1, cv->sb_size,
+						   payload, len, id, tid };
+			int rc = tb_rseq_fast_append(rs, (uint32_t)cpu, &fa);
+			if (rc == 0)
+				return 0;
+			if (rc == 2) {
+				tb_aborts++;
+				continue;
+			}
+		}
+
+		/* slow path: prepare, then commit with tb_rseq_commit() */
+		struct tb_state st;
+		read_state(r.ctl, &st);
+		uint64_t ts = r.ts_in_cs ? st.ts : tb_clock_read(s->clock_kind);
+		if (ts < st.ts)
+			ts = st.ts; /* per-CPU streams never go back */
+		uint64_t o = st.head & (cv->sb_size - 1);
+		int escape = escape_on && st.tid != tid;
+		uint32_t total = record_bytes(escape, r.ts_in_cs, id, ts, st.ts, len);
+		int need_switch = st.head == 0 || !room_ok(o, total, cv->sb_size);
+		if (need_switch) {
+			int sw = prepare_switch(&r, &st, ts, &p);
+			if (sw == TB_SW_FULL) {
+				if (cv->mode == TB_MODE_BLOCK) {
+					if (wait_for_consumer(&r, &block_left) == 0)
+						continue;
+					count_on(&r, offsetof(struct tb_ctl, lost_timeout), 1);
+					return -ETIMEDOUT;
+				}
+				count_on(&r, offsetof(struct tb_ctl, lost_full), 1);
+				return -ENOSPC;
+			}
+			tb_inject(TB_INJ_SWITCH_PREPARED);
+			int rc = tb_rseq_commit(rs, (uint32_t)cpu, &p.a);
+			if (rc == 2)
+				tb_aborts++;
+			if (rc == 0 && st.head)
+				maybe_wake_consumer(&r, p.a.newhead);
+			continue; /* now append into the new packet */
+		}
+		prepare_record(&r, &st, escape, id, ts, payload, len, total, &p);
+		tb_inject(TB_INJ_RECORD_PREPARED);
+		int rc = tb_rseq_commit(rs, (uint32_t)cpu, &p.a);
+		if (rc == 0)
+			return 0;
+		if (rc == 2)
+			tb_aborts++;
+	}
+	/* fail-stop for this event: count it rather than spin forever */
+	tb_count(s, ch, offsetof(struct tb_ctl, lost_busy), 1);
+	return -EBUSY;
+}
+
+/* ---------------------------------------------------------------------- */
+/* the fallback protocol                                                   */
+/* ---------------------------------------------------------------------- */
+
+static int own(struct tb_ctl *c, uint32_t tid)
+{
+	uint64_t zero = 0;
+	/* Acquire pairs with the release in unown(): the previous owner's
+	 * stores to the ring and the state are visible to us. */
+	return __atomic_compare_exchange_n(&c->owner, &zero, (uint64_t)tid, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void unown(struct tb_ctl *c)
+{
+	__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
+}
+
+/* Append to an owned ring with plain stores.  Returns 0, -ENOSPC (full),
+ * 1 (block mode: full, caller waits and retries). */
+static int append_owned(struct ring_ref *r, uint32_t id, const void *payload, uint32_t len, struct prep *p)
+{
+	const struct tb_chan_view *cv = r->cv;
+	int escape_on = cv->attribution == TB_ATTR_ESCAPE;
+	uint32_t tid = escape_on ? tb_self_tid() : 0;
+	for (int step = 0; step < 3; step++) {
+		struct tb_state st;
+		read_state(r->ctl, &st);
+		uint64_t ts = tb_clock_read(r->s->clock_kind);
+		if (ts < st.ts)
+			ts = st.ts;
+		int escape = escape_on && st.tid != tid;
+		uint32_t total = record_bytes(escape, 0, id, ts, st.ts, len);
+		uint64_t o = st.head & (cv->sb_size - 1);
+		if (st.head == 0 || !room_ok(o, total, cv->sb_size)) {
+			if (prepare_switch(r, &st, ts, p) == TB_SW_FULL)
+				return cv->mode == TB_MODE_BLOCK ? 1 : -ENOSPC;
+			tb_inject(TB_INJ_SWITCH_PREPARED);
+			commit_plain(&p->a);
+			if (st.head)
+				maybe_wake_consumer(r, p->a.newhead);
+			continue;
+		}
+		prepare_record(r, &st, escape, id, ts, payload, len, total, p);
+		tb_inject(TB_INJ_RECORD_PREPARED);
+		commit_plain(&p->a);
+		return 0;
+	}
+	return -ENOSPC; /* unreachable: a fresh packet always fits a checked record */
+}
+
+/* CPUs of this machine, read once (sysconf reads /sys: not per event). */
+static unsigned online_cpus(void)
+{
+	static unsigned n;
+	unsigned v = __atomic_load_n(&n, __ATOMIC_RELAXED);
+	if (!v) {
+		long c = sysconf(_SC_NPROCESSORS_CONF);
+		v = c > 0 ? (unsigned)c : 1;
+		__atomic_store_n(&n, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+static int append_fallback(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	uint64_t stage_buf[STAGE_MAX / 8 + 1];
+	struct prep p;
+	p.stage = stage_buf;
+	uint32_t tid = tb_self_tid();
+	uint64_t block_left = cv->block_timeout_ns;
+	/* first choice: the CPU's slot among the slots of this CPU (there are
+	 * several per CPU in a fallback session), picked by thread id so that
+	 * threads preempted while owning a slot do not all block the same one */
+	int cpu = sched_getcpu();
+	unsigned ncpu = online_cpus();
+	if (cpu < 0)
+		cpu = 0;
+	if (ncpu < 1 || ncpu > s->ncpus)
+		ncpu = s->ncpus;
+	unsigned per = s->ncpus / ncpu;
+	int cpu0 = (int)(((unsigned)cpu % ncpu) * per + (per ? tid % per : 0));
+	struct ring_ref r;
+	for (;;) {
+		unsigned i;
+		for (i = 0; i < s->ncpus; i++) {
+			unsigned slot = ((unsigned)cpu0 + i) % s->ncpus;
+			ring_ref(&r, s, ch, slot);
+			if (own(r.ctl, tid))
+				break;
+		}
+		if (i == s->ncpus) {
+			/* every slot owned (nested signal handlers, or dead owners):
+			 * never wait, count */
+			struct tb_ctl *c = tb_ctl_of(s, ch, (unsigned)cpu0 % s->ncpus);
+			__atomic_fetch_add(&c->lost_busy, 1, __ATOMIC_RELAXED);
+			return -EBUSY;
+		}
+		int rc = append_owned(&r, id, payload, len, &p);
+		if (rc == -ENOSPC)
+			r.ctl->lost_full++; /* owned: plain increment */
+		unown(r.ctl);
+		if (rc != 1)
+			return rc;
+		if (wait_for_consumer(&r, &block_left) != 0) {
+			__atomic_fetch_add(&r.ctl->lost_timeout, 1, __ATOMIC_RELAXED);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* entry points                                                            */
+/* ---------------------------------------------------------------------- */
+
+int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	/* the largest [escape] + extended record must fit an empty packet */
+	uint64_t worst = (uint64_t)len + 2 * TB_EXTENDED_HDR_SIZE + TB_THREAD_PAYLOAD_SIZE + 8;
+	if (len > TB_PAYLOAD_MAX_LEN + 4096 || worst + TB_PACKET_HEADER_SIZE > cv->sb_size) {
+		tb_count(s, ch, offsetof(struct tb_ctl, lost_toobig), 1);
+		return -ENOSPC;
+	}
+	if (s->protocol == TB_PROTO_RSEQ)
+		return append_rseq(s, ch, id, payload, len);
+	return append_fallback(s, ch, id, payload, len);
+}
+
+/* kill(tid, 0) says whether the owner of a fallback ring still exists. */
+static int owner_dead(uint64_t owner)
+{
+	return owner && kill((pid_t)owner, 0) != 0 && errno == ESRCH;
+}
+
+int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns)
+{
+	struct ring_ref r;
+	ring_ref(&r, s, ch, cpu);
+	struct tb_ctl *c = r.ctl;
+	uint64_t stage_buf[TB_PACKET_HEADER_SIZE / 8 + 1];
+	struct prep p;
+	p.stage = stage_buf;
+	int owned = 0;
+	if (!r.rseq) {
+		if (!own(c, tb_self_tid())) {
+			uint64_t o = __atomic_load_n(&c->owner, __ATOMIC_RELAXED);
+			/* a writer killed while owning: take the ring over (its
+			 * partial stores are all past head or in the _before /
+			 * _after state, which stays consistent) */
+			if (!owner_dead(o) ||
+			    !__atomic_compare_exchange_n(&c->owner, &o, (uint64_t)tb_self_tid(), 0, __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				return -EBUSY;
+		}
+		owned = 1;
+	}
+	int ret = 0;
+	for (int tries = 0; tries < 1000; tries++) {
+		if (r.rseq && tb_rseq_cpu() != (int)cpu)
+			return -EAGAIN;
+		struct tb_state st;
+		read_state(c, &st);
+		if (st.head == 0)
+			break;
+		uint64_t S = r.cv->sb_size, P = st.head & ~(S - 1);
+		/* the opening loss total from the descriptor, not from the packet
+		 * context (an aborted switch may have written that already) */
+		unsigned pidx = (unsigned)((P >> r.cv->sb_shift) & (r.cv->sb_count - 1));
+		uint64_t disc_open = __atomic_load_n(&r.desc[pidx].disc_begin, __ATOMIC_RELAXED);
+		int has_records = st.head - P > TB_PACKET_HEADER_SIZE;
+		int new_losses = discarded_total(c, __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED)) != disc_open;
+		if (!has_records && !new_losses)
+			break;
+		if (now_mode == 0) { /* TB_FLUSH_IF_IDLE: consumer-private fields */
+			if (c->flush_head != st.head) {
+				c->flush_head = st.head;
+				c->flush_ns = now_ns;
+				break;
+			}
+			if (now_ns - c->flush_ns < r.cv->flush_period_ns)
+				break;
+		}
+		uint64_t ts = r.ts_in_cs ? st.ts : tb_clock_read(s->clock_kind);
+		if (ts < st.ts)
+			ts = st.ts;
+		if (prepare_switch(&r, &st, ts, &p) == TB_SW_FULL)
+			break; /* the consumer must drain first */
+		tb_inject(TB_INJ_SWITCH_PREPARED);
+		if (r.rseq) {
+			int rc = tb_rseq_commit(tb_rseq_area(), cpu, &p.a);
+			if (rc)
+				continue;
+		} else {
+			commit_plain(&p.a);
+		}
+		maybe_wake_consumer(&r, p.a.newhead);
+		c->flush_head = p.a.newhead;
+		c->flush_ns = now_ns;
+		ret = 1;
+		break;
+	}
+	if (owned)
+		unown(c);
+	return ret;
+}

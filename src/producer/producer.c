@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * producer.c - the process's producer session, event classes, and the
+ * public write entry points (TB_EVENT's tb_emit, tb_write, reserve/commit).
+ *
+ * The producer session is published once through `prod` (release) and read
+ * with an acquire load on every event.  It is never unmapped while the
+ * process lives: a thread may be inside an append when tb_producer_use()
+ * changes it, so an old mapping is left in place (bounded: one per call).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <tracebuf/event.h>
+#include <tracebuf/session.h>
+
+#include "core/registry.h"
+#include "platform/rseq.h"
+#include "producer/producer.h"
+
+const uint32_t tb_disabled_mask = 0;
+
+static struct tb_session *prod;               /* acquire/release */
+static int autoattach_status = 1;
+static pthread_mutex_t classes_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tb_event_class *classes;        /* every class of this process */
+
+struct tb_session *tb_producer_session(void)
+{
+	return __atomic_load_n(&prod, __ATOMIC_ACQUIRE);
+}
+
+int tb_producer_autoattach_status(void)
+{
+	return autoattach_status;
+}
+
+/* Registers `cls` in session `s` and points its mask into the registry. */
+static void bind_class(struct tb_session *s, struct tb_event_class *cls)
+{
+	struct tb_field_desc f[TB_MAX_FIELDS];
+	memset(f, 0, sizeof f);
+	uint32_t nf = cls->nfields > TB_MAX_FIELDS ? TB_MAX_FIELDS : cls->nfields;
+	for (uint32_t i = 0; i < nf; i++) {
+		snprintf(f[i].name, sizeof f[i].name, "%s", cls->fields[i].name);
+		f[i].type = cls->fields[i].type;
+		f[i].max_len = cls->fields[i].max_len;
+	}
+	int id = tb_registry_register(s, cls->name, nf, f);
+	if (id < 0) {
+		/* stays disabled; tb_errmsg() of this thread says why */
+		__atomic_store_n(&cls->mask, &tb_disabled_mask, __ATOMIC_RELEASE);
+		return;
+	}
+	cls->id = (uint32_t)id;
+	/* Release: a thread that sees the new mask pointer sees cls->id. */
+	__atomic_store_n(&cls->mask, &s->reg->events[id].enabled, __ATOMIC_RELEASE);
+}
+
+void tb_class_register(struct tb_event_class *cls)
+{
+	pthread_mutex_lock(&classes_lock);
+	for (struct tb_event_class *c = classes; c; c = c->next)
+		if (c == cls) {
+			pthread_mutex_unlock(&classes_lock);
+			return;
+		}
+	cls->next = classes;
+	classes = cls;
+	struct tb_session *s = tb_producer_session();
+	if (s)
+		bind_class(s, cls);
+	pthread_mutex_unlock(&classes_lock);
+}
+
+int tb_producer_use(struct tb_session *s)
+{
+	if (s && s->readonly)
+		return tb_fail(-EINVAL, "session %s is attached read-only: it cannot be written", s->path);
+	if (s && s->protocol == TB_PROTO_RSEQ && tb_rseq_cpu() < 0)
+		return tb_fail(-ENOTSUP,
+			       "session %s uses rseq, which this process does not have (valgrind, seccomp, old kernel, "
+			       "glibc.pthread.rseq=0): create the session with TRACEBUF_NO_RSEQ=1",
+			       s->path);
+	pthread_mutex_lock(&classes_lock);
+	if (s)
+		tb_proc_register(s);
+	/* switch classes to the new session (or disable them) first... */
+	for (struct tb_event_class *c = classes; c; c = c->next) {
+		if (s)
+			bind_class(s, c);
+		else
+			__atomic_store_n(&c->mask, &tb_disabled_mask, __ATOMIC_RELEASE);
+	}
+	/* ...then publish the session; pairs with the acquire in tb_emit() */
+	__atomic_store_n(&prod, s, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&classes_lock);
+	return 0;
+}
+
+void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32_t truncated)
+{
+	struct tb_session *s = tb_producer_session();
+	if (!s)
+		return;
+	uint32_t mask = __atomic_load_n(cls->mask, __ATOMIC_RELAXED) & ((1u << s->nchannels) - 1);
+	while (mask) {
+		unsigned ch = (unsigned)__builtin_ctz(mask);
+		mask &= mask - 1;
+		tb_append(s, ch, cls->id, payload, (uint32_t)len);
+		if (__builtin_expect(truncated != 0, 0))
+			tb_count(s, ch, offsetof(struct tb_ctl, truncated), truncated);
+	}
+}
+
+int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len)
+{
+	struct tb_session *s = tb_producer_session();
+	if (!s)
+		return -ENODEV;
+	if (chan >= s->nchannels || event_id >= tb_registry_count(s) || (len && !payload))
+		return -EINVAL;
+	if (len > TB_PAYLOAD_MAX) {
+		tb_count(s, chan, offsetof(struct tb_ctl, lost_toobig), 1);
+		return -ENOSPC;
+	}
+	return tb_append(s, chan, event_id, payload, (uint32_t)len);
+}
+
+int tb_event_id(const char *name)
+{
+	struct tb_session *s = tb_producer_session();
+	if (!s)
+		return -ENODEV;
+	return tb_registry_find(s, name);
+}
+
+/* ---------------------------------------------------------------------- */
+/* reserve / commit: a per-thread stack of staging areas                   */
+/* ---------------------------------------------------------------------- */
+
+struct stage {
+	uint8_t buf[TB_RESERVE_DEPTH][TB_PAYLOAD_MAX];
+};
+static __thread struct stage *tb_stage __attribute__((tls_model("initial-exec")));
+static __thread int tb_stage_depth __attribute__((tls_model("initial-exec")));
+static pthread_key_t stage_key;
+static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
+
+static void stage_free(void *p)
+{
+	munmap(p, sizeof(struct stage));
+}
+
+static void stage_key_init(void)
+{
+	pthread_key_create(&stage_key, stage_free);
+}
+
+int tb_reserve(unsigned chan, uint32_t event_id, size_t len, struct tb_reservation *r)
+{
+	struct tb_session *s = tb_producer_session();
+	if (!s)
+		return -ENODEV;
+	if (chan >= s->nchannels || event_id >= tb_registry_count(s))
+		return -EINVAL;
+	if (len > TB_PAYLOAD_MAX)
+		return -EMSGSIZE;
+	if (!tb_stage) {
+		/* once per thread: mmap is a plain system call, safe here even
+		 * from a signal handler */
+		void *p = mmap(NULL, sizeof(struct stage), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		tb_stage = p;
+		pthread_once(&stage_once, stage_key_init);
+		pthread_setspecific(stage_key, p);
+	}
+	int d = tb_stage_depth;
+	if (d >= TB_RESERVE_DEPTH)
+		return -EBUSY;
+	tb_stage_depth = d + 1; /* a nested handler now takes slot d + 1 */
+	r->data = tb_stage->buf[d];
+	r->len = len;
+	r->chan = chan;
+	r->event_id = event_id;
+	r->slot = d;
+	return 0;
+}
+
+int tb_commit(struct tb_reservation *r)
+{
+	struct tb_session *s = tb_producer_session();
+	int rc = s ? tb_append(s, r->chan, r->event_id, r->data, (uint32_t)r->len) : -ENODEV;
+	tb_stage_depth = r->slot;
+	return rc;
+}
+
+void tb_cancel(struct tb_reservation *r)
+{
+	tb_stage_depth = r->slot;
+}
+
+/* ---------------------------------------------------------------------- */
+/* automatic attach from $TRACEBUF_SESSION                                 */
+/* ---------------------------------------------------------------------- */
+
+__attribute__((constructor)) static void tb_autoattach(void)
+{
+	const char *path = getenv("TRACEBUF_SESSION");
+	if (!path || !*path)
+		return;
+	struct tb_session *s;
+	int rc = tb_session_attach(path, 0, &s);
+	if (rc == 0) {
+		rc = tb_producer_use(s);
+		if (rc)
+			tb_session_close(s);
+	}
+	autoattach_status = rc;
+}

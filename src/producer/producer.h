@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * producer.h - the producer side of the ring protocol (library private).
+ *
+ * Two write protocols share one memory layout and one prepare step:
+ *   rseq:     tb_rseq_fast_append() for the common record; otherwise a
+ *             prepared store list committed by tb_rseq_commit() (rseq.h);
+ *   fallback: the ring's owner word is taken with a CAS (never waited on:
+ *             a busy ring makes the writer try the next one), then the same
+ *             prepared store list is applied by plain C stores.
+ */
+#ifndef TB_PRODUCER_PRODUCER_H
+#define TB_PRODUCER_PRODUCER_H
+
+#include <stdint.h>
+
+#include "core/session_impl.h"
+
+/* Result of a switch attempt. */
+enum { TB_SW_DONE = 0, TB_SW_FULL = 1, TB_SW_RETRY = 2, TB_SW_NOTHING = 3 };
+
+/* Thread identity, cached (reset in the child after fork). */
+TB_HIDDEN uint32_t tb_self_tid(void);
+TB_HIDDEN uint32_t tb_self_pid(void);
+
+/*
+ * tb_append - write one record (event `id`, payload) to channel `ch` of
+ * session `s` on the current CPU (rseq) or a free slot (fallback).
+ * Async-signal-safe.  Return: 0; -ENOSPC (ring full or too big: counted);
+ * -ETIMEDOUT (block mode: counted); -EBUSY (no slot / abort storm: counted).
+ */
+TB_HIDDEN int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
+
+/* Adds `n` to a loss/truncation counter of (ch, current CPU). */
+TB_HIDDEN void tb_count(struct tb_session *s, unsigned ch, size_t counter_offset, uint64_t n);
+
+/*
+ * tb_switch_flush - close the current packet of (ch, cpu) for the flusher.
+ * Returns 1 closed, 0 nothing to do / not idle / ring full, -EAGAIN not on
+ * `cpu` (rseq), -EBUSY ring owned (fallback).
+ */
+TB_HIDDEN int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns);
+
+/* Test hook: number of rseq aborts seen by this thread's appends. */
+TB_HIDDEN uint64_t tb_thread_aborts(void);
+
+#endif

@@ -1,0 +1,949 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader.c - open a trace directory, index its packets, iterate its events
+ * merged by time (see include/tracebuf/reader.h and docs/READER.md).
+ *
+ * Structure:
+ *   open:    metadata -> tb_tsdl_parse(); every stream file is mmapped and
+ *            indexed from its packet headers alone (validated, damaged
+ *            packets marked invalid and reported once);
+ *   iterate: each stream decodes its next item in place into its `cur`
+ *            slot (stream_advance); a binary min-heap of streams keyed by
+ *            (timestamp, stream index) yields them in order.  The stream
+ *            whose item was returned last is advanced lazily at the next
+ *            call, so the returned pointer stays valid until then.
+ * All reads of mapped data are bounds-checked against the packet's content
+ * (itself checked against the file size).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tracebuf/reader.h>
+
+#include "core/format.h"
+#include "core/record.h"
+#include "core/session_impl.h"
+#include "reader/reader_impl.h"
+#include "reader/tsdl.h"
+
+#define DIAGS_KEPT 1000u
+#define METADATA_MAX (64u << 20)
+
+struct rd_diag_slot {
+	struct tb_rd_diag d;
+	char what[320];
+};
+
+static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
+{
+	struct rd_diag_slot tmp, *s = r->ndiags < DIAGS_KEPT ? &r->diags[r->ndiags] : &tmp;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->what, sizeof s->what, fmt, ap);
+	va_end(ap);
+	s->d.file = file;
+	s->d.offset = off;
+	s->d.err = err;
+	s->d.what = s->what;
+	r->ndiags++;
+	if (r->diag_fn)
+		r->diag_fn(r->diag_arg, &s->d);
+}
+
+static int64_t ticks_to_ns(const struct tb_reader *r, uint64_t t)
+{
+	if (r->freq == 1000000000)
+		return r->off_ns + (int64_t)t;
+	return r->off_ns + (int64_t)((unsigned __int128)t * 1000000000u / r->freq);
+}
+
+/* ---------------------------------------------------------------------- */
+/* indexing                                                                */
+
+static uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static int add_packet(struct rd_stream *s, const struct rd_packet *p)
+{
+	if (s->npk == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct rd_packet *n = realloc(s->pk, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		s->pk = n;
+		s->cap = cap;
+	}
+	s->pk[s->npk++] = *p;
+	return 0;
+}
+
+static int index_stream(struct tb_reader *r, struct rd_stream *s)
+{
+	uint64_t off = 0, usual = 0;
+	const struct rd_packet *prev = NULL; /* previous valid packet */
+	int have_first = 0;
+	uint64_t inst = 0;
+	while (off < s->size) {
+		uint64_t left = s->size - off;
+		const uint8_t *h = s->base + off;
+		struct rd_packet p;
+		memset(&p, 0, sizeof p);
+		p.p.offset = off;
+		if (left < TB_PACKET_HEADER_SIZE) {
+			diag(r, s->path, off, -ENODATA,
+			     "file ends inside a packet header (%" PRIu64 " bytes left, a header is %u): "
+			     "truncated file, the end was skipped", left, TB_PACKET_HEADER_SIZE);
+			break;
+		}
+		uint32_t magic = ld32(h + TB_PKT_OFF_MAGIC);
+		uint64_t psize_bits = ld64(h + TB_PKT_OFF_PACKET), csize_bits = ld64(h + TB_PKT_OFF_CONTENT);
+		uint64_t psize = psize_bits / 8, csize = csize_bits / 8;
+		p.p.ts_begin = ld64(h + TB_PKT_OFF_TS_BEGIN);
+		p.p.ts_end = ld64(h + TB_PKT_OFF_TS_END);
+		p.p.seq = ld64(h + TB_PKT_OFF_SEQ);
+		p.p.events_discarded = ld64(h + TB_PKT_OFF_DISCARDED);
+		p.p.cpu = ld32(h + TB_PKT_OFF_CPU);
+		p.p.content_bytes = csize;
+		p.p.packet_bytes = psize;
+		int size_ok = psize_bits % 8 == 0 && psize >= TB_PACKET_HEADER_SIZE && psize <= left;
+		char why[200] = "";
+		if (magic != TB_CTF_MAGIC)
+			snprintf(why, sizeof why, "bad magic 0x%08" PRIx32 " (expected 0x%08x)", magic, TB_CTF_MAGIC);
+		else if (psize_bits % 8 || psize < TB_PACKET_HEADER_SIZE)
+			snprintf(why, sizeof why, "impossible packet_size %" PRIu64 " bits", psize_bits);
+		else if (psize > left && usual && psize != usual && usual <= left)
+			snprintf(why, sizeof why, "packet_size %" PRIu64 " bytes differs from the stream's %" PRIu64
+				 " and passes the end of the file", psize, usual);
+		else if (psize > left)
+			snprintf(why, sizeof why, "packet_size %" PRIu64 " bytes but only %" PRIu64
+				 " left in the file: truncated file", psize, left);
+		else if (r->m.has_uuid && memcmp(h + TB_PKT_OFF_UUID, r->m.uuid, 16))
+			snprintf(why, sizeof why, "uuid differs from the metadata's (a packet of another trace)");
+		else if (ld32(h + TB_PKT_OFF_STREAM_ID) != 0)
+			snprintf(why, sizeof why, "stream_id %" PRIu32 " (only 0 exists)", ld32(h + TB_PKT_OFF_STREAM_ID));
+		else if (csize_bits % 8 || csize < TB_PACKET_HEADER_SIZE || csize > psize)
+			snprintf(why, sizeof why, "content_size %" PRIu64 " bits outside [%u, packet_size %" PRIu64 "]",
+				 csize_bits, TB_PACKET_HEADER_SIZE * 8, psize_bits);
+		else if (p.p.ts_begin > p.p.ts_end)
+			snprintf(why, sizeof why, "timestamp_begin %" PRIu64 " after timestamp_end %" PRIu64,
+				 p.p.ts_begin, p.p.ts_end);
+		else if (have_first && ld64(h + TB_PKT_OFF_INSTANCE) != inst)
+			snprintf(why, sizeof why, "stream_instance_id 0x%" PRIx64 " differs from the stream's 0x%" PRIx64,
+				 ld64(h + TB_PKT_OFF_INSTANCE), inst);
+		else if (have_first && p.p.cpu != s->cpu)
+			snprintf(why, sizeof why, "cpu_id %" PRIu32 " differs from the stream's %" PRIu32, p.p.cpu, s->cpu);
+		else if (prev && p.p.seq <= prev->p.seq)
+			snprintf(why, sizeof why, "packet_seq_num %" PRIu64 " not after the previous packet's %" PRIu64,
+				 p.p.seq, prev->p.seq);
+		else if (prev && p.p.ts_begin < prev->p.ts_end)
+			snprintf(why, sizeof why, "timestamps go back: timestamp_begin %" PRIu64
+				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
+		if (!why[0]) {
+			p.p.valid = 1;
+			if (!have_first) {
+				have_first = 1;
+				inst = ld64(h + TB_PKT_OFF_INSTANCE);
+				if (!s->cpu_from_name)
+					s->cpu = p.p.cpu;
+				else if (p.p.cpu != s->cpu) {
+					/* file name and packets disagree: trust the packets */
+					s->cpu = p.p.cpu;
+				}
+				p.p.discarded_delta = p.p.events_discarded ? UINT64_MAX : 0;
+				p.prev_end = p.p.ts_begin;
+			} else if (p.p.events_discarded < prev->p.events_discarded) {
+				/* a running total never goes down; the events are fine, the count is not */
+				diag(r, s->path, off + TB_PKT_OFF_DISCARDED, -EBADMSG,
+				     "events_discarded went down from %" PRIu64 " to %" PRIu64
+				     ": no loss notice for this packet, its events are read",
+				     prev->p.events_discarded, p.p.events_discarded);
+				p.p.lost_packets = p.p.seq - prev->p.seq - 1;
+				p.prev_end = prev->p.ts_end;
+			} else {
+				p.p.discarded_delta = p.p.events_discarded - prev->p.events_discarded;
+				p.p.lost_packets = p.p.seq - prev->p.seq - 1;
+				p.prev_end = prev->p.ts_end;
+			}
+			usual = psize;
+		} else {
+			diag(r, s->path, off, strstr(why, "truncated") ? -ENODATA :
+			     strstr(why, "timestamps") ? -ERANGE : -EBADMSG,
+			     "packet skipped: %s", why);
+		}
+		int rc = add_packet(s, &p);
+		if (rc)
+			return rc;
+		if (p.p.valid) {
+			prev = &s->pk[s->npk - 1];
+			r->total_valid++;
+		}
+		/* where is the next packet? */
+		uint64_t step;
+		if (size_ok && (magic == TB_CTF_MAGIC || psize == usual || !usual))
+			step = psize;
+		else if (usual && usual <= left)
+			step = usual; /* all packets of a stream have the sub-buffer size */
+		else {
+			if (!strstr(why, "truncated"))
+				diag(r, s->path, off, -EBADMSG,
+				     "cannot find the next packet after this damaged header: rest of the file (%" PRIu64
+				     " bytes) skipped", left);
+			break;
+		}
+		off += step;
+	}
+	return 0;
+}
+
+static int parse_name(struct rd_stream *s)
+{
+	const char *us = strrchr(s->file, '_');
+	s->cpu_from_name = 0;
+	if (us && us[1]) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(us + 1, &end, 10);
+		if (!*end && !errno && v <= UINT32_MAX && us[1] >= '0' && us[1] <= '9') {
+			s->cpu = (uint32_t)v;
+			s->cpu_from_name = 1;
+			snprintf(s->channel, sizeof s->channel, "%.*s", (int)(us - s->file), s->file);
+			return 0;
+		}
+	}
+	snprintf(s->channel, sizeof s->channel, "%s", s->file);
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int read_metadata(struct tb_reader *r, char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tb_fail(-errno, "cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > METADATA_MAX) {
+		close(fd);
+		return tb_fail(-EBADMSG, "%s is not a regular file of at most %u MiB", path, METADATA_MAX >> 20);
+	}
+	char *text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return tb_fail(-ENOMEM, "out of memory reading %s", path);
+	}
+	size_t n = 0;
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, text + n, (size_t)st.st_size - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	text[n] = 0;
+	int line = 0;
+	int rc = tb_tsdl_parse(text, n, &r->m, &line);
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", tb_errmsg());
+		uint64_t off = 0;
+		for (int l = 1; l < line && off < n; off++)
+			if (text[off] == '\n')
+				l++;
+		diag(r, r->meta_path, off, rc, "%s", msg);
+		free(text);
+		return tb_fail(rc, "%s: %s", path, msg);
+	}
+	free(text);
+	return 0;
+}
+
+static void stream_reset(struct rd_stream *s)
+{
+	s->pi = 0;
+	s->in_packet = 0;
+	s->pending = 0;
+}
+
+static void heap_build(struct tb_reader *r);
+
+int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out)
+{
+	struct tb_reader *r = calloc(1, sizeof *r);
+	int rc;
+	*out = NULL;
+	if (!r)
+		return tb_fail(-ENOMEM, "out of memory");
+	r->last = -1;
+	if (opts && opts->size >= offsetof(struct tb_reader_opts, diag_arg) + sizeof(void *)) {
+		r->flags = opts->flags;
+		r->diag_fn = opts->diag;
+		r->diag_arg = opts->diag_arg;
+	} else if (opts && opts->size >= offsetof(struct tb_reader_opts, diag)) {
+		r->flags = opts->flags;
+	}
+	r->diags = calloc(DIAGS_KEPT, sizeof *r->diags);
+	if (!r->diags) {
+		free(r);
+		return tb_fail(-ENOMEM, "out of memory");
+	}
+	snprintf(r->dir, sizeof r->dir, "%s", dir);
+	snprintf(r->meta_path, sizeof r->meta_path, "%s/metadata", dir);
+	DIR *d = opendir(dir);
+	if (!d) {
+		rc = tb_fail(-errno, "cannot open trace directory %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	rc = read_metadata(r, r->meta_path);
+	if (rc) {
+		closedir(d);
+		goto fail;
+	}
+	r->freq = r->m.clock_freq;
+	r->off_ns = (int64_t)((__int128)r->m.clock_offset_s * 1000000000 +
+			      (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
+	/* the thread-attribution class */
+	r->thread_id = -1;
+	if (r->m.by_id[TB_EVENT_ID_THREAD] >= 0) {
+		const struct tb_tsdl_class *k = &r->m.classes[r->m.by_id[TB_EVENT_ID_THREAD]];
+		if (!strcmp(k->name, "tracebuf:thread") && k->fixed_size == 8 && k->nfields == 2 &&
+		    k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_U32)
+			r->thread_id = TB_EVENT_ID_THREAD;
+	}
+	r->vis = calloc(r->m.nclasses, sizeof *r->vis);
+	if (!r->vis) {
+		closedir(d);
+		rc = tb_fail(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (uint32_t i = 0; i < r->m.nclasses; i++) {
+		const struct tb_tsdl_class *k = &r->m.classes[i];
+		for (uint32_t f = 0; f < k->nfields; f++)
+			if (!k->fields[f].is_length)
+				r->vis[i].idx[r->vis[i].n++] = (uint8_t)f;
+	}
+
+	/* stream files: every non-hidden regular non-empty file but metadata */
+	char **names = NULL;
+	size_t nn = 0, capn = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) || !S_ISREG(st.st_mode) || st.st_size == 0)
+			continue;
+		if (nn == capn) {
+			capn = capn ? capn * 2 : 16;
+			char **nnames = realloc(names, capn * sizeof *names);
+			if (!nnames)
+				break;
+			names = nnames;
+		}
+		names[nn] = strdup(de->d_name);
+		if (names[nn])
+			nn++;
+	}
+	closedir(d);
+	if (nn)
+		qsort(names, nn, sizeof *names, name_cmp);
+	r->streams = calloc(nn ? nn : 1, sizeof *r->streams);
+	r->heap = calloc(nn ? nn : 1, sizeof *r->heap);
+	if (!r->streams || !r->heap) {
+		for (size_t i = 0; i < nn; i++)
+			free(names[i]);
+		free(names);
+		rc = tb_fail(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		struct rd_stream *s = &r->streams[r->nstreams];
+		snprintf(s->file, sizeof s->file, "%s", names[i]);
+		snprintf(s->path, sizeof s->path, "%s/%s", dir, names[i]);
+		free(names[i]);
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st)) {
+			diag(r, s->path, 0, -errno, "cannot open: %s; stream skipped", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		s->size = (uint64_t)st.st_size;
+		void *map = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (map == MAP_FAILED) {
+			diag(r, s->path, 0, -errno, "cannot map: %s; stream skipped", strerror(errno));
+			continue;
+		}
+		madvise(map, s->size, MADV_SEQUENTIAL);
+		s->base = map;
+		s->idx = r->nstreams;
+		s->r = r;
+		s->cur.s = s;
+		parse_name(s);
+		rc = index_stream(r, s);
+		if (rc) {
+			r->nstreams++;
+			for (size_t j = i + 1; j < nn; j++)
+				free(names[j]);
+			free(names);
+			rc = tb_fail(rc, "out of memory indexing %s", s->path);
+			goto fail;
+		}
+		s->cur.s = s;
+		r->nstreams++;
+	}
+	free(names);
+	if (!r->total_valid && r->ndiags) {
+		rc = tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
+				       " problems reported, the first: %s)", dir, r->ndiags, r->diags[0].what);
+		goto fail;
+	}
+	heap_build(r);
+	*out = r;
+	return 0;
+fail:
+	tb_reader_close(r);
+	return rc;
+}
+
+void tb_reader_close(struct tb_reader *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i < r->nstreams; i++) {
+		if (r->streams[i].base)
+			munmap((void *)r->streams[i].base, r->streams[i].size);
+		free(r->streams[i].pk);
+	}
+	free(r->streams);
+	free(r->heap);
+	free(r->vis);
+	free(r->diags);
+	tb_tsdl_free(&r->m);
+	free(r);
+}
+
+/* ---------------------------------------------------------------------- */
+/* decoding                                                                */
+
+static uint64_t ld_uint(const uint8_t *p, unsigned size)
+{
+	switch (size) {
+	case 1: return p[0];
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	default: return ld64(p);
+	}
+}
+
+static void leave_packet(struct rd_stream *s)
+{
+	s->in_packet = 0;
+	s->pi++;
+}
+
+/* Reports a problem of the current packet once (a seek may decode it again). */
+static void packet_problem(struct tb_reader *r, struct rd_stream *s, uint64_t pos, int err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void packet_problem(struct tb_reader *r, struct rd_stream *s, uint64_t pos, int err, const char *fmt, ...)
+{
+	struct rd_packet *p = &s->pk[s->pi];
+	if (!p->reported) {
+		char msg[300];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof msg, fmt, ap);
+		va_end(ap);
+		p->reported = 1;
+		r->skipped_packets++;
+		diag(r, s->path, pos, err, "%s; rest of the packet (offset %" PRIu64 ") skipped", msg, p->p.offset);
+	}
+	leave_packet(s);
+}
+
+/*
+ * Decodes the next item of stream s into s->cur.  Return: 1, or 0 when the
+ * stream has no more.
+ */
+static int stream_advance(struct tb_reader *r, struct rd_stream *s)
+{
+	struct tb_rd_event *e = &s->cur;
+	for (;;) {
+		if (s->in_packet) {
+			const struct rd_packet *pk = &s->pk[s->pi];
+			if (s->pending) {
+				if (s->pending & 1) {
+					s->pending &= ~1u;
+					e->kind = TB_RD_DISCARDED_EVENTS;
+					e->ts = pk->prev_end;
+					e->ts_end = pk->p.ts_end;
+					e->count = pk->p.discarded_delta == UINT64_MAX ? 0 : pk->p.discarded_delta;
+				} else {
+					s->pending = 0;
+					e->kind = TB_RD_DISCARDED_PACKETS;
+					e->ts = pk->prev_end;
+					e->ts_end = pk->p.ts_begin;
+					e->count = pk->p.lost_packets;
+				}
+				e->k = NULL;
+				e->pid = e->tid = 0;
+				return 1;
+			}
+			while (s->pos < s->end) {
+				const uint8_t *p = s->base + s->pos;
+				uint64_t avail = s->end - s->pos;
+				uint32_t id;
+				uint64_t clk = s->clock;
+				uint32_t h = tb_hdr_get(p, avail, &id, &clk);
+				if (__builtin_expect(!h, 0)) {
+					packet_problem(r, s, s->pos, -EBADMSG,
+						       "record header cut by the end of the packet content");
+					goto next_packet;
+				}
+				if (__builtin_expect(clk < s->clock || clk > pk->p.ts_end, 0)) {
+					packet_problem(r, s, s->pos, -ERANGE,
+						       "record timestamp %" PRIu64 " %s %" PRIu64, clk,
+						       clk < s->clock ? "goes back before" : "is after the packet's timestamp_end",
+						       clk < s->clock ? s->clock : pk->p.ts_end);
+					goto next_packet;
+				}
+				int32_t ci = id <= r->m.max_id ? r->m.by_id[id] : -1;
+				if (__builtin_expect(ci < 0, 0)) {
+					packet_problem(r, s, s->pos, -EBADMSG, "unknown event id %" PRIu32, id);
+					goto next_packet;
+				}
+				const struct tb_tsdl_class *k = &r->m.classes[ci];
+				const uint8_t *pl = p + h;
+				avail -= h;
+				uint64_t len;
+				if (k->fixed_size >= 0) {
+					len = (uint64_t)k->fixed_size;
+					if (__builtin_expect(len > avail, 0))
+						goto overrun;
+				} else {
+					uint64_t o = 0;
+					for (uint32_t f = 0; f < k->nfields; f++) {
+						const struct tb_tsdl_field *fd = &k->fields[f];
+						e->off[f] = (uint32_t)o;
+						if (fd->size) {
+							o += fd->size;
+							if (o > avail)
+								goto overrun;
+						} else if (fd->type == TB_FT_STRING) {
+							const uint8_t *z = memchr(pl + o, 0, avail - o);
+							if (!z)
+								goto overrun;
+							o = (uint64_t)(z - pl) + 1;
+						} else {
+							const struct tb_tsdl_field *lf = &k->fields[fd->length_of];
+							uint64_t n = ld_uint(pl + e->off[fd->length_of], lf->size);
+							uint64_t esz = fd->type == TB_FT_BYTES ? 1 : 8;
+							if (n > (avail - o) / esz)
+								goto overrun;
+							o += n * esz;
+						}
+					}
+					len = o;
+				}
+				s->clock = clk;
+				s->pos += h + len;
+				if ((int32_t)id == r->thread_id) {
+					s->pid = ld32(pl);
+					s->tid = ld32(pl + 4);
+					if (!(r->flags & TB_READER_THREAD_EVENTS))
+						continue;
+				}
+				e->kind = TB_RD_EVENT;
+				e->ts = clk;
+				e->k = k;
+				e->ci = (uint32_t)ci;
+				e->payload = pl;
+				e->len = (uint32_t)len;
+				e->pid = s->pid;
+				e->tid = s->tid;
+				return 1;
+overrun:
+				packet_problem(r, s, s->pos, -EBADMSG,
+					       "record of '%s' (id %" PRIu32 ") overruns the packet content", k->name, id);
+				goto next_packet;
+			}
+			leave_packet(s);
+		}
+next_packet:
+		while (s->pi < s->npk && !s->pk[s->pi].p.valid)
+			s->pi++;
+		if (s->pi >= s->npk)
+			return 0;
+		const struct rd_packet *pk = &s->pk[s->pi];
+		s->in_packet = 1;
+		s->pos = pk->p.offset + TB_PACKET_HEADER_SIZE;
+		s->end = pk->p.offset + pk->p.content_bytes;
+		s->clock = pk->p.ts_begin;
+		s->pid = s->tid = 0;
+		s->pending = (pk->p.discarded_delta ? 1u : 0u) | (pk->p.lost_packets ? 2u : 0u);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* merge                                                                   */
+
+static inline int before(const struct tb_reader *r, unsigned a, unsigned b)
+{
+	uint64_t ta = r->streams[a].cur.ts, tb = r->streams[b].cur.ts;
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void sift_down(struct tb_reader *r, unsigned i)
+{
+	unsigned n = r->nheap, *h = r->heap;
+	for (;;) {
+		unsigned l = 2 * i + 1, m = i;
+		if (l < n && before(r, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && before(r, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		unsigned t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heap_build(struct tb_reader *r)
+{
+	r->nheap = 0;
+	r->last = -1;
+	for (unsigned i = 0; i < r->nstreams; i++)
+		if (stream_advance(r, &r->streams[i]))
+			r->heap[r->nheap++] = i;
+	for (unsigned i = r->nheap / 2; i-- > 0;)
+		sift_down(r, i);
+}
+
+int tb_reader_next(struct tb_reader *r, const struct tb_rd_event **ev)
+{
+	if (r->last >= 0) {
+		/* the stream returned last is at the top of the heap */
+		if (stream_advance(r, &r->streams[r->last])) {
+			sift_down(r, 0);
+		} else {
+			r->heap[0] = r->heap[--r->nheap];
+			sift_down(r, 0);
+		}
+		r->last = -1;
+	}
+	if (!r->nheap)
+		return 0;
+	r->last = (int)r->heap[0];
+	*ev = &r->streams[r->heap[0]].cur;
+	return 1;
+}
+
+int tb_reader_seek_ticks(struct tb_reader *r, uint64_t t)
+{
+	r->nheap = 0;
+	r->last = -1;
+	for (unsigned i = 0; i < r->nstreams; i++) {
+		struct rd_stream *s = &r->streams[i];
+		/* first packet whose timestamp_end >= t: packets are in time order */
+		size_t lo = 0, hi = s->npk;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s->pk[mid].p.ts_end < t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		stream_reset(s);
+		s->pi = lo;
+		int more;
+		while ((more = stream_advance(r, s)) && s->cur.ts < t)
+			;
+		if (more)
+			r->heap[r->nheap++] = i;
+	}
+	for (unsigned i = r->nheap / 2; i-- > 0;)
+		sift_down(r, i);
+	return 0;
+}
+
+uint64_t tb_reader_ns_to_ticks(const struct tb_reader *r, int64_t ns)
+{
+	if (ns <= r->off_ns)
+		return 0;
+	unsigned __int128 d = (unsigned __int128)((__int128)ns - r->off_ns);
+	unsigned __int128 t = (d * r->freq + 999999999u) / 1000000000u; /* first tick at or after ns */
+	return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
+}
+
+int tb_reader_seek_ns(struct tb_reader *r, int64_t ns)
+{
+	return tb_reader_seek_ticks(r, tb_reader_ns_to_ticks(r, ns));
+}
+
+/* ---------------------------------------------------------------------- */
+/* trace information                                                       */
+
+uint64_t tb_reader_ndiags(const struct tb_reader *r) { return r->ndiags; }
+
+const struct tb_rd_diag *tb_reader_diag(const struct tb_reader *r, uint64_t i)
+{
+	return i < r->ndiags && i < DIAGS_KEPT ? &r->diags[i].d : NULL;
+}
+
+uint64_t tb_reader_clock_freq(const struct tb_reader *r) { return r->freq; }
+int64_t tb_reader_ticks_to_ns(const struct tb_reader *r, uint64_t t) { return ticks_to_ns(r, t); }
+
+int tb_reader_time_range(const struct tb_reader *r, uint64_t *begin, uint64_t *end)
+{
+	uint64_t b = UINT64_MAX, e = 0;
+	for (unsigned i = 0; i < r->nstreams; i++)
+		for (size_t j = 0; j < r->streams[i].npk; j++) {
+			const struct tb_rd_packet *p = &r->streams[i].pk[j].p;
+			if (!p->valid)
+				continue;
+			if (p->ts_begin < b)
+				b = p->ts_begin;
+			if (p->ts_end > e)
+				e = p->ts_end;
+		}
+	if (b > e)
+		b = e = 0;
+	*begin = b;
+	*end = e;
+	return 0;
+}
+
+unsigned tb_reader_nenv(const struct tb_reader *r) { return r->m.nenv; }
+
+const char *tb_reader_env_key(const struct tb_reader *r, unsigned i)
+{
+	return i < r->m.nenv ? r->m.env[i].key : NULL;
+}
+
+const char *tb_reader_env_value(const struct tb_reader *r, unsigned i)
+{
+	if (i >= r->m.nenv)
+		return NULL;
+	struct tb_tsdl_env *e = (struct tb_tsdl_env *)&r->m.env[i];
+	if (!e->is_str && !e->str[0])
+		snprintf(e->str, sizeof e->str, "%" PRId64, e->num);
+	return e->str;
+}
+
+uint32_t tb_reader_nclass_ids(const struct tb_reader *r) { return r->m.max_id + 1; }
+
+const char *tb_reader_class_name(const struct tb_reader *r, uint32_t id)
+{
+	if (id > r->m.max_id || r->m.by_id[id] < 0)
+		return NULL;
+	return r->m.classes[r->m.by_id[id]].name;
+}
+
+unsigned tb_reader_nstreams(const struct tb_reader *r) { return r->nstreams; }
+const char *tb_reader_stream_file(const struct tb_reader *r, unsigned s)
+{
+	return s < r->nstreams ? r->streams[s].file : NULL;
+}
+const char *tb_reader_stream_channel(const struct tb_reader *r, unsigned s)
+{
+	return s < r->nstreams ? r->streams[s].channel : NULL;
+}
+uint32_t tb_reader_stream_cpu(const struct tb_reader *r, unsigned s)
+{
+	return s < r->nstreams ? r->streams[s].cpu : 0;
+}
+uint64_t tb_reader_stream_bytes(const struct tb_reader *r, unsigned s)
+{
+	return s < r->nstreams ? r->streams[s].size : 0;
+}
+size_t tb_reader_npackets(const struct tb_reader *r, unsigned s)
+{
+	return s < r->nstreams ? r->streams[s].npk : 0;
+}
+int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_rd_packet *out)
+{
+	if (s >= r->nstreams || i >= r->streams[s].npk)
+		return tb_fail(-EINVAL, "no packet %zu in stream %u", i, s);
+	*out = r->streams[s].pk[i].p;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* items                                                                   */
+
+int tb_rd_kind(const struct tb_rd_event *e) { return e->kind; }
+uint64_t tb_rd_ticks(const struct tb_rd_event *e) { return e->ts; }
+int64_t tb_rd_ns(const struct tb_rd_event *e) { return ticks_to_ns(e->s->r, e->ts); }
+uint32_t tb_rd_cpu(const struct tb_rd_event *e) { return e->s->cpu; }
+unsigned tb_rd_stream(const struct tb_rd_event *e) { return e->s->idx; }
+const char *tb_rd_channel(const struct tb_rd_event *e) { return e->s->channel; }
+uint32_t tb_rd_pid(const struct tb_rd_event *e) { return e->pid; }
+uint32_t tb_rd_tid(const struct tb_rd_event *e) { return e->tid; }
+uint64_t tb_rd_count(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? 0 : e->count; }
+uint64_t tb_rd_ticks_end(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? e->ts : e->ts_end; }
+uint32_t tb_rd_id(const struct tb_rd_event *e) { return e->k ? e->k->id : UINT32_MAX; }
+
+const char *tb_rd_name(const struct tb_rd_event *e)
+{
+	if (e->k)
+		return e->k->name;
+	return e->kind == TB_RD_DISCARDED_EVENTS ? "tracebuf:discarded_events" : "tracebuf:discarded_packets";
+}
+
+unsigned tb_rd_nfields(const struct tb_rd_event *e)
+{
+	return e->k ? e->s->r->vis[e->ci].n : 0;
+}
+
+/* raw field index of visible field i, or -1 */
+static inline int raw(const struct tb_rd_event *e, unsigned i)
+{
+	if (!e->k)
+		return -1;
+	const struct rd_vis *v = &e->s->r->vis[e->ci];
+	return i < v->n ? v->idx[i] : -1;
+}
+
+static inline const uint8_t *fptr(const struct tb_rd_event *e, int f)
+{
+	return e->payload + (e->k->fixed_size >= 0 ? e->k->fixed_off[f] : e->off[f]);
+}
+
+const char *tb_rd_field_name(const struct tb_rd_event *e, unsigned i)
+{
+	int f = raw(e, i);
+	return f < 0 ? NULL : e->k->fields[f].name;
+}
+
+int tb_rd_field_type(const struct tb_rd_event *e, unsigned i)
+{
+	int f = raw(e, i);
+	return f < 0 ? -EINVAL : e->k->fields[f].type;
+}
+
+int tb_rd_field_index(const struct tb_rd_event *e, const char *name)
+{
+	unsigned n = tb_rd_nfields(e);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(e->k->fields[raw(e, i)].name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i)
+{
+	int f = raw(e, i);
+	if (f < 0)
+		return 0;
+	const struct tb_tsdl_field *fd = &e->k->fields[f];
+	const uint8_t *p = fptr(e, f);
+	switch (fd->type) {
+	case TB_FT_U8: case TB_FT_U16: case TB_FT_U32: case TB_FT_U64:
+		return ld_uint(p, fd->size);
+	case TB_FT_I8: return (uint64_t)(int64_t)(int8_t)p[0];
+	case TB_FT_I16: return (uint64_t)(int64_t)(int16_t)ld_uint(p, 2);
+	case TB_FT_I32: return (uint64_t)(int64_t)(int32_t)ld_uint(p, 4);
+	case TB_FT_I64: return ld64(p);
+	case TB_FT_F64: { double d; memcpy(&d, p, 8); return (uint64_t)d; }
+	default: return 0;
+	}
+}
+
+int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i)
+{
+	int f = raw(e, i);
+	if (f >= 0 && e->k->fields[f].type == TB_FT_F64)
+		return (int64_t)tb_rd_f64(e, i);
+	return (int64_t)tb_rd_u64(e, i);
+}
+
+double tb_rd_f64(const struct tb_rd_event *e, unsigned i)
+{
+	int f = raw(e, i);
+	if (f < 0)
+		return 0;
+	int t = e->k->fields[f].type;
+	if (t == TB_FT_F64) {
+		double d;
+		memcpy(&d, fptr(e, f), 8);
+		return d;
+	}
+	if (t >= TB_FT_I8 && t <= TB_FT_I64)
+		return (double)tb_rd_i64(e, i);
+	return (double)tb_rd_u64(e, i);
+}
+
+const char *tb_rd_str(const struct tb_rd_event *e, unsigned i, size_t *len)
+{
+	int f = raw(e, i);
+	if (f < 0 || e->k->fields[f].type != TB_FT_STRING)
+		return NULL;
+	const char *s = (const char *)fptr(e, f);
+	if (len)
+		*len = strlen(s); /* NUL checked inside the packet when decoded */
+	return s;
+}
+
+const void *tb_rd_seq(const struct tb_rd_event *e, unsigned i, uint32_t *count)
+{
+	int f = raw(e, i);
+	if (f < 0 || (e->k->fields[f].type != TB_FT_BYTES && e->k->fields[f].type != TB_FT_U64SEQ))
+		return NULL;
+	const struct tb_tsdl_field *fd = &e->k->fields[f];
+	*count = (uint32_t)ld_uint(fptr(e, fd->length_of), e->k->fields[fd->length_of].size);
+	return fptr(e, f);
+}
+
+uint64_t tb_rd_seq_u64(const struct tb_rd_event *e, unsigned i, uint32_t j)
+{
+	uint32_t n;
+	const uint8_t *p = tb_rd_seq(e, i, &n);
+	if (!p || j >= n)
+		return 0;
+	return e->k->fields[raw(e, i)].type == TB_FT_BYTES ? p[j] : ld64(p + (size_t)j * 8);
+}
+
+const void *tb_rd_payload(const struct tb_rd_event *e, size_t *len)
+{
+	if (!e->k) {
+		*len = 0;
+		return NULL;
+	}
+	*len = e->len;
+	return e->payload;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* reader_impl.h - the reader's private structures (src/reader/reader.c). */
+#ifndef TB_READER_IMPL_H
+#define TB_READER_IMPL_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <tracebuf/reader.h>
+
+#include "reader/tsdl.h"
+
+struct rd_stream;
+struct rd_diag_slot;
+
+/* One item of the merged iteration; each stream owns one (its `cur`). */
+struct tb_rd_event {
+	int kind;                 /* enum tb_rd_kind */
+	uint32_t ci;              /* class index in meta.classes */
+	uint64_t ts;              /* ticks */
+	uint64_t ts_end, count;   /* notices */
+	struct rd_stream *s;
+	const struct tb_tsdl_class *k; /* NULL for notices */
+	const uint8_t *payload;
+	uint32_t len;
+	uint32_t pid, tid;
+	uint32_t off[TB_TSDL_FIELDS_MAX]; /* field offsets (classes of variable size) */
+};
+
+struct rd_packet {
+	struct tb_rd_packet p;
+	uint64_t prev_end; /* timestamp_end of the previous valid packet (begin for the first) */
+	uint8_t reported;  /* a decoding problem of this packet was reported */
+};
+
+struct rd_stream {
+	struct tb_reader *r;
+	unsigned idx;
+	char file[256];
+	char channel[256];
+	char path[PATH_MAX];
+	uint32_t cpu;
+	int cpu_from_name;
+	const uint8_t *base;
+	uint64_t size;
+	struct rd_packet *pk;
+	size_t npk, cap;
+	/* iteration */
+	size_t pi;          /* current packet */
+	int in_packet;
+	unsigned pending;   /* notices still to deliver for this packet: 1 events, 2 packets */
+	uint64_t pos, end;  /* byte positions in the file */
+	uint64_t clock;     /* ticks of the previous record (or timestamp_begin) */
+	uint32_t pid, tid;
+	struct tb_rd_event cur;
+};
+
+struct rd_vis {
+	uint32_t n;
+	uint8_t idx[TB_TSDL_FIELDS_MAX]; /* visible -> raw field index */
+};
+
+struct tb_reader {
+	char dir[PATH_MAX];
+	char meta_path[PATH_MAX + 16];
+	unsigned flags;
+	tb_rd_diag_fn diag_fn;
+	void *diag_arg;
+	struct rd_diag_slot *diags;
+	uint64_t ndiags;
+	uint64_t skipped_packets;
+	struct tb_tsdl_meta m;
+	struct rd_vis *vis;  /* per class index */
+	int32_t thread_id;   /* class id of tracebuf:thread, -1 none */
+	uint64_t freq;
+	int64_t off_ns;      /* Unix-epoch ns of tick 0 */
+	struct rd_stream *streams;
+	unsigned nstreams;
+	uint64_t total_valid;
+	unsigned *heap;
+	unsigned nheap;
+	int last;            /* stream whose item was returned last, -1 */
+};
+
+#endif

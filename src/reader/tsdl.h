@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tsdl.h - parser of the TSDL subset tracebuf writes (library private).
+ *
+ * tb_tsdl_parse() reads the metadata text written by tb_ctf_metadata_write()
+ * (docs/CTF.md) into a flat description: trace uuid, clock, environment and
+ * the event classes with their fields.  The trace's packet header, packet
+ * context and event header must be exactly tracebuf's (core/format.h); any
+ * construct outside the subset is an error naming it and its line.  Never
+ * reads outside text[0..len), allocates only from the arena of `m`.
+ */
+#ifndef TB_READER_TSDL_H
+#define TB_READER_TSDL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TB_TSDL_NAME_MAX 128u       /* event class names, field names, env keys */
+#define TB_TSDL_FIELDS_MAX 32u      /* fields per class, length fields included */
+#define TB_TSDL_ID_MAX (1u << 20)   /* largest event class id accepted */
+#define TB_TSDL_ENV_MAX 64u
+
+/* field kinds: the values of enum tb_field_type (core/format.h) */
+struct tb_tsdl_field {
+	char name[TB_TSDL_NAME_MAX]; /* as shown: one leading '_' removed */
+	uint8_t type;                /* TB_FT_* */
+	uint8_t size;                /* bytes of a fixed-size field, 0 otherwise */
+	uint8_t is_length;           /* the length of a later sequence */
+	int8_t length_of;            /* sequences: index of their length field */
+};
+
+struct tb_tsdl_class {
+	char name[TB_TSDL_NAME_MAX];
+	uint32_t id;
+	uint32_t nfields;
+	struct tb_tsdl_field fields[TB_TSDL_FIELDS_MAX];
+	int32_t fixed_size;           /* payload bytes when every field is fixed, else -1 */
+	uint32_t fixed_off[TB_TSDL_FIELDS_MAX]; /* offsets when fixed_size >= 0 */
+};
+
+struct tb_tsdl_env {
+	char key[TB_TSDL_NAME_MAX];
+	char str[256];   /* string value, or "" */
+	int is_str;
+	int64_t num;
+};
+
+struct tb_tsdl_meta {
+	uint8_t uuid[16];
+	int has_uuid;
+	char clock_name[TB_TSDL_NAME_MAX];
+	uint64_t clock_freq;
+	int64_t clock_offset_s;
+	uint64_t clock_offset;      /* cycles */
+	uint32_t nenv;
+	struct tb_tsdl_env env[TB_TSDL_ENV_MAX];
+	uint32_t nclasses;
+	struct tb_tsdl_class *classes; /* nclasses, in the order of the text */
+	uint32_t max_id;
+	int32_t *by_id;                /* [max_id + 1]: index in classes, -1 none */
+};
+
+/*
+ * Parses text[0..len).  Return: 0; -EBADMSG (syntax or unsupported
+ * construct: tb_errmsg() says "metadata line N: ...", *err_line = N),
+ * -ENOMEM.  On error *m is freed already.  err_line may be NULL.
+ */
+int tb_tsdl_parse(const char *text, size_t len, struct tb_tsdl_meta *m, int *err_line)
+	__attribute__((visibility("hidden")));
+void tb_tsdl_free(struct tb_tsdl_meta *m) __attribute__((visibility("hidden")));
+
+#endif

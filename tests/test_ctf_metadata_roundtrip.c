@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ctf_metadata_roundtrip - the metadata tb_ctf_metadata_write() emits is
+ * parsed back by the reader's TSDL parser into exactly the registry it came
+ * from: names, ids, field names and types, sequence lengths, clock offset,
+ * env; invalid registry entries become field-less tracebuf:invalid_<id>.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracebuf/session.h>
+
+#include "ctf/ctf.h"
+#include "reader/tsdl.h"
+#include "tbtest.h"
+#include "tbtrace.h"
+
+static char *write_meta(const struct tb_ctf_trace_info *info, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	CHECK(f, "%s", "-");
+	CHECK_RC(tb_ctf_metadata_write(f, info), 0);
+	fclose(f);
+	return buf;
+}
+
+static const struct tb_tsdl_class *cls(const struct tb_tsdl_meta *m, uint32_t id)
+{
+	CHECK(id <= m->max_id && m->by_id[id] >= 0, "class %u missing", id);
+	return &m->classes[m->by_id[id]];
+}
+
+int main(void)
+{
+	struct tb_event_desc ev[8];
+	memset(ev, 0, sizeof ev);
+	tbtrace_desc(&ev[1], 1, "app:all", 12, "u8:a", "u16:b", "u32:c", "u64:d", "i8:e", "i16:f", "i32:g",
+		     "i64:h", "f64:x", "str:s", "bytes:data", "u64s:vals");
+	/* a field named like the generated length field must not collide */
+	tbtrace_desc(&ev[2], 2, "app:clash", 2, "bytes:data", "u32:_data_length");
+	tbtrace_desc(&ev[3], 3, "bad name!", 0);              /* charset */
+	tbtrace_desc(&ev[4], 4, "app:badtype", 1, "u8:x");
+	ev[4].fields[0].type = 99;                             /* type */
+	tbtrace_desc(&ev[5], 5, "app:unterminated", 0);
+	memset(ev[5].name, 'a', sizeof ev[5].name);            /* no NUL in bounds */
+	tbtrace_desc(&ev[6], 6, "app:toomany", 0);
+	ev[6].nfields = 1000;                                  /* count */
+	tbtrace_desc(&ev[7], 7, "app:keyword_fields", 3, "u32:integer", "str:struct", "u8:_under");
+
+	struct tb_ctf_env env[] = {
+		{ .key = "hostname", .str = "host \"q\" \\ \n" },
+		{ .key = "neg", .num = -42 },
+	};
+	struct tb_ctf_trace_info info = {
+		.uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.clock_freq = 2400000000ull,
+		.clock_offset_ns = -1500000001, /* negative: offset_s floors */
+		.events = ev, .nevents = 8, .env = env, .nenv = 2,
+	};
+	size_t len;
+	char *text = write_meta(&info, &len);
+	CHECK(!strncmp(text, "/* CTF 1.8 */\n", 14), "first line: %.20s", text);
+
+	struct tb_tsdl_meta m;
+	int line = 0;
+	int rc = tb_tsdl_parse(text, len, &m, &line);
+	CHECK(rc == 0, "parse: %s\n%s", tb_errmsg(), text);
+	CHECK(!memcmp(m.uuid, info.uuid, 16), "%s", "-");
+	CHECK_EQ_U64(m.clock_freq, 2400000000ull);
+	CHECK(m.clock_offset_s == -2, "offset_s %lld", (long long)m.clock_offset_s);
+	/* -1500000001 ns = -2 s + 499999999 ns = 1199999997.6 cycles -> rounded */
+	CHECK_EQ_U64(m.clock_offset, 1199999998ull);
+	CHECK(!strcmp(m.clock_name, "monotonic"), "%s", "-");
+	CHECK(m.nenv == 2 && !strcmp(m.env[0].str, "host \"q\" \\ \n") && m.env[1].num == -42,
+	      "env %s", m.env[0].str);
+
+	const struct tb_tsdl_class *k = cls(&m, 0);
+	CHECK(!strcmp(k->name, "tracebuf:thread") && k->nfields == 2 && k->fixed_size == 8, "%s", "-");
+	k = cls(&m, 1);
+	CHECK(!strcmp(k->name, "app:all"), "%s", "-");
+	CHECK_EQ_U64(k->nfields, 14); /* 12 + two length fields */
+	static const uint8_t want[] = { TB_FT_U8, TB_FT_U16, TB_FT_U32, TB_FT_U64, TB_FT_I8, TB_FT_I16,
+					TB_FT_I32, TB_FT_I64, TB_FT_F64, TB_FT_STRING, TB_FT_U32, TB_FT_BYTES,
+					TB_FT_U32, TB_FT_U64SEQ };
+	static const char *names[] = { "a", "b", "c", "d", "e", "f", "g", "h", "x", "s", "_data_length", "data",
+				       "_vals_length", "vals" };
+	for (unsigned i = 0; i < 14; i++) {
+		CHECK(k->fields[i].type == want[i], "field %u type %u", i, k->fields[i].type);
+		CHECK(!strcmp(k->fields[i].name, names[i]), "field %u name %s", i, k->fields[i].name);
+	}
+	CHECK(k->fields[10].is_length && k->fields[11].length_of == 10 && k->fields[13].length_of == 12, "%s", "-");
+	CHECK(k->fixed_size == -1, "%s", "-");
+
+	k = cls(&m, 2);
+	CHECK(k->nfields == 3 && k->fields[1].type == TB_FT_BYTES && k->fields[2].type == TB_FT_U32, "%s", "-");
+	CHECK(!strcmp(k->fields[2].name, "_data_length") && strcmp(k->fields[0].name, "_data_length"),
+	      "length field %s collides with %s", k->fields[0].name, k->fields[2].name);
+	CHECK(k->fields[1].length_of == 0 && !k->fields[2].is_length, "%s", "-");
+
+	for (uint32_t id = 3; id <= 6; id++) {
+		char want_name[64];
+		snprintf(want_name, sizeof want_name, "tracebuf:invalid_%u", id);
+		k = cls(&m, id);
+		CHECK(!strcmp(k->name, want_name) && k->nfields == 0, "id %u: %s", id, k->name);
+	}
+	k = cls(&m, 7);
+	CHECK(k->nfields == 3 && !strcmp(k->fields[0].name, "integer") && !strcmp(k->fields[1].name, "struct") &&
+	      !strcmp(k->fields[2].name, "_under"), "%s", "-");
+	CHECK(k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_STRING, "%s", "-");
+	tb_tsdl_free(&m);
+
+	/* no events at all: still id 0 */
+	info.nevents = 0;
+	info.events = NULL;
+	free(text);
+	text = write_meta(&info, &len);
+	CHECK_RC(tb_tsdl_parse(text, len, &m, &line), 0);
+	CHECK(m.nclasses == 1 && !strcmp(m.classes[0].name, "tracebuf:thread"), "%s", "-");
+	tb_tsdl_free(&m);
+
+	/* bad inputs of the writer itself */
+	info.clock_freq = 0;
+	CHECK(tb_ctf_metadata_write(stdout, &info) == -EINVAL, "%s", "-");
+	info.clock_freq = 1000000000;
+	struct tb_ctf_env badenv = { .key = "no spaces allowed", .str = "x" };
+	info.env = &badenv;
+	info.nenv = 1;
+	CHECK(tb_ctf_metadata_write(stdout, &info) == -EINVAL, "%s", "-");
+	FILE *ro = fopen("/dev/full", "w");
+	if (ro) {
+		info.nenv = 0;
+		CHECK_RC(tb_ctf_metadata_write(ro, &info), -EIO);
+		fclose(ro);
+	}
+	free(text);
+	printf("ok\n");
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - the tracebuf command line: one cmd_<name>() per file.
+ *
+ * Exit codes (every subcommand):
+ *   0  success           1  failure (message on stderr says what to do)
+ *   2  usage error       3  input partly unreadable (data was skipped, the rest was processed)
+ * `record` and `profile` exit with the traced command's status instead
+ * (128+N when it died of signal N).
+ */
+#ifndef TB_CLI_H
+#define TB_CLI_H
+
+#define TB_EXIT_OK 0
+#define TB_EXIT_FAIL 1
+#define TB_EXIT_USAGE 2
+#define TB_EXIT_PARTIAL 3
+
+/* Each subcommand gets argv starting at its own name (argv[0] == "dump"). */
+typedef int (*tb_cmd_fn)(int argc, char **argv);
+
+/* Declared weak so that the CLI links while a subcommand is being written. */
+#define TB_CMD(name) int cmd_##name(int argc, char **argv) __attribute__((weak))
+TB_CMD(record);
+TB_CMD(snapshot);
+TB_CMD(recover);
+TB_CMD(dump);
+TB_CMD(report);
+TB_CMD(convert);
+TB_CMD(profile);
+TB_CMD(stat);
+
+/* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_record.c - tracebuf record [opts] -o DIR -- CMD [ARGS]
+ *                tracebuf record --attach SESSION -o DIR
+ *
+ * Creates a session, runs CMD with TRACEBUF_SESSION=<session file> (the
+ * library in CMD and in every child attaches by itself), drains the rings
+ * into DIR while CMD runs, finishes the trace when CMD exits, and exits with
+ * CMD's status.  The main thread only waits: for signals (SIGCHLD, and
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT that it forwards to CMD like a shell) in
+ * sigtimedwait(); the engine's threads do the draining.  See docs/RECORDER.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h>
+
+#include "cli.h"
+#include "consumer/consumer.h"
+
+extern char **environ;
+
+#define NAME "record"
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracebuf record [options] -o DIR -- CMD [ARGS...]\n"
+		"       tracebuf record --attach SESSION [options] -o DIR\n"
+		"\n"
+		"Runs CMD with TRACEBUF_SESSION set, so that CMD and all its children write to a new\n"
+		"session, and drains it into DIR (CTF 1.8, readable by babeltrace2).  Exits with\n"
+		"CMD's exit status (128+N if it died of signal N).\n"
+		"\n"
+		"  -o, --output DIR          trace directory (created; must be empty)\n"
+		"  --channel NAME:SB_SIZE:COUNT:MODE\n"
+		"                            one channel (repeatable), e.g. chan:256K:8:discard\n"
+		"  --sb-size SIZE            sub-buffer size of the default channel (256K)\n"
+		"  --sb-count N              sub-buffers per CPU (8)\n"
+		"  --mode MODE               discard | overwrite | block (discard)\n"
+		"  --events PATTERNS         event classes to record, globs, comma separated (*)\n"
+		"  --flush-period DUR        close a CPU's partial packet idle that long (1s)\n"
+		"  --watermark N             full sub-buffers that wake the consumer (1)\n"
+		"  --block-timeout DUR       block mode: longest wait of a producer (100ms)\n"
+		"  --no-attribution          no tracebuf:thread records\n"
+		"  --session PATH            session file to create (default: new file in /dev/shm)\n"
+		"  --shm-dir DIR             directory of the session file ($TRACEBUF_SHM_DIR)\n"
+		"  --attach SESSION          drain an existing session instead of running CMD; DIR may\n"
+		"                            hold the trace a killed consumer left: it is continued\n"
+		"  -q, --quiet               no status line, no summary\n"
+		"\n"
+		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
+		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
+		"(use 'tracebuf snapshot'), a final snapshot is written when CMD exits.\n"
+		"Exit: CMD's status; 1 when recording failed (and CMD exited 0); 2 usage.\n");
+}
+
+enum {
+	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
+	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
+};
+
+struct rec_opts {
+	const char *out;
+	const char *attach;
+	const char *session_path;
+	const char *shm_dir;
+	struct tb_channel_opts chan[TB_MAX_CHANNELS];
+	char chan_names[TB_MAX_CHANNELS][TB_CHAN_NAME_MAX];
+	unsigned nchan;
+	struct tb_channel_opts dflt; /* --sb-size & co: the default channel, or every --channel */
+	int quiet;
+	char **cmd;
+};
+
+static int parse_mode(const char *s, uint32_t *mode)
+{
+	if (!strcmp(s, "discard"))
+		*mode = TB_DISCARD;
+	else if (!strcmp(s, "overwrite"))
+		*mode = TB_OVERWRITE;
+	else if (!strcmp(s, "block"))
+		*mode = TB_BLOCK;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tracebuf " NAME ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(tracebuf " NAME " --help for the options)\n");
+	return TB_EXIT_USAGE;
+}
+
+/* NAME:SB_SIZE:COUNT:MODE; empty fields take the defaults */
+static int parse_channel(struct rec_opts *o, const char *arg)
+{
+	if (o->nchan >= TB_MAX_CHANNELS)
+		return usage_error("at most 16 channels (--channel %s)", arg);
+	char buf[256];
+	if (snprintf(buf, sizeof buf, "%s", arg) >= (int)sizeof buf)
+		return usage_error("--channel %s: too long", arg);
+	char *f[4] = { 0 };
+	char *p = buf;
+	for (int i = 0; i < 4; i++) {
+		f[i] = p;
+		p = strchr(p, ':');
+		if (!p) {
+			if (i != 3)
+				return usage_error("--channel %s: want NAME:SB_SIZE:COUNT:MODE", arg);
+			break;
+		}
+		if (i == 3)
+			return usage_error("--channel %s: want NAME:SB_SIZE:COUNT:MODE", arg);
+		*p++ = 0;
+	}
+	struct tb_channel_opts *c = &o->chan[o->nchan];
+	memset(c, 0, sizeof *c);
+	c->size = sizeof *c;
+	if (!*f[0] || strlen(f[0]) >= TB_CHAN_NAME_MAX)
+		return usage_error("--channel %s: the name must have 1 to 31 characters", arg);
+	for (const char *q = f[0]; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+		      *q == '_' || *q == '-'))
+			return usage_error("--channel %s: the name may hold only A-Z a-z 0-9 _ -", arg);
+	snprintf(o->chan_names[o->nchan], TB_CHAN_NAME_MAX, "%s", f[0]);
+	c->name = o->chan_names[o->nchan];
+	if (*f[1] && tb_parse_size(f[1], &c->sb_size) < 0)
+		return usage_error("--channel %s: bad sub-buffer size", arg);
+	uint64_t n = 0;
+	if (*f[2] && (tb_parse_size(f[2], &n) < 0 || n > UINT32_MAX))
+		return usage_error("--channel %s: bad sub-buffer count", arg);
+	c->sb_count = (uint32_t)n;
+	if (*f[3] && parse_mode(f[3], &c->mode) < 0)
+		return usage_error("--channel %s: mode must be discard, overwrite or block", arg);
+	o->nchan++;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct rec_opts *o)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, 0, 'o' },
+		{ "channel", required_argument, 0, OPT_CHANNEL },
+		{ "sb-size", required_argument, 0, OPT_SB_SIZE },
+		{ "sb-count", required_argument, 0, OPT_SB_COUNT },
+		{ "mode", required_argument, 0, OPT_MODE },
+		{ "events", required_argument, 0, OPT_EVENTS },
+		{ "flush-period", required_argument, 0, OPT_FLUSH },
+		{ "watermark", required_argument, 0, OPT_WATERMARK },
+		{ "block-timeout", required_argument, 0, OPT_BLOCK_TIMEOUT },
+		{ "no-attribution", no_argument, 0, OPT_NO_ATTR },
+		{ "session", required_argument, 0, OPT_SESSION },
+		{ "shm-dir", required_argument, 0, OPT_SHM_DIR },
+		{ "attach", required_argument, 0, OPT_ATTACH },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	memset(o, 0, sizeof *o);
+	o->dflt.size = sizeof o->dflt;
+	optind = 1;
+	opterr = 1;
+	int c;
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': record_usage(stdout); exit(TB_EXIT_OK);
+		case OPT_CHANNEL:
+			if ((c = parse_channel(o, optarg)))
+				return c;
+			break;
+		case OPT_SB_SIZE:
+			if (tb_parse_size(optarg, &o->dflt.sb_size) < 0)
+				return usage_error("--sb-size %s: not a size (e.g. 4096, 64K, 1M)", optarg);
+			break;
+		case OPT_SB_COUNT:
+			if (tb_parse_size(optarg, &v) < 0 || v > UINT32_MAX)
+				return usage_error("--sb-count %s: not a count", optarg);
+			o->dflt.sb_count = (uint32_t)v;
+			break;
+		case OPT_MODE:
+			if (parse_mode(optarg, &o->dflt.mode) < 0)
+				return usage_error("--mode %s: want discard, overwrite or block", optarg);
+			break;
+		case OPT_EVENTS: o->dflt.events = optarg; break;
+		case OPT_FLUSH:
+			if (tb_parse_duration(optarg, &o->dflt.flush_period_ns) < 0 || !o->dflt.flush_period_ns)
+				return usage_error("--flush-period %s: want a duration such as 250ms or 1s", optarg);
+			break;
+		case OPT_WATERMARK:
+			if (tb_parse_size(optarg, &v) < 0 || v == 0 || v > UINT32_MAX)
+				return usage_error("--watermark %s: want a count of sub-buffers >= 1", optarg);
+			o->dflt.watermark = (uint32_t)v;
+			break;
+		case OPT_BLOCK_TIMEOUT:
+			if (tb_parse_duration(optarg, &o->dflt.block_timeout_ns) < 0)
+				return usage_error("--block-timeout %s: want a duration such as 100ms", optarg);
+			break;
+		case OPT_NO_ATTR: o->dflt.no_attribution = 1; break;
+		case OPT_SESSION: o->session_path = optarg; break;
+		case OPT_SHM_DIR: o->shm_dir = optarg; break;
+		case OPT_ATTACH: o->attach = optarg; break;
+		default: return usage_error("%s", "unknown option");
+		}
+	}
+	if (!o->out)
+		return usage_error("%s", "no output directory: give -o DIR");
+	if (o->attach) {
+		if (optind < argc)
+			return usage_error("--attach drains an existing session: no command (got '%s')", argv[optind]);
+		return 0;
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no command to trace: tracebuf record -o DIR -- CMD [ARGS]");
+	o->cmd = argv + optind;
+	/* the shorthand options apply to the default channel, or to every
+	 * --channel where that did not say otherwise */
+	if (!o->nchan) {
+		o->chan[0] = o->dflt;
+		o->nchan = 1;
+	} else {
+		for (unsigned i = 0; i < o->nchan; i++) {
+			struct tb_channel_opts *ch = &o->chan[i];
+			if (!ch->sb_size) ch->sb_size = o->dflt.sb_size;
+			if (!ch->sb_count) ch->sb_count = o->dflt.sb_count;
+			if (!ch->mode) ch->mode = o->dflt.mode;
+			ch->events = o->dflt.events;
+			ch->flush_period_ns = o->dflt.flush_period_ns;
+			ch->watermark = o->dflt.watermark;
+			ch->block_timeout_ns = o->dflt.block_timeout_ns;
+			ch->no_attribution = o->dflt.no_attribution;
+		}
+	}
+	return 0;
+}
+
+/* execvp's search, done up front so that a missing command creates nothing. */
+static int resolve_cmd(const char *cmd, char *path, size_t len)
+{
+	struct stat sb;
+	if (strchr(cmd, '/')) {
+		snprintf(path, len, "%s", cmd);
+		if (stat(path, &sb) < 0)
+			return cli_error(NAME, "%s: %s", cmd, strerror(errno));
+		if (!S_ISREG(sb.st_mode))
+			return cli_error(NAME, "%s: not a regular file", cmd);
+		if (access(path, X_OK) < 0)
+			return cli_error(NAME, "%s: not executable (%s)", cmd, strerror(errno));
+		return 0;
+	}
+	const char *envp = getenv("PATH");
+	char *dirs = strdup(envp && *envp ? envp : "/usr/local/bin:/usr/bin:/bin");
+	int found_noexec = 0;
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, len, "%s/%s", *d ? d : ".", cmd);
+		if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+			continue;
+		if (access(path, X_OK) == 0) {
+			free(dirs);
+			return 0;
+		}
+		found_noexec = 1;
+	}
+	free(dirs);
+	if (found_noexec)
+		return cli_error(NAME, "%s: found in PATH but not executable", cmd);
+	return cli_error(NAME, "%s: command not found (searched PATH)", cmd);
+}
+
+/* 1 when `dir` is missing or an empty directory. */
+static int dir_usable(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT;
+	struct dirent *de;
+	int empty = 1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct lost {
+	uint64_t full, toobig, overwritten, timeout, busy, total, written;
+};
+
+static void lost_of(struct tb_session *s, int ch, int cpu, struct lost *l)
+{
+	memset(l, 0, sizeof *l);
+	unsigned nch = tb_session_nchannels(s);
+	for (unsigned c = 0; c < nch; c++) {
+		if (ch >= 0 && (unsigned)ch != c)
+			continue;
+		struct tb_counters k;
+		if (tb_session_counters(s, c, cpu, &k) < 0)
+			continue;
+		l->full += k.lost_full;
+		l->toobig += k.lost_toobig;
+		l->overwritten += k.lost_overwritten;
+		l->timeout += k.lost_timeout;
+		l->busy += k.lost_busy;
+		l->written += k.written;
+	}
+	l->total = l->full + l->toobig + l->overwritten + l->timeout + l->busy;
+}
+
+static void status_line(struct tb_session *s, struct tb_engine *e, double t0, uint64_t *prev_ev, double *prev_t)
+{
+	struct tb_stream_stats st;
+	struct lost l;
+	tb_engine_stats(e, -1, -1, &st);
+	lost_of(s, -1, -1, &l);
+	double t = now_s();
+	double rate = t > *prev_t ? (double)(st.events - *prev_ev) / (t - *prev_t) : 0;
+	*prev_ev = st.events;
+	*prev_t = t;
+	char fill[160] = "";
+	size_t off = 0;
+	unsigned ncpus = tb_session_ncpus(s);
+	for (unsigned cpu = 0; cpu < ncpus && off < sizeof fill - 16; cpu++) {
+		if (cpu == 8) {
+			off += (size_t)snprintf(fill + off, sizeof fill - off, " ...");
+			break;
+		}
+		unsigned f = 0;
+		for (unsigned ch = 0; ch < tb_session_nchannels(s); ch++) {
+			unsigned x = tb_engine_fill(s, ch, cpu);
+			if (x > f)
+				f = x;
+		}
+		off += (size_t)snprintf(fill + off, sizeof fill - off, " %u%%", f / 10);
+	}
+	fprintf(stderr, "\r\033[K[%.1fs] %.0f ev/s, %.1f MiB, lost %" PRIu64 ", fill%s", t - t0, rate,
+		(double)st.bytes / 1048576.0, l.total, fill);
+	fflush(stderr);
+}
+
+static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, double secs)
+{
+	struct tb_stream_stats st;
+	struct lost l;
+	tb_engine_stats(e, -1, -1, &st);
+	lost_of(s, -1, -1, &l);
+	fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64 " packets written to %s in %.2f s\n",
+		st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs);
+	fprintf(stderr, "  lost %" PRIu64 " events: ring full %" PRIu64 ", too big %" PRIu64
+			", overwritten %" PRIu64 ", block timeout %" PRIu64 ", busy %" PRIu64 "\n",
+		l.total, l.full, l.toobig, l.overwritten, l.timeout, l.busy);
+	if (st.bad || st.torn || st.skipped || st.dropped)
+		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
+				" skipped, %" PRIu64 " not written after a write error\n",
+			st.bad, st.torn, st.skipped, st.dropped);
+	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
+	for (unsigned ch = 0; ch < nch; ch++)
+		for (unsigned cpu = 0; cpu < ncpus; cpu++) {
+			struct tb_stream_stats x;
+			struct lost y;
+			tb_engine_stats(e, (int)ch, (int)cpu, &x);
+			lost_of(s, (int)ch, (int)cpu, &y);
+			if (!x.packets && !y.written && !y.total)
+				continue;
+			fprintf(stderr, "  %s cpu %u: written %" PRIu64 ", delivered %" PRIu64 ", lost %" PRIu64
+					", %" PRIu64 " packets\n",
+				s->chan[ch].name, cpu, y.written, x.events, y.total, x.packets);
+		}
+}
+
+static void print_warnings(struct tb_engine *e)
+{
+	char msg[300];
+	while (tb_engine_next_warning(e, msg, sizeof msg))
+		fprintf(stderr, "\ntracebuf " NAME ": warning: %s\n", msg);
+}
+
+/* The environment of CMD: ours, with TRACEBUF_SESSION replaced. */
+static char **child_env(const char *session_path)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 2, sizeof *env);
+	if (!env)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "TRACEBUF_SESSION=", 17))
+			env[k++] = environ[i];
+	size_t len = strlen(session_path) + 20;
+	env[k] = malloc(len);
+	if (!env[k]) {
+		free(env);
+		return NULL;
+	}
+	snprintf(env[k], len, "TRACEBUF_SESSION=%s", session_path);
+	env[k + 1] = NULL;
+	return env;
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return TB_EXIT_FAIL;
+}
+
+/* Forwarded to CMD: what a shell would pass on. */
+static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void build_sigset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
+		sigaddset(set, fwd_sigs[i]);
+}
+
+static void cmdline_of(char **argv, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; argv[i] && off + 2 < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+}
+
+/*
+ * Waits for CMD (pid > 0) or, in attach mode (pid == 0), until no process
+ * of the session is alive or a signal asks to stop.  Returns CMD's wait status.
+ */
+static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int show_status, double t0)
+{
+	sigset_t set;
+	build_sigset(&set);
+	int status = 0, reported_err = 0, signals = 0;
+	uint64_t prev_ev = 0;
+	double prev_t = t0;
+	for (;;) {
+		siginfo_t si;
+		struct timespec ts = { 0, 500000000 };
+		int sig;
+		if (show_status || !pid)
+			sig = sigtimedwait(&set, &si, &ts);
+		else
+			sig = sigwaitinfo(&set, &si);
+		if (sig == SIGCHLD || (sig < 0 && pid)) {
+			pid_t p;
+			int st;
+			/* we are a subreaper: orphaned descendants of CMD end up here too */
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+				if (p == pid) {
+					status = st;
+					pid = -1;
+				}
+		} else if (sig > 0) {
+			signals++;
+			if (pid > 0) {
+				/* a terminal's ^C already reached CMD (same process
+				 * group, si_code SI_KERNEL): forward only the others */
+				if (si.si_code != SI_KERNEL)
+					kill(pid, sig);
+			} else if (!pid) {
+				break; /* attach mode: stop draining */
+			}
+		}
+		print_warnings(e);
+		if (tb_engine_error(e) && !reported_err) {
+			reported_err = 1;
+			fprintf(stderr, "\ntracebuf " NAME ": %s\n", tb_engine_errmsg(e));
+			fprintf(stderr, "tracebuf " NAME ": recording stopped; the command goes on\n");
+		}
+		if (pid < 0)
+			break;
+		if (!pid && tb_session_live_procs(s, (uint32_t)getpid()) == 0)
+			break;
+		if (show_status)
+			status_line(s, e, t0, &prev_ev, &prev_t);
+	}
+	if (show_status)
+		fprintf(stderr, "\r\033[K");
+	(void)signals;
+	return status;
+}
+
+static int run_attach(struct rec_opts *o)
+{
+	char path[PATH_MAX];
+	tb_session_resolve(o->attach, path, sizeof path);
+	struct tb_session *s;
+	int rc = tb_session_attach(path, 0, &s);
+	if (rc < 0)
+		return cli_error(NAME, "cannot attach to %s: %s", path, tb_errmsg());
+	uint32_t cpid = __atomic_load_n(&s->map->consumer_pid, __ATOMIC_RELAXED);
+	if (cpid && cpid != (uint32_t)getpid() && cpid <= (uint32_t)INT32_MAX &&
+	    (kill((pid_t)cpid, 0) == 0 || errno == EPERM)) {
+		tb_session_close(s);
+		return cli_error(NAME, "session %s is already drained by process %u; stop it first", path, cpid);
+	}
+	int created;
+	if (tb_output_dir(o->out, &created) < 0) {
+		tb_session_close(s);
+		return cli_error(NAME, "%s", tb_errmsg());
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tb_engine_env env[] = {
+		{ "recorder", "tracebuf record --attach", 0 },
+		{ "session_file", path, 0 },
+		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
+	};
+	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3 };
+	struct tb_engine *e;
+	rc = tb_engine_create(s, o->out, &cfg, &e);
+	if (rc < 0) {
+		cli_error(NAME, "%s", tb_errmsg());
+		tb_session_close(s);
+		if (created)
+			rmdir(o->out);
+		return TB_EXIT_FAIL;
+	}
+	sigset_t set;
+	build_sigset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGXFSZ, SIG_IGN);
+	double t0 = now_s();
+	rc = tb_engine_start(e);
+	if (rc < 0) {
+		cli_error(NAME, "%s", tb_errmsg());
+		tb_engine_destroy(e);
+		tb_session_close(s);
+		return TB_EXIT_FAIL;
+	}
+	int show = !o->quiet && isatty(2);
+	if (!o->quiet)
+		fprintf(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)\n", path, o->out);
+	wait_loop(s, e, 0, show, t0);
+	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
+	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
+	print_warnings(e);
+	if (!o->quiet)
+		summary(s, e, o->out, now_s() - t0);
+	if (rc < 0)
+		cli_error(NAME, "%s", tb_engine_errmsg(e));
+	uint32_t creator = __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
+	if (!live && (creator == 0 || creator > (uint32_t)INT32_MAX || kill((pid_t)creator, 0) < 0)) {
+		/* nobody can write to it any more and everything was drained */
+		tb_session_unlink(s);
+	}
+	tb_engine_destroy(e);
+	tb_session_close(s);
+	return rc < 0 ? TB_EXIT_FAIL : TB_EXIT_OK;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec_opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	/* a file size limit (ulimit -f) must make writes fail, not kill us */
+	signal(SIGXFSZ, SIG_IGN);
+	if (o.attach)
+		return run_attach(&o);
+
+	/* 1. everything that can be refused without creating anything */
+	char exe[PATH_MAX];
+	if (resolve_cmd(o.cmd[0], exe, sizeof exe))
+		return TB_EXIT_FAIL;
+	struct stat sb;
+	if (stat(o.out, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		return cli_error(NAME, "output %s exists and is not a directory", o.out);
+	if (!dir_usable(o.out))
+		return cli_error(NAME, "output directory %s is not empty (or not readable); give a new or "
+				       "empty one", o.out);
+
+	/* 2. output directory, then the session */
+	int created;
+	if (tb_output_dir(o.out, &created) < 0)
+		return cli_error(NAME, "%s", tb_errmsg());
+	struct tb_session_opts so = {
+		.size = sizeof so,
+		.path = o.session_path,
+		.dir = o.shm_dir,
+		.nchannels = o.nchan,
+		.channels = o.chan,
+	};
+	struct tb_session *s = NULL;
+	struct tb_engine *e = NULL;
+	char cmdline[2048];
+	cmdline_of(o.cmd, cmdline, sizeof cmdline);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tb_engine_env env[] = {
+		{ "cmdline", cmdline, 0 },
+		{ "start_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
+		{ "recorder", "tracebuf record", 0 },
+		{ "cmd_pid", NULL, 0 }, /* set below, before any metadata is written */
+	};
+	struct tb_engine_cfg cfg = { .env = env, .nenv = 3 };
+	/* the engine copies env at creation, but CMD's pid is known only
+	 * after fork: create the engine after the fork, start CMD held on a
+	 * pipe until the consumer runs, so that no event can be missed */
+	int go[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
+	char **cenv = NULL;
+	pid_t pid = -1;
+
+	rc = tb_session_create(&so, &s);
+	if (rc < 0) {
+		cli_error(NAME, "cannot create the session: %s", tb_errmsg());
+		goto fail;
+	}
+	cenv = child_env(tb_session_path(s));
+	if (!cenv || pipe2(go, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
+		cli_error(NAME, "out of resources: %s", strerror(errno));
+		goto fail;
+	}
+
+	/* signals: taken synchronously by the main thread; every thread
+	 * created later inherits the mask, CMD gets the defaults back */
+	sigset_t set, old;
+	build_sigset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	signal(SIGXFSZ, SIG_IGN); /* file size limit: a write error, not death */
+	signal(SIGPIPE, SIG_IGN);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	pid = fork();
+	if (pid < 0) {
+		cli_error(NAME, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		/* child: async-signal-safe calls only */
+		char c;
+		close(go[1]);
+		signal(SIGXFSZ, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		execve(exe, o.cmd, cenv);
+		int err = errno;
+		if (write(err_pipe[1], &err, sizeof err) < 0) {
+			/* nothing left to tell */
+		}
+		_exit(127);
+	}
+	close(go[0]);
+	go[0] = -1;
+	close(err_pipe[1]);
+	err_pipe[1] = -1;
+
+	env[3].num = pid;
+	cfg.nenv = 4;
+	rc = tb_engine_create(s, o.out, &cfg, &e);
+	if (rc < 0 || (rc = tb_engine_start(e)) < 0) {
+		cli_error(NAME, "%s", tb_errmsg());
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+		goto fail;
+	}
+	double t0 = now_s();
+	close(go[1]); /* CMD may start */
+	go[1] = -1;
+	int exec_err = 0;
+	if (read(err_pipe[0], &exec_err, sizeof exec_err) == (ssize_t)sizeof exec_err) {
+		cli_error(NAME, "cannot run %s: %s", exe, strerror(exec_err));
+		waitpid(pid, NULL, 0);
+		pid = -1;
+		goto fail;
+	}
+	close(err_pipe[0]);
+	err_pipe[0] = -1;
+
+	int show = !o.quiet && isatty(2);
+	int status = wait_loop(s, e, pid, show, t0);
+
+	/* 3. CMD is gone: close every partial packet, drain, and take what a
+	 * dead producer may have left, if no traced process remains */
+	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
+	if (live && !o.quiet)
+		fprintf(stderr, "tracebuf " NAME ": %u traced processes still run; what they write from now "
+				"on is not recorded\n", live);
+	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
+	print_warnings(e);
+	if (!o.quiet)
+		summary(s, e, o.out, now_s() - t0);
+	int code = exit_code_of(status);
+	if (rc < 0) {
+		cli_error(NAME, "%s", tb_engine_errmsg(e));
+		if (code == 0)
+			code = TB_EXIT_FAIL;
+	}
+	tb_engine_destroy(e);
+	tb_session_unlink(s);
+	tb_session_close(s);
+	return code;
+
+fail:
+	if (go[0] >= 0) close(go[0]);
+	if (go[1] >= 0) close(go[1]);
+	if (err_pipe[0] >= 0) close(err_pipe[0]);
+	if (err_pipe[1] >= 0) close(err_pipe[1]);
+	tb_engine_destroy(e);
+	if (s) {
+		tb_session_unlink(s);
+		tb_session_close(s);
+	}
+	if (created)
+		rmdir(o.out); /* only if still empty */
+	return TB_EXIT_FAIL;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* tracebuf.c - subcommand dispatch and the one usage table. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	const char *summary;
+} cmds[] = {
+	{ "record", "record [opts] -o DIR -- CMD [ARGS]   trace CMD into a CTF trace" },
+	{ "snapshot", "snapshot SESSION -o DIR            copy a flight-recorder ring now" },
+	{ "recover", "recover SESSION_FILE -o DIR        trace from a crashed app's buffers" },
+	{ "dump", "dump [opts] DIR                    one line per event" },
+	{ "report", "report [opts] DIR                  summary: rates, losses, busiest second" },
+	{ "convert", "convert DIR --to chrome -o FILE    Chrome Trace Event JSON" },
+	{ "profile", "profile [-F HZ] -o DIR -- CMD      sampling profiler" },
+	{ "stat", "stat SESSION                       counters of a live session" },
+};
+
+static tb_cmd_fn lookup(const char *name)
+{
+	if (!strcmp(name, "record")) return cmd_record;
+	if (!strcmp(name, "snapshot")) return cmd_snapshot;
+	if (!strcmp(name, "recover")) return cmd_recover;
+	if (!strcmp(name, "dump")) return cmd_dump;
+	if (!strcmp(name, "report")) return cmd_report;
+	if (!strcmp(name, "convert")) return cmd_convert;
+	if (!strcmp(name, "profile")) return cmd_profile;
+	if (!strcmp(name, "stat")) return cmd_stat;
+	return 0;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "tracebuf %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TB_EXIT_FAIL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf <command> [options]   (tracebuf <command> --help for details)\n\n");
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (lookup(cmds[i].name))
+			fprintf(f, "  %s\n", cmds[i].summary);
+	fprintf(f, "\nexit codes: 0 ok, 1 failure, 2 usage, 3 input partly unreadable;\n"
+		   "record/profile exit with the command's status (128+N for signal N)\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? TB_EXIT_USAGE : TB_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("tracebuf 0.1.0\n");
+		return 0;
+	}
+	tb_cmd_fn fn = lookup(argv[1]);
+	if (!fn) {
+		fprintf(stderr, "tracebuf: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return TB_EXIT_USAGE;
+	}
+	return fn(argc - 1, argv + 1);
+}

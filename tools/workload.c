@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf-workload - the bundled workload of tests, benchmarks and the demo.
+ *
+ * Each thread writes `workload:tick` events; with --signals a per-thread
+ * timer's SIGALRM handler writes `workload:signal`.  Fields: thread (u32),
+ * seq (u64, per thread and per event name, from 0), value (u64) and check
+ * (u64) with  check == value ^ (seq * 0x9E3779B97F4A7C15) ^ thread  (mod 2^64),
+ * so that any reader can verify a trace of it alone.  The last line printed
+ * is `written: N`, the number of events it attempted to write (each is then
+ * either delivered or counted as lost).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/event.h>
+
+TB_EVENT(workload, tick, (u32, thread), (u64, seq), (u64, value), (u64, check))
+TB_EVENT(workload, signal, (u32, thread), (u64, seq), (u64, value), (u64, check))
+
+#define GOLDEN 0x9E3779B97F4A7C15ull
+
+static struct {
+	unsigned threads;
+	uint64_t events;
+	int signals;
+	unsigned signal_us;
+	int hop;
+	int pin;
+	unsigned quiet_ms;
+	unsigned sleep_us;
+	unsigned procs;
+	unsigned child_id;
+	const char *channel;
+} opt = { .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1 };
+
+static int chan_idx = -1;
+static int id_tick = -1, id_signal = -1;
+static volatile int stop_signals;
+
+struct worker {
+	pthread_t th;
+	uint32_t thread;
+	uint64_t ticks;
+	volatile uint64_t sigs;
+	timer_t timer;
+	int has_timer;
+	uint64_t rng;
+};
+
+static __thread struct worker *self;
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+struct payload {
+	uint32_t thread;
+	uint64_t seq, value, check;
+} __attribute__((packed));
+
+static void write_one(int is_signal, uint32_t thread, uint64_t seq, uint64_t value)
+{
+	uint64_t check = value ^ (seq * GOLDEN) ^ thread;
+	if (chan_idx >= 0) {
+		struct payload p = { thread, seq, value, check };
+		tb_write((unsigned)chan_idx, (uint32_t)(is_signal ? id_signal : id_tick), &p, sizeof p);
+	} else if (is_signal) {
+		tb_workload_signal(thread, seq, value, check);
+	} else {
+		tb_workload_tick(thread, seq, value, check);
+	}
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	struct worker *w = self;
+	if (!w || stop_signals)
+		return;
+	int saved = errno;
+	uint64_t seq = w->sigs;
+	write_one(1, w->thread, seq, xorshift(&w->rng));
+	w->sigs = seq + 1;
+	errno = saved;
+}
+
+static void hop(unsigned ncpu, uint64_t i)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET((unsigned)(i % ncpu), &set);
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+static void *run(void *arg)
+{
+	struct worker *w = arg;
+	self = w;
+	w->rng = (uint64_t)(w->thread + 1) * GOLDEN | 1;
+	unsigned ncpu = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	if (opt.pin >= 0)
+		hop((unsigned)opt.pin + 1, (uint64_t)opt.pin);
+	if (opt.signals) {
+		struct sigevent sev;
+		memset(&sev, 0, sizeof sev);
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = SIGALRM;
+		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+		if (timer_create(CLOCK_MONOTONIC, &sev, &w->timer) == 0) {
+			w->has_timer = 1;
+			struct itimerspec its = { { 0, (long)opt.signal_us * 1000 }, { 0, (long)opt.signal_us * 1000 } };
+			timer_settime(w->timer, 0, &its, NULL);
+		}
+	}
+	for (uint64_t i = 0; i < opt.events; i++) {
+		write_one(0, w->thread, i, xorshift(&w->rng));
+		w->ticks = i + 1;
+		if (opt.hop && i % 1024 == 1023)
+			hop(ncpu, i / 1024 + w->thread);
+		if (opt.sleep_us && i % 64 == 63)
+			usleep(opt.sleep_us);
+	}
+	if (w->has_timer) {
+		struct itimerspec off;
+		memset(&off, 0, sizeof off);
+		timer_settime(w->timer, 0, &off, NULL);
+		timer_delete(w->timer);
+	}
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracebuf-workload [--threads N] [--events N] [--signals] [--signal-us US]\n"
+		"                         [--hop] [--pin CPU] [--sleep-us US] [--quiet-ms MS]\n"
+		"                         [--procs N] [--channel NAME]\n"
+		"  Writes workload:tick (and workload:signal from SIGALRM handlers) into the\n"
+		"  tracebuf session named by $TRACEBUF_SESSION; prints `written: N` last.\n"
+		"  --hop       move each thread to another CPU every 1024 events\n"
+		"  --procs N   N processes (fork + exec of this program), thread ids disjoint\n"
+		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "threads", 1, 0, 't' }, { "events", 1, 0, 'n' }, { "signals", 0, 0, 's' },
+		{ "signal-us", 1, 0, 'S' }, { "hop", 0, 0, 'h' }, { "pin", 1, 0, 'p' },
+		{ "quiet-ms", 1, 0, 'q' }, { "sleep-us", 1, 0, 'u' }, { "procs", 1, 0, 'P' },
+		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' }, { 0, 0, 0, 0 }
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 't': opt.threads = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'n': opt.events = strtoull(optarg, NULL, 0); break;
+		case 's': opt.signals = 1; break;
+		case 'S': opt.signal_us = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'h': opt.hop = 1; break;
+		case 'p': opt.pin = atoi(optarg); break;
+		case 'q': opt.quiet_ms = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'u': opt.sleep_us = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'P': opt.procs = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'C': opt.child_id = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'c': opt.channel = optarg; break;
+		case 'H': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (opt.threads < 1 || opt.threads > 4096 || opt.procs < 1 || opt.procs > 64 || opt.signal_us < 10 ||
+	    opt.signal_us > 999999) {
+		fprintf(stderr, "tracebuf-workload: --threads 1..4096, --procs 1..64, --signal-us 10..999999\n");
+		return 2;
+	}
+	if (opt.channel) {
+		struct tb_session *s = tb_producer_session();
+		chan_idx = s ? tb_session_channel(s, opt.channel) : -1;
+		id_tick = tb_event_id("workload:tick");
+		id_signal = tb_event_id("workload:signal");
+		if (chan_idx < 0 || id_tick < 0 || id_signal < 0) {
+			fprintf(stderr, "tracebuf-workload: --channel %s: no such channel in the session (%s)\n",
+				opt.channel, tb_errmsg());
+			return 1;
+		}
+	}
+
+	/* children first (fork + exec, so that the library attaches anew) */
+	pid_t kids[64];
+	int pipes[64];
+	unsigned nk = 0;
+	for (unsigned k = 1; opt.child_id == 0 && k < opt.procs; k++) {
+		int fd[2];
+		if (pipe(fd) != 0)
+			return 1;
+		pid_t p = fork();
+		if (p == 0) {
+			dup2(fd[1], 1);
+			close(fd[0]);
+			char id[16], th[16], ev[16], su[16];
+			snprintf(id, sizeof id, "%u", k);
+			snprintf(th, sizeof th, "%u", opt.threads);
+			snprintf(ev, sizeof ev, "%llu", (unsigned long long)opt.events);
+			snprintf(su, sizeof su, "%u", opt.signal_us);
+			char *av[20];
+			int a = 0;
+			av[a++] = argv[0];
+			av[a++] = "--child-id"; av[a++] = id;
+			av[a++] = "--threads"; av[a++] = th;
+			av[a++] = "--events"; av[a++] = ev;
+			av[a++] = "--signal-us"; av[a++] = su;
+			if (opt.signals) av[a++] = "--signals";
+			if (opt.hop) av[a++] = "--hop";
+			if (opt.channel) { av[a++] = "--channel"; av[a++] = (char *)opt.channel; }
+			av[a] = NULL;
+			execv("/proc/self/exe", av);
+			_exit(127);
+		}
+		close(fd[1]);
+		kids[nk] = p;
+		pipes[nk++] = fd[0];
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+
+	struct worker *w = calloc(opt.threads, sizeof *w);
+	for (unsigned i = 0; i < opt.threads; i++) {
+		w[i].thread = opt.child_id * opt.threads + i;
+		pthread_create(&w[i].th, NULL, run, &w[i]);
+	}
+	uint64_t total = 0;
+	for (unsigned i = 0; i < opt.threads; i++)
+		pthread_join(w[i].th, NULL);
+	stop_signals = 1;
+	for (unsigned i = 0; i < opt.threads; i++)
+		total += w[i].ticks + w[i].sigs;
+	for (unsigned k = 0; k < nk; k++) {
+		char buf[256] = { 0 };
+		FILE *f = fdopen(pipes[k], "r");
+		unsigned long long n = 0;
+		while (f && fgets(buf, sizeof buf, f))
+			sscanf(buf, "written: %llu", &n);
+		if (f)
+			fclose(f);
+		int st;
+		waitpid(kids[k], &st, 0);
+		total += n;
+	}
+	if (opt.quiet_ms)
+		usleep(opt.quiet_ms * 1000u);
+	printf("written: %llu\n", (unsigned long long)total);
+	free(w);
+	return 0;
+}
