@@ -146,7 +146,9 @@ TB_API unsigned tb_rd_nfields(const struct tb_rd_event *e);
 TB_API const char *tb_rd_field_name(const struct tb_rd_event *e, unsigned i);
 TB_API int tb_rd_field_type(const struct tb_rd_event *e, unsigned i); /* enum tb_rd_type, -EINVAL */
 TB_API int tb_rd_field_index(const struct tb_rd_event *e, const char *name); /* or -ENOENT */
-/* integers of any width (signed ones sign-extended) and doubles; 0 for other types */
+/* integers of any width (signed ones sign-extended) and doubles; 0 for other types.
+ * A double read as an integer is truncated toward zero and saturated (NaN: 0;
+ * tb_rd_u64: negative values 0). */
 TB_API uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i);
 TB_API int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i);
 TB_API double tb_rd_f64(const struct tb_rd_event *e, unsigned i);

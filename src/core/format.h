@@ -153,7 +153,9 @@ struct tb_chan_desc {
  */
 struct tb_ctl {
 	/* line 0: producer state */
-	uint64_t head;       /* write position, bytes, free running; 0 = never written */
+	uint64_t head;       /* write position, bytes, free running; 0 = never written.
+			      * Never on a sub-buffer boundary: a step that would end
+			      * a packet exactly at its end switches instead. */
 	uint64_t st_end;     /* head value at which *_after is valid */
 	uint64_t ts_after;   /* timestamp of the last record (or packet begin) */
 	uint64_t ts_before;

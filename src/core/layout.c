@@ -54,7 +54,7 @@ int tb_layout_compute(const struct tb_layout_params *p, struct tb_layout *l)
 		if (!is_pow2(n) || n < TB_MIN_SB_COUNT || n > TB_MAX_SB_COUNT)
 			return tb_fail(-EINVAL, "sub-buffer count %" PRIu64 " of channel %u must be a power of two in %u..%u",
 				       n, c, TB_MIN_SB_COUNT, TB_MAX_SB_COUNT);
-		uint64_t desc;
+		uint64_t desc = 0;
 		align_up(n * sizeof(struct tb_sbdesc), p->page_size, &desc);
 		l->data_off[c] = desc;
 		uint64_t data = sb * n; /* <= 2^28 * 2^16: no overflow */

@@ -77,8 +77,11 @@ static int check_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_
 	else if (h.timestamp_end < h.timestamp_begin)
 		what = "timestamp_end before timestamp_begin";
 	if (what)
-		return tb_fail(-EBADMSG, "channel %s CPU %u packet %" PRIu64 ": %s", cv->name, cpu,
-			       pos >> cv->sb_shift, what);
+		return tb_fail(-EBADMSG,
+			       "channel %s CPU %u packet %" PRIu64 ": %s (seq %" PRIu64 ", content %" PRIu64
+			       " bits, packet %" PRIu64 " bits, ts %" PRIu64 "..%" PRIu64 ")",
+			       cv->name, cpu, pos >> cv->sb_shift, what, h.packet_seq_num, h.content_size, h.packet_size,
+			       h.timestamp_begin, h.timestamp_end);
 	info->seq = h.packet_seq_num;
 	info->ts_begin = h.timestamp_begin;
 	info->ts_end = h.timestamp_end;
@@ -308,7 +311,7 @@ static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 	uint64_t cut = 0, last_disc = 0;
 	for (uint64_t P = from; P <= cur; P += S) {
 		int partial = P == cur;
-		uint64_t len;
+		uint64_t len = 0;
 		struct tb_packet_info info;
 		int t = take_packet(s, ch, cpu, P, partial ? head - cur : S, partial, ts, live, &w, buf, &len, &info, &cut);
 		if (t == 1) {

@@ -51,7 +51,12 @@ struct tb_session {
 	uint32_t reg_capacity;
 	struct tb_proc_table *procs;
 	uint32_t proc_capacity;
+	/* [nchannels * ncpus] descriptors for the rseq fast path (rseq.h),
+	 * computed once from the validated values above */
+	struct tb_fast_ring *fast;
 };
+
+TB_HIDDEN int tb_session_fast_init(struct tb_session *s);
 
 static inline struct tb_ctl *tb_ctl_of(const struct tb_session *s, unsigned ch, unsigned cpu)
 {

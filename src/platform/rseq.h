@@ -134,16 +134,23 @@ extern uint32_t tb_inject_spin[8] __attribute__((visibility("hidden")));
 /* cs 1: the fast append (compact header, record fits, writer unchanged)   */
 /* ---------------------------------------------------------------------- */
 
-struct tb_fast_args {
+/* Per (channel, CPU), process-local, computed once at attach (tb_session.fast). */
+struct tb_fast_ring {
 	struct tb_ctl *ctl;   /* 0 */
 	uint8_t *data;        /* 8: sub-buffer 0 of this CPU's ring */
 	uint64_t ring_mask;   /* 16 */
 	uint64_t sb_mask;     /* 24 */
 	uint64_t sb_size;     /* 32 */
-	const uint8_t *src;   /* 40: payload */
-	uint64_t len;         /* 48: payload bytes */
-	uint64_t id;          /* 56: event id, <= 30 */
-	uint64_t tid;         /* 64: writer context required (0 without attribution) */
+	uint64_t attribution; /* 40: 1 when the channel writes tracebuf:thread records */
+	uint64_t pad[2];
+};
+
+/* Per call. */
+struct tb_fast_args {
+	const uint8_t *src;   /* 0: payload */
+	uint64_t len;         /* 8: payload bytes */
+	uint64_t id;          /* 16: event id, <= 30 */
+	uint64_t tid;         /* 24: writer context required (0 without attribution) */
 };
 
 /*
@@ -153,6 +160,7 @@ struct tb_fast_args {
  * and 2 when aborted (the caller re-reads the CPU and retries).
  */
 static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_rseq_abi *rs, uint32_t cpu,
+								      const struct tb_fast_ring *r,
 								      const struct tb_fast_args *a)
 {
 	__asm__ goto(
@@ -161,7 +169,7 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		"cmpl %[cpu], 4(%[rs])\n\t"
 		"jnz 4f\n\t"
 		/* B: head must be initialised and the _after state valid at head */
-		"movq 0(%[a]), %%r11\n\t"
+		"movq 0(%[r]), %%r11\n\t"
 		"movq " TB__STR(TB_CTL_HEAD) "(%%r11), %%r8\n\t"
 		"testq %%r8, %%r8\n\t"
 		"jz %l[slow]\n\t"
@@ -169,7 +177,7 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		"jne %l[slow]\n\t"
 		/* C: the packet's writer context must be ours */
 		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%r9\n\t"
-		"cmpq 64(%[a]), %%r9\n\t"
+		"cmpq 24(%[a]), %%r9\n\t"
 		"jne %l[slow]\n\t"
 		TB_INJECT_ASM(0)
 		/* D: timestamp, read inside the cs; never below the previous one */
@@ -184,34 +192,48 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		"subq %%r10, %%r9\n\t"
 		"cmpq $0x8000000, %%r9\n\t"
 		"jae %l[slow]\n\t"
-		/* F: does header + payload fit in the current sub-buffer? */
+		/* F: does header + payload fit in the current sub-buffer,
+		 * leaving head strictly inside it?  (head never sits on a
+		 * sub-buffer boundary: the consumer takes a sub-buffer as
+		 * closed once head is past its end) */
 		"movq %%r8, %%r9\n\t"
-		"andq 24(%[a]), %%r9\n\t"
-		"addq 48(%[a]), %%r9\n\t"
+		"andq 24(%[r]), %%r9\n\t"
+		"addq 8(%[a]), %%r9\n\t"
 		"addq $4, %%r9\n\t"
-		"cmpq 32(%[a]), %%r9\n\t"
-		"ja %l[slow]\n\t"
+		"cmpq 32(%[r]), %%r9\n\t"
+		"jae %l[slow]\n\t"
 		/* G: write header and payload past head (invisible until H) */
 		"movq %%r8, %%rdi\n\t"
-		"andq 16(%[a]), %%rdi\n\t"
-		"addq 8(%[a]), %%rdi\n\t"
+		"andq 16(%[r]), %%rdi\n\t"
+		"addq 8(%[r]), %%rdi\n\t"
 		"movl %%eax, %%edx\n\t"
 		"shll $5, %%edx\n\t"
-		"orl 56(%[a]), %%edx\n\t"
+		"orl 16(%[a]), %%edx\n\t"
 		"movl %%edx, (%%rdi)\n\t"
 		"addq $4, %%rdi\n\t"
-		"movq 40(%[a]), %%rsi\n\t"
-		"movq 48(%[a]), %%rcx\n\t"
+		"movq 0(%[a]), %%rsi\n\t"
+		"movq 8(%[a]), %%rcx\n\t"
+		/* 16 bytes per iteration, then 8, then bytes */
+		"cmpq $16, %%rcx\n\t"
+		"jb 9f\n\t"
+		"5:\n\t"
+		"movq (%%rsi), %%rdx\n\t"
+		"movq 8(%%rsi), %%r10\n\t"
+		"movq %%rdx, (%%rdi)\n\t"
+		"movq %%r10, 8(%%rdi)\n\t"
+		"addq $16, %%rsi\n\t"
+		"addq $16, %%rdi\n\t"
+		"subq $16, %%rcx\n\t"
+		"cmpq $16, %%rcx\n\t"
+		"jae 5b\n\t"
+		"9:\n\t"
 		"cmpq $8, %%rcx\n\t"
 		"jb 6f\n\t"
-		"5:\n\t"
 		"movq (%%rsi), %%rdx\n\t"
 		"movq %%rdx, (%%rdi)\n\t"
 		"addq $8, %%rsi\n\t"
 		"addq $8, %%rdi\n\t"
 		"subq $8, %%rcx\n\t"
-		"cmpq $8, %%rcx\n\t"
-		"jae 5b\n\t"
 		"6:\n\t"
 		"testq %%rcx, %%rcx\n\t"
 		"jz 7f\n\t"
@@ -227,7 +249,7 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		/* H: two-version state: _before = true values (idempotent), then
 		 * st_end = new head (invalidates _after), then _after */
 		"leaq 4(%%r8), %%r9\n\t"
-		"addq 48(%[a]), %%r9\n\t"
+		"addq 8(%[a]), %%r9\n\t"
 		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%rdx\n\t"
 		"movq %%rdx, " TB__STR(TB_CTL_TS_BEFORE) "(%%r11)\n\t"
 		"movq " TB__STR(TB_CTL_CNT_AFTER) "(%%r11), %%rcx\n\t"
@@ -245,7 +267,7 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		"movq %%r9, " TB__STR(TB_CTL_HEAD) "(%%r11)\n\t"
 		TB_RSEQ_CS_END("abort")
 		:
-		: [rs] "r"(rs), [cpu] "r"(cpu), [a] "r"(a)
+		: [rs] "r"(rs), [cpu] "r"(cpu), [r] "r"(r), [a] "r"(a)
 		: "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc" TB_INJECT_CLOBBER
 		: abort, slow);
 	return 0;

@@ -241,7 +241,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 			     strerror(errno));
 		goto fail_unlink;
 	}
-	uint8_t *base;
+	uint8_t *base = NULL;
 	rc = map_file(s->fd, l.file_size, 0, &base);
 	if (rc) {
 		rc = tb_fail(rc, "cannot map session file %s: %s", s->path, strerror(-rc));
@@ -301,8 +301,11 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 		goto fail_unlink;
 	}
 	rc = tb_registry_builtin(s);
+	if (!rc)
+		rc = tb_session_fast_init(s);
 	if (rc) {
 		munmap(base, l.file_size);
+		free(s->fast);
 		goto fail_unlink;
 	}
 	*out = s;
@@ -355,7 +358,7 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 			     (long long)st.st_size);
 		goto fail;
 	}
-	uint8_t *base;
+	uint8_t *base = NULL;
 	rc = map_file(fd, (uint64_t)st.st_size, ro, &base);
 	if (rc) {
 		rc = tb_fail(rc, "cannot map session file %s: %s", path, strerror(-rc));
@@ -376,6 +379,12 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 		free(s);
 		goto fail;
 	}
+	rc = tb_session_fast_init(s);
+	if (rc) {
+		munmap(base, (size_t)st.st_size);
+		free(s);
+		goto fail;
+	}
 	s->fd = fd;
 	s->readonly = ro;
 	snprintf(s->path, sizeof s->path, "%s", path);
@@ -386,11 +395,33 @@ fail:
 	return rc;
 }
 
+int tb_session_fast_init(struct tb_session *s)
+{
+	s->fast = calloc((size_t)s->nchannels * s->ncpus, sizeof *s->fast);
+	if (!s->fast)
+		return tb_fail(-ENOMEM, "out of memory for %u x %u ring descriptors", s->nchannels, s->ncpus);
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+			const struct tb_chan_view *cv = &s->chan[ch];
+			struct tb_fast_ring *f = &s->fast[(size_t)ch * s->ncpus + cpu];
+			f->ctl = tb_ctl_of(s, ch, cpu);
+			f->data = tb_ring_of(s, ch, cpu) + cv->data_off;
+			f->ring_mask = cv->ring_mask;
+			f->sb_mask = cv->sb_size - 1;
+			f->sb_size = cv->sb_size;
+			f->attribution = cv->attribution == TB_ATTR_ESCAPE;
+		}
+	return 0;
+}
+
 void tb_session_close(struct tb_session *s)
 {
 	if (!s)
 		return;
+	if (tb_producer_session() == s)
+		return; /* the producer session stays mapped for the life of the process */
 	munmap(s->base, s->size);
+	free(s->fast);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s);

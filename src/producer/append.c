@@ -59,13 +59,17 @@ static void atfork_install(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
+static __attribute__((noinline)) uint32_t self_tid_first(void)
+{
+	pthread_once(&atfork_once, atfork_install);
+	tb_tid = (uint32_t)syscall(SYS_gettid); /* once per thread */
+	return tb_tid;
+}
+
 uint32_t tb_self_tid(void)
 {
-	if (__builtin_expect(tb_tid == 0, 0)) {
-		pthread_once(&atfork_once, atfork_install);
-		tb_tid = (uint32_t)syscall(SYS_gettid); /* once per thread */
-	}
-	return tb_tid;
+	uint32_t t = tb_tid;
+	return __builtin_expect(t != 0, 1) ? t : self_tid_first();
 }
 
 uint32_t tb_self_pid(void)
@@ -465,7 +469,34 @@ void tb_count(struct tb_session *s, unsigned ch, size_t off, uint64_t n)
 
 #define MAX_TRIES 10000 /* bounded retries; then fail-stop for this event */
 
-static int append_rseq(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
+							 const void *payload, uint32_t len);
+
+/*
+ * The fast path: nothing but the critical section and what it needs.  Kept
+ * small and inline; everything else (the prepared store lists, their stack
+ * space, retries) is in append_rseq_slow(), out of line.
+ */
+static inline __attribute__((always_inline)) int append_rseq(struct tb_session *s, unsigned ch, uint32_t id,
+							     const void *payload, uint32_t len)
+{
+	if (__builtin_expect(s->clock_kind != TB_CLOCK_TSC || id > TB_COMPACT_ID_MAX, 0))
+		return append_rseq_slow(s, ch, id, payload, len);
+	struct tb_rseq_abi *rs = tb_rseq_area();
+	/* relaxed: our own thread's rseq area, written by the kernel only
+	 * while this thread is not running */
+	uint32_t cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+	if (__builtin_expect(cpu >= s->ncpus, 0))
+		return append_rseq_slow(s, ch, id, payload, len);
+	const struct tb_fast_ring *fr = &s->fast[(size_t)ch * s->ncpus + cpu];
+	struct tb_fast_args fa = { payload, len, id, fr->attribution ? tb_self_tid() : 0 };
+	if (__builtin_expect(tb_rseq_fast_append(rs, cpu, fr, &fa) == 0, 1))
+		return 0;
+	return append_rseq_slow(s, ch, id, payload, len);
+}
+
+static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
+							 const void *payload, uint32_t len)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	struct tb_rseq_abi *rs = tb_rseq_area();
@@ -483,11 +514,11 @@ static int append_rseq(struct tb_session *s, unsigned ch, uint32_t id, const voi
 			break;
 		ring_ref(&r, s, ch, (unsigned)cpu);
 
-		/* the common case, entirely in the cs */
-		if (r.ts_in_cs && id <= TB_COMPACT_ID_MAX) {
-			struct tb_fast_args fa = { r.ctl, r.data, cv->ring_mask, cv->sb_size - 1, cv->sb_size,
-						   payload, len, id, tid };
-			int rc = tb_rseq_fast_append(rs, (uint32_t)cpu, &fa);
+		/* after an abort, or a packet switch: the fast cs again */
+		if (tries && r.ts_in_cs && id <= TB_COMPACT_ID_MAX) {
+			struct tb_fast_args fa = { payload, len, id, tid };
+			int rc = tb_rseq_fast_append(rs, (uint32_t)cpu, &s->fast[(size_t)ch * s->ncpus + (unsigned)cpu],
+						     &fa);
 			if (rc == 0)
 				return 0;
 			if (rc == 2) {

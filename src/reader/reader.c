@@ -244,7 +244,24 @@ static int name_cmp(const void *a, const void *b)
 	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int read_metadata(struct tb_reader *r, char *path)
+static int parse_metadata(struct tb_reader *r, const char *text, size_t n, const char *path)
+{
+	int line = 0;
+	int rc = tb_tsdl_parse(text, n, &r->m, &line);
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", tb_errmsg());
+		uint64_t off = 0;
+		for (int l = 1; l < line && off < n; off++)
+			if (text[off] == '\n')
+				l++;
+		diag(r, r->meta_path, off, rc, "%s", msg);
+		return tb_fail(rc, "%s: %s", path, msg);
+	}
+	return 0;
+}
+
+static int read_metadata(struct tb_reader *r, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -270,21 +287,9 @@ static int read_metadata(struct tb_reader *r, char *path)
 	}
 	close(fd);
 	text[n] = 0;
-	int line = 0;
-	int rc = tb_tsdl_parse(text, n, &r->m, &line);
-	if (rc) {
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", tb_errmsg());
-		uint64_t off = 0;
-		for (int l = 1; l < line && off < n; off++)
-			if (text[off] == '\n')
-				l++;
-		diag(r, r->meta_path, off, rc, "%s", msg);
-		free(text);
-		return tb_fail(rc, "%s: %s", path, msg);
-	}
+	int rc = parse_metadata(r, text, n, path);
 	free(text);
-	return 0;
+	return rc;
 }
 
 static void stream_reset(struct rd_stream *s)
@@ -296,10 +301,10 @@ static void stream_reset(struct rd_stream *s)
 
 static void heap_build(struct tb_reader *r);
 
-int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out)
+/* Allocates the reader and takes the options. */
+static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out)
 {
 	struct tb_reader *r = calloc(1, sizeof *r);
-	int rc;
 	*out = NULL;
 	if (!r)
 		return tb_fail(-ENOMEM, "out of memory");
@@ -318,16 +323,13 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 	}
 	snprintf(r->dir, sizeof r->dir, "%s", dir);
 	snprintf(r->meta_path, sizeof r->meta_path, "%s/metadata", dir);
-	DIR *d = opendir(dir);
-	if (!d) {
-		rc = tb_fail(-errno, "cannot open trace directory %s: %s", dir, strerror(errno));
-		goto fail;
-	}
-	rc = read_metadata(r, r->meta_path);
-	if (rc) {
-		closedir(d);
-		goto fail;
-	}
+	*out = r;
+	return 0;
+}
+
+/* After the metadata was parsed: clock, attribution class, visible fields. */
+static int reader_classes(struct tb_reader *r)
+{
 	r->freq = r->m.clock_freq;
 	r->off_ns = (int64_t)((__int128)r->m.clock_offset_s * 1000000000 +
 			      (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
@@ -340,21 +342,84 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 			r->thread_id = TB_EVENT_ID_THREAD;
 	}
 	r->vis = calloc(r->m.nclasses, sizeof *r->vis);
-	if (!r->vis) {
-		closedir(d);
-		rc = tb_fail(-ENOMEM, "out of memory");
-		goto fail;
-	}
+	if (!r->vis)
+		return tb_fail(-ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < r->m.nclasses; i++) {
 		const struct tb_tsdl_class *k = &r->m.classes[i];
 		for (uint32_t f = 0; f < k->nfields; f++)
 			if (!k->fields[f].is_length)
 				r->vis[i].idx[r->vis[i].n++] = (uint8_t)f;
 	}
+	return 0;
+}
+
+static int reader_alloc_streams(struct tb_reader *r, size_t n)
+{
+	r->streams = calloc(n ? n : 1, sizeof *r->streams);
+	r->heap = calloc(n ? n : 1, sizeof *r->heap);
+	if (!r->streams || !r->heap)
+		return tb_fail(-ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The next stream slot, named (its path is what diagnostics point to). */
+static struct rd_stream *reader_slot(struct tb_reader *r, const char *name)
+{
+	struct rd_stream *s = &r->streams[r->nstreams];
+	snprintf(s->file, sizeof s->file, "%s", name);
+	snprintf(s->path, sizeof s->path, "%.*s/%s", (int)(sizeof s->path - sizeof s->file - 1), r->dir, s->file);
+	s->idx = r->nstreams;
+	s->r = r;
+	s->cur.s = s;
+	parse_name(s);
+	r->nstreams++;
+	return s;
+}
+
+/* Indexes the bytes base[0..size) of slot s; mapped: munmap at close. */
+static int reader_add_stream(struct tb_reader *r, struct rd_stream *s, const uint8_t *base, uint64_t size,
+			     int mapped)
+{
+	s->base = base;
+	s->size = size;
+	s->mapped = mapped;
+	int rc = index_stream(r, s);
+	if (rc)
+		return tb_fail(rc, "out of memory indexing %s", s->path);
+	return 0;
+}
+
+static int reader_finish(struct tb_reader *r)
+{
+	if (!r->total_valid && r->ndiags)
+		return tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
+					 " problems reported, the first: %s)", r->dir, r->ndiags, r->diags[0].what);
+	heap_build(r);
+	return 0;
+}
+
+int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out)
+{
+	struct tb_reader *r;
+	char **names = NULL;
+	size_t nn = 0, capn = 0, i = 0;
+	int rc = reader_new(dir, opts, &r);
+	if (rc)
+		return rc;
+	DIR *d = opendir(dir);
+	if (!d) {
+		rc = tb_fail(-errno, "cannot open trace directory %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	rc = read_metadata(r, r->meta_path);
+	if (!rc)
+		rc = reader_classes(r);
+	if (rc) {
+		closedir(d);
+		goto fail;
+	}
 
 	/* stream files: every non-hidden regular non-empty file but metadata */
-	char **names = NULL;
-	size_t nn = 0, capn = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		struct stat st;
@@ -365,31 +430,30 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 		if (nn == capn) {
 			capn = capn ? capn * 2 : 16;
 			char **nnames = realloc(names, capn * sizeof *names);
-			if (!nnames)
-				break;
+			if (!nnames) {
+				closedir(d);
+				rc = tb_fail(-ENOMEM, "out of memory");
+				goto fail;
+			}
 			names = nnames;
 		}
 		names[nn] = strdup(de->d_name);
-		if (names[nn])
-			nn++;
+		if (!names[nn]) {
+			closedir(d);
+			rc = tb_fail(-ENOMEM, "out of memory");
+			goto fail;
+		}
+		nn++;
 	}
 	closedir(d);
 	if (nn)
 		qsort(names, nn, sizeof *names, name_cmp);
-	r->streams = calloc(nn ? nn : 1, sizeof *r->streams);
-	r->heap = calloc(nn ? nn : 1, sizeof *r->heap);
-	if (!r->streams || !r->heap) {
-		for (size_t i = 0; i < nn; i++)
-			free(names[i]);
-		free(names);
-		rc = tb_fail(-ENOMEM, "out of memory");
+	rc = reader_alloc_streams(r, nn);
+	if (rc)
 		goto fail;
-	}
-	for (size_t i = 0; i < nn; i++) {
-		struct rd_stream *s = &r->streams[r->nstreams];
-		snprintf(s->file, sizeof s->file, "%s", names[i]);
-		snprintf(s->path, sizeof s->path, "%s/%s", dir, names[i]);
-		free(names[i]);
+	for (; i < nn; i++) {
+		/* a file that cannot be read stays a (empty) stream: diagnostics point to its path */
+		struct rd_stream *s = reader_slot(r, names[i]);
 		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st)) {
@@ -398,43 +462,56 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 				close(fd);
 			continue;
 		}
-		s->size = (uint64_t)st.st_size;
-		void *map = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		void *map = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 		close(fd);
 		if (map == MAP_FAILED) {
 			diag(r, s->path, 0, -errno, "cannot map: %s; stream skipped", strerror(errno));
 			continue;
 		}
-		madvise(map, s->size, MADV_SEQUENTIAL);
-		s->base = map;
-		s->idx = r->nstreams;
-		s->r = r;
-		s->cur.s = s;
-		parse_name(s);
-		rc = index_stream(r, s);
-		if (rc) {
-			r->nstreams++;
-			for (size_t j = i + 1; j < nn; j++)
-				free(names[j]);
-			free(names);
-			rc = tb_fail(rc, "out of memory indexing %s", s->path);
+		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+		rc = reader_add_stream(r, s, map, (uint64_t)st.st_size, 1);
+		if (rc)
 			goto fail;
-		}
-		s->cur.s = s;
-		r->nstreams++;
 	}
-	free(names);
-	if (!r->total_valid && r->ndiags) {
-		rc = tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
-				       " problems reported, the first: %s)", dir, r->ndiags, r->diags[0].what);
+	rc = reader_finish(r);
+	if (rc)
 		goto fail;
-	}
-	heap_build(r);
+	for (i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
 	*out = r;
 	return 0;
 fail:
+	for (i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
 	tb_reader_close(r);
 	return rc;
+}
+
+int tb_reader_open_mem(const char *name, const char *metadata, size_t mlen, const struct tb_rd_mem_stream *streams,
+		       unsigned nstreams, const struct tb_reader_opts *opts, struct tb_reader **out)
+{
+	struct tb_reader *r;
+	int rc = reader_new(name, opts, &r);
+	if (rc)
+		return rc;
+	rc = parse_metadata(r, metadata, mlen, r->meta_path);
+	if (!rc)
+		rc = reader_classes(r);
+	if (!rc)
+		rc = reader_alloc_streams(r, nstreams);
+	for (unsigned i = 0; !rc && i < nstreams; i++)
+		if (streams[i].size)
+			rc = reader_add_stream(r, reader_slot(r, streams[i].name), streams[i].data, streams[i].size, 0);
+	if (!rc)
+		rc = reader_finish(r);
+	if (rc) {
+		tb_reader_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
 }
 
 void tb_reader_close(struct tb_reader *r)
@@ -442,7 +519,7 @@ void tb_reader_close(struct tb_reader *r)
 	if (!r)
 		return;
 	for (unsigned i = 0; i < r->nstreams; i++) {
-		if (r->streams[i].base)
+		if (r->streams[i].base && r->streams[i].mapped)
 			munmap((void *)r->streams[i].base, r->streams[i].size);
 		free(r->streams[i].pk);
 	}
@@ -806,6 +883,27 @@ int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_
 /* ---------------------------------------------------------------------- */
 /* items                                                                   */
 
+/* double -> integer without undefined behaviour: truncates, saturates, NaN -> 0 */
+static uint64_t f64_to_u64(double d)
+{
+	if (!(d > 0))
+		return 0;
+	if (d >= 18446744073709551616.0)
+		return UINT64_MAX;
+	return (uint64_t)d;
+}
+
+static int64_t f64_to_i64(double d)
+{
+	if (d != d)
+		return 0;
+	if (d >= 9223372036854775808.0)
+		return INT64_MAX;
+	if (d < -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)d;
+}
+
 int tb_rd_kind(const struct tb_rd_event *e) { return e->kind; }
 uint64_t tb_rd_ticks(const struct tb_rd_event *e) { return e->ts; }
 int64_t tb_rd_ns(const struct tb_rd_event *e) { return ticks_to_ns(e->s->r, e->ts); }
@@ -879,7 +977,7 @@ uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i)
 	case TB_FT_I16: return (uint64_t)(int64_t)(int16_t)ld_uint(p, 2);
 	case TB_FT_I32: return (uint64_t)(int64_t)(int32_t)ld_uint(p, 4);
 	case TB_FT_I64: return ld64(p);
-	case TB_FT_F64: { double d; memcpy(&d, p, 8); return (uint64_t)d; }
+	case TB_FT_F64: { double d; memcpy(&d, p, 8); return f64_to_u64(d); }
 	default: return 0;
 	}
 }
@@ -888,7 +986,7 @@ int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i)
 {
 	int f = raw(e, i);
 	if (f >= 0 && e->k->fields[f].type == TB_FT_F64)
-		return (int64_t)tb_rd_f64(e, i);
+		return f64_to_i64(tb_rd_f64(e, i));
 	return (int64_t)tb_rd_u64(e, i);
 }
 

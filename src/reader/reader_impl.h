@@ -43,6 +43,7 @@ struct rd_stream {
 	int cpu_from_name;
 	const uint8_t *base;
 	uint64_t size;
+	int mapped;         /* base was mmapped by the reader */
 	struct rd_packet *pk;
 	size_t npk, cap;
 	/* iteration */
@@ -81,5 +82,20 @@ struct tb_reader {
 	unsigned nheap;
 	int last;            /* stream whose item was returned last, -1 */
 };
+
+/*
+ * tb_reader_open_mem - like tb_reader_open(), on bytes in memory (the
+ * fuzzers and tests): `metadata` is the TSDL text, each stream one file's
+ * bytes under its file name.  `name` stands for the directory in messages.
+ * The buffers must outlive the reader; nothing is copied.
+ */
+struct tb_rd_mem_stream {
+	const char *name;   /* "chan_0" */
+	const uint8_t *data;
+	size_t size;
+};
+int tb_reader_open_mem(const char *name, const char *metadata, size_t mlen, const struct tb_rd_mem_stream *streams,
+		       unsigned nstreams, const struct tb_reader_opts *opts, struct tb_reader **out)
+	__attribute__((visibility("hidden")));
 
 #endif

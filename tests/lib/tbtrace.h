@@ -16,6 +16,13 @@
 struct tbtrace;
 struct tbtrace_stream;
 
+/* An env entry of the metadata (str NULL: the integer num). */
+struct tbtrace_env {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+
 struct tbtrace_opts {
 	uint8_t uuid[16];           /* zero: a fixed test uuid */
 	uint64_t clock_freq;        /* 0: 1 GHz */
@@ -23,6 +30,8 @@ struct tbtrace_opts {
 	uint64_t packet_size;       /* bytes; 0: 4096 */
 	const struct tb_event_desc *events; /* registry (id == index); entry 0 is ignored */
 	uint32_t nevents;
+	const struct tbtrace_env *env; /* extra env entries (proc_<pid>, ...) after the fixed three */
+	uint32_t nenv;
 };
 
 /* Creates DIR (if needed) and writes DIR/metadata. */
@@ -33,6 +42,13 @@ struct tbtrace_stream *tbtrace_stream(struct tbtrace *t, const char *channel, ui
 void tbtrace_event(struct tbtrace_stream *s, uint32_t id, uint64_t ts, const void *payload, size_t len);
 /* A tracebuf:thread record; starts a new packet unless 64 bytes of payload fit after it. */
 void tbtrace_thread(struct tbtrace_stream *s, uint64_t ts, uint32_t pid, uint32_t tid);
+/*
+ * Attributes the following events of the stream to pid/tid the way an
+ * attribution-enabled producer does: a tracebuf:thread record is written
+ * before the next event whenever a packet opens or the thread changes.
+ * tid 0 stops it.
+ */
+void tbtrace_set_thread(struct tbtrace_stream *s, uint32_t pid, uint32_t tid);
 /* Adds n to the stream's events_discarded running total (seen in the next packet closed). */
 void tbtrace_discard(struct tbtrace_stream *s, uint64_t n);
 /* Skips n packet sequence numbers (lost packets) before the next packet. */

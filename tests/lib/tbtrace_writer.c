@@ -22,6 +22,8 @@ struct tbtrace_stream {
 	uint64_t used;     /* bytes used, 0 = no packet open */
 	uint64_t ts_begin, last_ts;
 	uint64_t seq, discarded;
+	uint32_t att_pid, att_tid; /* tbtrace_set_thread() */
+	uint32_t cur_pid, cur_tid; /* attribution in effect in the open packet */
 };
 
 struct tbtrace {
@@ -57,14 +59,20 @@ struct tbtrace *tbtrace_open(const char *dir, const struct tbtrace_opts *o)
 	FILE *f = fopen(p, "w");
 	if (!f)
 		die(p);
-	struct tb_ctf_env env[] = {
+	struct tb_ctf_env env[3 + 64] = {
 		{ .key = "hostname", .str = "tbtest" },
 		{ .key = "tracer_name", .str = "tracebuf" },
 		{ .key = "tracer_major", .num = 0 },
 	};
+	uint32_t nenv = 3;
+	for (uint32_t i = 0; i < o->nenv && nenv < sizeof env / sizeof env[0]; i++, nenv++) {
+		env[nenv].key = o->env[i].key;
+		env[nenv].str = o->env[i].str;
+		env[nenv].num = o->env[i].num;
+	}
 	struct tb_ctf_trace_info info = {
 		.clock_freq = t->o.clock_freq, .clock_offset_ns = t->o.clock_offset_ns,
-		.events = o->events, .nevents = o->nevents, .env = env, .nenv = 3,
+		.events = o->events, .nevents = o->nevents, .env = env, .nenv = nenv,
 	};
 	memcpy(info.uuid, t->o.uuid, 16);
 	if (tb_ctf_metadata_write(f, &info) || fclose(f))
@@ -107,9 +115,10 @@ void tbtrace_packet_close(struct tbtrace_stream *s, uint64_t ts_end)
 	if (fwrite(s->pkt, 1, s->t->o.packet_size, s->f) != s->t->o.packet_size)
 		die("fwrite");
 	s->used = 0;
+	s->cur_pid = s->cur_tid = 0; /* attribution does not cross packets */
 }
 
-void tbtrace_event(struct tbtrace_stream *s, uint32_t id, uint64_t ts, const void *payload, size_t len)
+static void put_record(struct tbtrace_stream *s, uint32_t id, uint64_t ts, const void *payload, size_t len)
 {
 	uint64_t cap = s->t->o.packet_size;
 	if (s->used && s->used + tb_hdr_size(id, ts, s->last_ts) + len > cap)
@@ -129,13 +138,37 @@ void tbtrace_event(struct tbtrace_stream *s, uint32_t id, uint64_t ts, const voi
 	s->last_ts = ts;
 }
 
+void tbtrace_event(struct tbtrace_stream *s, uint32_t id, uint64_t ts, const void *payload, size_t len)
+{
+	if (s->att_tid && id != TB_EVENT_ID_THREAD) {
+		/* the thread record and the event it attributes go into one packet */
+		if (s->used && s->used + 2 * TB_EXTENDED_HDR_SIZE + TB_THREAD_PAYLOAD_SIZE + len > s->t->o.packet_size)
+			tbtrace_packet_close(s, s->last_ts);
+		if (s->cur_pid != s->att_pid || s->cur_tid != s->att_tid) {
+			uint32_t p[2] = { s->att_pid, s->att_tid };
+			put_record(s, TB_EVENT_ID_THREAD, ts, p, 8);
+			s->cur_pid = s->att_pid;
+			s->cur_tid = s->att_tid;
+		}
+	}
+	put_record(s, id, ts, payload, len);
+}
+
+void tbtrace_set_thread(struct tbtrace_stream *s, uint32_t pid, uint32_t tid)
+{
+	s->att_pid = pid;
+	s->att_tid = tid;
+}
+
 void tbtrace_thread(struct tbtrace_stream *s, uint64_t ts, uint32_t pid, uint32_t tid)
 {
 	uint32_t p[2] = { pid, tid };
 	/* keep room for the record it attributes (attribution resets at each packet) */
 	if (s->used && s->used + 2 * TB_EXTENDED_HDR_SIZE + 8 + 64 > s->t->o.packet_size)
 		tbtrace_packet_close(s, s->last_ts);
-	tbtrace_event(s, TB_EVENT_ID_THREAD, ts, p, 8);
+	put_record(s, TB_EVENT_ID_THREAD, ts, p, 8);
+	s->cur_pid = pid;
+	s->cur_tid = tid;
 }
 
 void tbtrace_discard(struct tbtrace_stream *s, uint64_t n)

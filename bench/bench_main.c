@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf-bench - runs every benchmark group and prints one table.
+ * Usage: tracebuf-bench [GROUP...]   (BENCH_QUICK=1 for small counts)
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+struct bench_table {
+	int rows;
+};
+
+int bench_quick(void)
+{
+	const char *e = getenv("BENCH_QUICK");
+	return e && *e && strcmp(e, "0") != 0;
+}
+
+void bench_row(struct bench_table *t, const char *group, const char *config, double value, const char *unit,
+	       double ratio, const char *ratio_name, const char *target)
+{
+	t->rows++;
+	if (ratio_name)
+		printf("| %-9s | %-44s | %10.2f %-9s | %8.2f %-22s | %-8s |\n", group, config, value, unit, ratio,
+		       ratio_name, target ? target : "");
+	else
+		printf("| %-9s | %-44s | %10.2f %-9s | %8s %-22s | %-8s |\n", group, config, value, unit, "", "baseline",
+		       "");
+	fflush(stdout);
+}
+
+void bench_skip(struct bench_table *t, const char *group, const char *config, const char *why)
+{
+	t->rows++;
+	printf("| %-9s | %-44s | %20s | skipped: %s\n", group, config, "", why);
+	fflush(stdout);
+}
+
+static void machine(void)
+{
+	char model[512] = "unknown";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "model name", 10)) {
+			char *c = strchr(line, ':');
+			snprintf(model, sizeof model, "%s", c ? c + 2 : line);
+			model[strcspn(model, "\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	struct utsname u;
+	uname(&u);
+	printf("machine: %s, %ld CPUs, Linux %s%s\n\n", model, sysconf(_SC_NPROCESSORS_ONLN), u.release,
+	       bench_quick() ? "  (BENCH_QUICK: small counts, figures not meaningful)" : "");
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct bench_table *);
+} groups[] = {
+	{ "producer", bench_producer },
+};
+
+int main(int argc, char **argv)
+{
+	struct bench_table t = { 0 };
+	machine();
+	printf("| %-9s | %-44s | %20s | %31s | %-8s |\n", "group", "configuration", "figure", "ratio", "target");
+	printf("|-----------|----------------------------------------------|----------------------|---------------------------------|----------|\n");
+	for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+		int run = argc < 2;
+		for (int a = 1; a < argc; a++)
+			run |= !strcmp(argv[a], groups[i].name);
+		if (run)
+			groups[i].fn(&t);
+	}
+	return t.rows ? 0 : 1;
+}

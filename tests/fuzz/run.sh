@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# tests/fuzz/run.sh [SECONDS] - build the fuzzers (clang, standalone CMake
+# build in $FUZZ_BUILD, default build-fuzz) and run each target for SECONDS
+# (default 60) on its committed corpus.  New coverage goes to
+# $FUZZ_BUILD/corpus/<target>; a crashing input is copied to
+# tests/fuzz/regress/<target>/ (replayed by tests/test_reader_fuzz_regress.c)
+# and the script exits 1.  FUZZ_JOBS=N runs N workers per target.
+set -u
+secs=${1:-60}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${FUZZ_BUILD:-$root/build-fuzz}
+command -v clang >/dev/null || { echo "SKIP: clang not installed (apt-get install clang)"; exit 77; }
+CC=clang cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+cmake --build "$build" -j"$(nproc)" >/dev/null || { cmake --build "$build"; exit 1; }
+fail=0
+for t in tsdl stream; do
+  mkdir -p "$build/corpus/$t" "$build/crash/$t" "$here/regress/$t"
+  echo "== fuzz_$t: ${secs}s"
+  (cd "$build/crash/$t" && "$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" \
+      "$build/corpus/$t" "$here/corpus/$t" 2>&1 | grep -E '^(#[0-9]+ +(DONE|INIT)|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' )
+  for c in "$build/crash/$t"/crash-* "$build/crash/$t"/timeout-* "$build/crash/$t"/leak-* "$build/crash/$t"/oom-*; do
+    [ -e "$c" ] || continue
+    cp "$c" "$here/regress/$t/"
+    echo "fuzz_$t: crashing input kept as tests/fuzz/regress/$t/$(basename "$c")"
+    fail=1
+  done
+done
+exit $fail
