@@ -57,7 +57,8 @@ echo "not a session" > "$T/junk.tb"
 expect 1 "too small\|not a tracebuf" -- --attach "$T/junk.tb" -o "$T/d5"
 "$CLI" record -q --session "$T/shm/live.tb" -o "$T/d6" -- sleep 2 &
 rp=$!
-for i in $(seq 50); do [ -e "$T/shm/live.tb" ] && break; sleep 0.05; done
+trap 'kill $rp 2>/dev/null; wait; rm -rf "$T"' EXIT
+for i in $(seq 100); do "$CLI" stat "$T/shm/live.tb" > /dev/null 2>&1 && break; sleep 0.05; done
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	cp "$T/shm/live.tb" "$T/other.tb"; chown nobody "$T/other.tb"
 	"$CLI" record --attach "$T/other.tb" -o "$T/d7" 2> "$T/err"; rc=$?

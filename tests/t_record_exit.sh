@@ -22,8 +22,10 @@ w=$(awk '/^written:/{print $2}' "$T/segv2.out")
 "$VERIFY" --written "$w" "$T/segv2" || fail "trace of a command killed by SIGSEGV"
 
 # SIGINT / SIGTERM to record: forwarded, CMD dies of it, the trace is complete
+# job control on: a non-interactive shell would start background jobs with SIGINT ignored
+set -m
 for sig in INT TERM; do
-	"$CLI" record -q --sb-size 16K --sb-count 4 -o "$T/sig$sig" -- "$WL" --threads 2 --events 100000000 --sleep-us 50 > /dev/null &
+	"$CLI" record -q --sb-size 16K --sb-count 4 -o "$T/sig$sig" -- "$WL" --threads 2 --events 4000000 --sleep-us 50 > /dev/null &
 	rp=$!
 	sleep 0.5
 	kill -$sig $rp
@@ -32,5 +34,6 @@ for sig in INT TERM; do
 	[ $rc -eq $want ] || fail "SIG$sig: record exited $rc, want $want"
 	"$VERIFY" "$T/sig$sig" || fail "SIG$sig: trace invalid"
 done
+set +m
 [ -z "$(ls -A "$T/shm")" ] || fail "session files left behind: $(ls -A "$T/shm")"
 echo PASS

@@ -359,7 +359,7 @@ TB_EVENT(workload, tick, (u32, thread), (u64, seq), (u64, value), (u64, check))
 struct writer {
 	uint32_t thread;
 	uint64_t n;
-	volatile int *stop;
+	int *stop; /* relaxed atomic flag: only tells the writer to end */
 	uint64_t done;
 };
 
@@ -367,7 +367,7 @@ static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 	uint64_t seq = 0;
-	for (; w->stop ? !*w->stop : seq < w->n; seq++) {
+	for (; w->stop ? !__atomic_load_n(w->stop, __ATOMIC_RELAXED) : seq < w->n; seq++) {
 		uint64_t value = seq * 7 + w->thread;
 		tb_workload_tick(w->thread, seq, value, value ^ (seq * K_CHECK) ^ w->thread);
 		if (!w->stop && (seq & 1023) == 0)
@@ -408,7 +408,7 @@ static void self_test(void)
 	ch.sb_count = 4;
 	snprintf(dir, sizeof dir, "%s/fr", tbt_tmpdir());
 	CHECK_RC(tb_session_start(&so, dir, &rec), 0);
-	volatile int stop = 0;
+	int stop = 0;
 	struct writer fw = { 2, 0, &stop, 0 };
 	pthread_t ft;
 	CHECK(pthread_create(&ft, NULL, writer_main, &fw) == 0, "pthread_create");
@@ -421,7 +421,7 @@ static void self_test(void)
 		CHECK(verify_dir(sd, -1, 0, 1) == 0, "snapshot %d", i);
 		usleep(20000);
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(ft, NULL);
 	CHECK_RC(tb_session_stop(rec), 0);
 	CHECK(verify_dir(dir, (int64_t)fw.done, 0, 0) == 0, "flight recorder final trace");

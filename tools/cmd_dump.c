@@ -74,17 +74,37 @@ static int match_event(char **pats, int npat, const char *name)
 	return 0;
 }
 
+/* decimal digits of v (at least `width`, zero padded) at p; returns the end (no sprintf: hot path) */
+static char *put_u(char *p, uint64_t v, int width)
+{
+	char t[24];
+	int i = 24;
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v || 24 - i < width);
+	memcpy(p, t + i, (size_t)(24 - i));
+	return p + (24 - i);
+}
+
 static char *put_time(char *p, const struct tb_reader *r, uint64_t ticks, int raw)
 {
 	if (raw)
-		return p + sprintf(p, "%020" PRIu64, ticks);
+		return put_u(p, ticks, 20);
 	int64_t ns = tb_reader_ticks_to_ns(r, ticks);
 	int64_t s = ns / 1000000000, f = ns % 1000000000;
 	if (f < 0) {
 		f += 1000000000;
 		s--;
 	}
-	return p + sprintf(p, "%" PRId64 ".%09" PRId64, s, f);
+	if (s < 0) {
+		*p++ = '-';
+		p = put_u(p, (uint64_t)0 - (uint64_t)s, 1);
+	} else {
+		p = put_u(p, (uint64_t)s, 1);
+	}
+	*p++ = '.';
+	return put_u(p, (uint64_t)f, 9);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -200,10 +220,16 @@ int cmd_dump(int argc, char **argv)
 			} else {
 				*p++ = '[';
 				p = put_time(p, r, tb_rd_ticks(e), raw);
-				p += sprintf(p, "] (cpu %" PRIu32 ") ", tb_rd_cpu(e));
+				memcpy(p, "] (cpu ", 7);
+				p = put_u(p + 7, tb_rd_cpu(e), 1);
+				*p++ = ')';
+				*p++ = ' ';
 				if (kind == TB_RD_EVENT) {
 					size_t nl = strlen(name);
-					p += sprintf(p, "%" PRIu32 "/%" PRIu32 " ", tb_rd_pid(e), tb_rd_tid(e));
+					p = put_u(p, tb_rd_pid(e), 1);
+					*p++ = '/';
+					p = put_u(p, tb_rd_tid(e), 1);
+					*p++ = ' ';
 					memcpy(p, name, nl);
 					p += nl;
 					memcpy(p, ": { ", 4);

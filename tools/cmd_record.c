@@ -401,6 +401,18 @@ static void print_warnings(struct tb_engine *e)
 }
 
 /* The environment of CMD: ours, with TRACEBUF_SESSION replaced. */
+static void free_child_env(char **env)
+{
+	if (!env)
+		return;
+	size_t n = 0;
+	while (env[n])
+		n++;
+	if (n)
+		free(env[n - 1]); /* the TRACEBUF_SESSION entry, always last */
+	free(env);
+}
+
 static char **child_env(const char *session_path)
 {
 	size_t n = 0;
@@ -723,6 +735,7 @@ int cmd_record(int argc, char **argv)
 	tb_engine_destroy(e);
 	tb_session_unlink(s);
 	tb_session_close(s);
+	free_child_env(cenv);
 	return code;
 
 fail:
@@ -731,6 +744,7 @@ fail:
 	if (err_pipe[0] >= 0) close(err_pipe[0]);
 	if (err_pipe[1] >= 0) close(err_pipe[1]);
 	tb_engine_destroy(e);
+	free_child_env(cenv);
 	if (s) {
 		tb_session_unlink(s);
 		tb_session_close(s);

@@ -224,10 +224,11 @@ static inline uint8_t *tb__ser_str(uint8_t *p, const char *s, uint32_t bound, ui
 {
 	size_t n = 0;
 	if (s) {
-		while (n < bound && s[n])
-			n++;
-		if (n == bound && s[n])
+		n = strnlen(s, (size_t)bound + 1);
+		if (n > bound) {
+			n = bound;
 			(*trunc)++;
+		}
 		memcpy(p, s, n);
 	}
 	p[n] = 0;

@@ -632,10 +632,17 @@ unsigned tb_engine_fill(struct tb_session *s, unsigned ch, unsigned cpu)
 unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
 {
 	unsigned n = 0;
-	for (uint32_t i = 0; i < s->proc_capacity; i++) {
+	/* acquire: pairs with the release stores of count and of each entry's
+	 * state in tb_proc_register() (entries are append-only) */
+	uint32_t cnt = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
+	if (cnt > s->proc_capacity)
+		cnt = s->proc_capacity;
+	for (uint32_t i = 0; i < cnt; i++) {
 		struct tb_proc_entry p;
+		if (__atomic_load_n(&s->procs->procs[i].state, __ATOMIC_ACQUIRE) != 1)
+			continue;
 		memcpy(&p, &s->procs->procs[i], sizeof p); /* hostile memory: use a copy */
-		if (p.state != 1 || p.pid == 0 || p.pid == self || p.pid > (uint32_t)INT_MAX)
+		if (p.pid == 0 || p.pid == self || p.pid > (uint32_t)INT_MAX)
 			continue;
 		if (kill((pid_t)p.pid, 0) < 0 && errno != EPERM)
 			continue;

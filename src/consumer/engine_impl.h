@@ -47,7 +47,7 @@ struct tb_engine {
 
 	/* metadata: rewritten when the registry or the process table changed */
 	pthread_mutex_t meta_lock;
-	uint32_t meta_gen;   /* registry gen of the metadata on disk */
+	uint32_t meta_gen;   /* registry count described by the metadata on disk */
 	uint32_t meta_procs; /* process-table count of the metadata on disk */
 	int meta_written;
 

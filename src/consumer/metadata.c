@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * metadata.c - <trace>/metadata from the session's registry and process
- * table.  Both live in shared memory: they are copied out (a seqlock-style
- * read on the registry generation) and handed to the CTF writer, which
- * validates every descriptor again.  The file is replaced atomically:
+ * table.  Both live in shared memory: they are copied out (append-only
+ * entries published valid-last, read with acquire) and handed to the CTF
+ * writer, which validates every descriptor again.  The file is replaced atomically:
  * written as the dot-file ".metadata.tmp" (readers ignore dot-files) and
  * renamed over "metadata".
  */
@@ -17,42 +17,32 @@
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
+#include "core/registry.h"
 #include "ctf/ctf.h"
 
 /*
- * Copies the registry.  Pairs with the registrar, which fills an entry,
- * stores its `state` = 1 and bumps `gen` with release semantics (under the
- * registry mutex, which we do not take: a dead or hostile holder must not
- * stall the consumer).  Read gen (acquire), copy, fence (acquire), read gen
- * again: equal values mean no registration overlapped the copy.
+ * Copies the registry (tb_registry_copy: entries are append-only, each
+ * published valid-last with a release store of its state and then of the
+ * count; the copy loads both with acquire, and replaces an invalid entry
+ * by "tracebuf:invalid_<id>").  The registry mutex is not taken: a dead or
+ * hostile holder must not stall the consumer.
  */
-static struct tb_event_desc *copy_registry(struct tb_session *s, uint32_t *count, uint32_t *gen)
+static struct tb_event_desc *copy_registry(struct tb_session *s, uint32_t *count)
 {
-	struct tb_registry *reg = s->reg;
-	struct tb_event_desc *ev = NULL;
-	uint32_t n = 0, g1 = 0;
-	for (int tries = 0; tries < 8; tries++) {
-		g1 = __atomic_load_n(&reg->gen, __ATOMIC_ACQUIRE);
-		n = __atomic_load_n(&reg->count, __ATOMIC_RELAXED);
-		if (n > s->reg_capacity)
-			n = s->reg_capacity; /* hostile count: bounded by the validated capacity */
-		if (n > TB_MAX_EVENTS)
-			n = TB_MAX_EVENTS;
-		free(ev);
-		ev = calloc(n ? n : 1, sizeof *ev);
-		if (!ev)
-			return NULL;
-		memcpy(ev, reg->events, (size_t)n * sizeof *ev);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&reg->gen, __ATOMIC_RELAXED) == g1)
-			break;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		if (ev[i].state != 1)
-			ev[i].name[0] = 0; /* half-registered: the CTF writer marks it invalid */
-	*count = n;
-	*gen = g1;
+	uint32_t cap = s->reg_capacity < TB_MAX_EVENTS ? s->reg_capacity : TB_MAX_EVENTS;
+	struct tb_event_desc *ev = calloc(cap ? cap : 1, sizeof *ev);
+	if (!ev)
+		return NULL;
+	*count = tb_registry_copy(s, ev, cap);
 	return ev;
+}
+
+/* Valid entries of the process table: count (acquire) pairs with the
+ * release store of count in tb_proc_register(), state likewise per entry. */
+static uint32_t proc_count(struct tb_session *s)
+{
+	uint32_t n = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
+	return n > s->proc_capacity ? s->proc_capacity : n;
 }
 
 struct env_list {
@@ -89,12 +79,13 @@ static void bounded_copy(char *dst, const char *src, size_t n)
 static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *procs_out)
 {
 	struct tb_session *s = e->s;
-	uint32_t nev = 0, gen = 0;
-	struct tb_event_desc *ev = copy_registry(s, &nev, &gen);
+	uint32_t nev = 0;
+	struct tb_event_desc *ev = copy_registry(s, &nev);
 	if (!ev)
 		return tb_fail(-ENOMEM, "out of memory copying the event registry");
+	uint32_t gen = nev;
 
-	uint32_t pcount = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
+	uint32_t pcount = proc_count(s);
 	unsigned cap = 16 + e->nenv + s->proc_capacity;
 	struct env_list l = { calloc(cap, sizeof *l.v), calloc((size_t)cap * 2, sizeof l.strs[0]), 0, cap };
 	if (!l.v || !l.strs) {
@@ -117,11 +108,13 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 		(int64_t)__atomic_load_n(&s->map->created_realtime_ns, __ATOMIC_RELAXED));
 	for (unsigned i = 0; i < e->nenv; i++)
 		env_add(&l, e->env[i].key, e->env[i].str, e->env[i].num);
-	for (uint32_t i = 0; i < s->proc_capacity; i++) {
+	for (uint32_t i = 0; i < pcount; i++) {
 		/* hostile memory: copy the entry, then use only the copy */
 		struct tb_proc_entry p;
+		if (__atomic_load_n(&s->procs->procs[i].state, __ATOMIC_ACQUIRE) != 1)
+			continue;
 		memcpy(&p, &s->procs->procs[i], sizeof p);
-		if (p.state != 1 || p.pid == 0)
+		if (p.pid == 0)
 			continue;
 		char key[32], val[160], comm[sizeof p.comm + 1], exe[sizeof p.exe + 1];
 		bounded_copy(comm, p.comm, sizeof comm);
@@ -189,14 +182,16 @@ int tb_engine_write_metadata(struct tb_engine *e)
 /*
  * Called before each packet is written.  The packet was copied after
  * tb_ring_ready() loaded the head with acquire semantics, which pairs with
- * the producer's committing store; every registration the producer saw
- * before writing a record therefore shows in `gen` now, so the metadata
- * on disk always describes every id in the packets on disk.
+ * the producer's committing store; every registration the producer made
+ * (count stored with release) before writing a record therefore shows in
+ * the registry count now, so the metadata on disk always describes every id
+ * in the packets on disk.  (reg->gen also changes with event patterns,
+ * which the metadata does not show, and is written without atomics.)
  */
 int tb_engine_metadata_sync(struct tb_engine *e)
 {
-	uint32_t gen = __atomic_load_n(&e->s->reg->gen, __ATOMIC_ACQUIRE);
-	uint32_t procs = __atomic_load_n(&e->s->procs->count, __ATOMIC_RELAXED);
+	uint32_t gen = tb_registry_count(e->s);
+	uint32_t procs = proc_count(e->s);
 	if (__atomic_load_n(&e->meta_written, __ATOMIC_RELAXED) && gen == __atomic_load_n(&e->meta_gen, __ATOMIC_RELAXED) &&
 	    procs == __atomic_load_n(&e->meta_procs, __ATOMIC_RELAXED))
 		return 0;

@@ -53,16 +53,17 @@ static void atfork_child(void)
 	tb_pid = 0;
 }
 
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void atfork_install(void)
+/* At load time, never from an event: pthread_once/pthread_atfork are not
+ * async-signal-safe, and the first event of a thread may be in a handler. */
+__attribute__((constructor)) static void atfork_install(void)
 {
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
 static __attribute__((noinline)) uint32_t self_tid_first(void)
 {
-	pthread_once(&atfork_once, atfork_install);
-	tb_tid = (uint32_t)syscall(SYS_gettid); /* once per thread */
+	/* async-signal-safe: a handler interrupting this stores the same value */
+	tb_tid = (uint32_t)syscall(SYS_gettid);
 	return tb_tid;
 }
 
@@ -76,7 +77,6 @@ uint32_t tb_self_pid(void)
 {
 	uint32_t p = __atomic_load_n(&tb_pid, __ATOMIC_RELAXED);
 	if (__builtin_expect(p == 0, 0)) {
-		pthread_once(&atfork_once, atfork_install);
 		p = (uint32_t)getpid();
 		__atomic_store_n(&tb_pid, p, __ATOMIC_RELAXED);
 	}

@@ -150,14 +150,14 @@ struct stage {
 static __thread struct stage *tb_stage __attribute__((tls_model("initial-exec")));
 static __thread int tb_stage_depth __attribute__((tls_model("initial-exec")));
 static pthread_key_t stage_key;
-static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
 
 static void stage_free(void *p)
 {
 	munmap(p, sizeof(struct stage));
 }
 
-static void stage_key_init(void)
+/* at load time: tb_reserve() may run first in a signal handler */
+__attribute__((constructor)) static void stage_key_init(void)
 {
 	pthread_key_create(&stage_key, stage_free);
 }
@@ -178,7 +178,6 @@ int tb_reserve(unsigned chan, uint32_t event_id, size_t len, struct tb_reservati
 		if (p == MAP_FAILED)
 			return -ENOMEM;
 		tb_stage = p;
-		pthread_once(&stage_once, stage_key_init);
 		pthread_setspecific(stage_key, p);
 	}
 	int d = tb_stage_depth;

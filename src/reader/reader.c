@@ -64,11 +64,18 @@ static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, c
 		r->diag_fn(r->diag_arg, &s->d);
 }
 
+static int64_t sat64(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+/* Unix-epoch ns of a tick count; saturates (damaged clocks and timestamps must not overflow) */
 static int64_t ticks_to_ns(const struct tb_reader *r, uint64_t t)
 {
-	if (r->freq == 1000000000)
-		return r->off_ns + (int64_t)t;
-	return r->off_ns + (int64_t)((unsigned __int128)t * 1000000000u / r->freq);
+	int64_t ns;
+	if (r->freq == 1000000000 && t <= INT64_MAX && !__builtin_add_overflow(r->off_ns, (int64_t)t, &ns))
+		return ns;
+	return sat64((__int128)r->off_ns + (__int128)((unsigned __int128)t * 1000000000u / r->freq));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -331,8 +338,8 @@ static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct
 static int reader_classes(struct tb_reader *r)
 {
 	r->freq = r->m.clock_freq;
-	r->off_ns = (int64_t)((__int128)r->m.clock_offset_s * 1000000000 +
-			      (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
+	r->off_ns = sat64((__int128)r->m.clock_offset_s * 1000000000 +
+			  (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
 	/* the thread-attribution class */
 	r->thread_id = -1;
 	if (r->m.by_id[TB_EVENT_ID_THREAD] >= 0) {

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_reader_cli_report_totals - `tracebuf report` on the standard CLI
+ * trace: --format json is one JSON object whose totals (events per class,
+ * CPU and thread with process names, lost events/packets per CPU with their
+ * ranges, span, busiest second, bytes) equal the ground truth; the text
+ * output shows the same totals compactly.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "tbtest.h"
+#include "tbtrace_cli.h"
+
+int main(void)
+{
+	char dir[512], truth[512], out[512], err[512], args[1200];
+	snprintf(dir, sizeof dir, "%s/trace", tbt_tmpdir());
+	snprintf(truth, sizeof truth, "%s/truth.json", tbt_tmpdir());
+	snprintf(out, sizeof out, "%s/out", tbt_tmpdir());
+	snprintf(err, sizeof err, "%s/err", tbt_tmpdir());
+	tbtrace_cli_trace(dir, truth);
+
+	snprintf(args, sizeof args, "report --format json '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 0, "report --format json");
+	snprintf(args, sizeof args, "report '%s' '%s'", truth, out);
+	CHECK(tbtrace_cli_check(args) == 0, "report json differs from the ground truth");
+
+	snprintf(args, sizeof args, "report '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 0, "report");
+	static const char *want[] = {
+		"time     2023-11-14 22:13:20.000001010 .. 22:13:22.400006000 UTC (2.400 s)",
+		"events   1,306 (544/s); 6 classes, 2 CPUs, 4 threads",
+		"lost     7 events + 2 packets on 2 CPUs, cause unknown",
+		"busiest  second 2 (22:13:21.000001010 .. +1 s): 900 events",
+		"  app:tick                   1,021",
+		"    0           953",
+		"  web                    100       101           253",
+		"  db                     200       200           202",
+		"  (no thread record)         -         -           100",
+		"  cpu 1: 7 events in 1 range",
+		"chan_1: 7 events",
+		"chan_0: 2 packets",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		CHECK(tbtrace_file_has(out, want[i]), "text report lacks \"%s\" (TB_KEEP=1 keeps %s)", want[i], out);
+	snprintf(args, sizeof args, "report --threads 1 '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 0 && tbtrace_file_has(out, "... 3 more threads"), "--threads 1");
+	CHECK(tbtrace_cli_run("report --help", out, err) == 0 && tbtrace_file_has(out, "--format text|json"), "--help");
+	CHECK(tbtrace_cli_run("report", out, err) == 2, "no DIR is a usage error");
+	snprintf(args, sizeof args, "report --format xml '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 2, "bad --format is a usage error");
+	printf("ok\n");
+	return 0;
+}

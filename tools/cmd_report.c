@@ -1,0 +1,759 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_report.c - `tracebuf report DIR`: what a user looks at first.
+ *
+ * One merged pass with the reader library collects: the time span, events
+ * and bytes, counts and rates per event class, per CPU and per thread
+ * (process names from the metadata env `proc_<pid>` = "comm=NAME exe=..."),
+ * the losses per CPU with the time ranges of the reader's discard notices,
+ * and the busiest second (one-second windows from the trace start).
+ * Memory: per class, per stream, per thread and per loss notice; nothing
+ * per event.  Output: a compact text summary, or one JSON object.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tracebuf/reader.h>
+
+#include "cli.h"
+
+#define NS ((int64_t)1000000000)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracebuf report [options] DIR\n"
+		"  Summary of trace DIR: time span, events and bytes, counts and rates per\n"
+		"  event class, CPU and thread, lost events per CPU with the time ranges where\n"
+		"  they were lost, the busiest second.\n\n"
+		"  --format text|json   json: one JSON object (schema in docs/READER.md)\n"
+		"  --threads N          text: show the N busiest threads (default 10, 0 = all)\n"
+		"  --ranges N           text: show N loss ranges per CPU (default 5, 0 = all)\n"
+		"  -q, --quiet          do not print the diagnostics about damaged input\n"
+		"  -h, --help\n\n"
+		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* collected state                                                         */
+
+struct cls_stat {
+	uint64_t n, bytes;
+};
+
+struct thr {
+	uint64_t key; /* pid << 32 | tid; UINT64_MAX = empty slot */
+	uint64_t n;
+};
+
+struct loss {
+	unsigned stream;
+	int kind;          /* TB_RD_DISCARDED_EVENTS / _PACKETS */
+	uint64_t count;    /* 0: unknown */
+	uint64_t b, e;     /* ticks */
+};
+
+struct cpu_stat {
+	uint32_t cpu;
+	uint64_t events, lost_ev, lost_pk, unknown;
+};
+
+struct proc_name {
+	uint32_t pid;
+	char name[64];
+};
+
+struct report {
+	struct tb_reader *r;
+	const char *dir;
+	uint64_t t0, t1;       /* span, ticks */
+	int64_t ns0, ns1;
+	uint64_t events, bytes;
+	uint32_t ncls;
+	struct cls_stat *cls;
+	uint64_t *stream_events;
+	struct thr *thr;
+	size_t thr_cap, thr_n;
+	struct loss *loss;
+	size_t nloss, loss_cap;
+	struct cpu_stat *cpus;
+	size_t ncpus;
+	struct proc_name *procs;
+	size_t nprocs;
+	/* busiest second */
+	int64_t bucket;
+	uint64_t bucket_n, best_n;
+	int64_t best_bucket;
+};
+
+/* a - b without overflow (damaged timestamps can be anywhere) */
+static int64_t sat(__int128 d)
+{
+	return d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : (int64_t)d;
+}
+
+static int64_t diff(int64_t a, int64_t b)
+{
+	return sat((__int128)a - b);
+}
+
+static int thr_grow(struct report *rp)
+{
+	size_t cap = rp->thr_cap ? rp->thr_cap * 2 : 256;
+	struct thr *n = malloc(cap * sizeof *n);
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		n[i].key = UINT64_MAX;
+	for (size_t i = 0; i < rp->thr_cap; i++) {
+		if (rp->thr[i].key == UINT64_MAX)
+			continue;
+		size_t h = (size_t)(rp->thr[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+		while (n[h].key != UINT64_MAX)
+			h = (h + 1) & (cap - 1);
+		n[h] = rp->thr[i];
+	}
+	free(rp->thr);
+	rp->thr = n;
+	rp->thr_cap = cap;
+	return 0;
+}
+
+static struct thr *thr_get(struct report *rp, uint64_t key)
+{
+	if ((rp->thr_n + 1) * 10 > rp->thr_cap * 7 && thr_grow(rp))
+		return NULL;
+	size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (rp->thr_cap - 1);
+	while (rp->thr[h].key != key) {
+		if (rp->thr[h].key == UINT64_MAX) {
+			rp->thr[h].key = key;
+			rp->thr[h].n = 0;
+			rp->thr_n++;
+			break;
+		}
+		h = (h + 1) & (rp->thr_cap - 1);
+	}
+	return &rp->thr[h];
+}
+
+/* "comm=NAME exe=EXE attached_ns=N" (src/consumer/metadata.c) -> NAME; else the whole value */
+static void load_procs(struct report *rp)
+{
+	unsigned n = tb_reader_nenv(rp->r);
+	rp->procs = calloc(n ? n : 1, sizeof *rp->procs);
+	if (!rp->procs)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const char *k = tb_reader_env_key(rp->r, i), *v = tb_reader_env_value(rp->r, i);
+		char *end;
+		if (strncmp(k, "proc_", 5) || k[5] < '0' || k[5] > '9')
+			continue;
+		unsigned long pid = strtoul(k + 5, &end, 10);
+		if (*end || pid > UINT32_MAX)
+			continue;
+		struct proc_name *p = &rp->procs[rp->nprocs++];
+		p->pid = (uint32_t)pid;
+		const char *name = v, *stop = v + strlen(v);
+		if (!strncmp(v, "comm=", 5)) {
+			name = v + 5;
+			const char *x = strstr(name, " exe=");
+			if (x)
+				stop = x;
+		}
+		snprintf(p->name, sizeof p->name, "%.*s", (int)(stop - name), name);
+	}
+}
+
+static const char *proc_name(const struct report *rp, uint32_t pid)
+{
+	for (size_t i = 0; i < rp->nprocs; i++)
+		if (rp->procs[i].pid == pid)
+			return rp->procs[i].name;
+	return NULL;
+}
+
+static int add_loss(struct report *rp, const struct tb_rd_event *e)
+{
+	if (rp->nloss == rp->loss_cap) {
+		size_t cap = rp->loss_cap ? rp->loss_cap * 2 : 64;
+		struct loss *n = realloc(rp->loss, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		rp->loss = n;
+		rp->loss_cap = cap;
+	}
+	struct loss *l = &rp->loss[rp->nloss++];
+	l->stream = tb_rd_stream(e);
+	l->kind = tb_rd_kind(e);
+	l->count = tb_rd_count(e);
+	l->b = tb_rd_ticks(e);
+	l->e = tb_rd_ticks_end(e);
+	return 0;
+}
+
+static struct cpu_stat *cpu_of(struct report *rp, uint32_t cpu)
+{
+	for (size_t i = 0; i < rp->ncpus; i++)
+		if (rp->cpus[i].cpu == cpu)
+			return &rp->cpus[i];
+	return NULL;
+}
+
+static int cmp_cpu(const void *a, const void *b)
+{
+	uint32_t x = ((const struct cpu_stat *)a)->cpu, y = ((const struct cpu_stat *)b)->cpu;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_thr(const void *a, const void *b)
+{
+	const struct thr *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static const struct cls_stat *cmp_cls_base;
+static int cmp_cls(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t nx = cmp_cls_base[x].n, ny = cmp_cls_base[y].n;
+	if (nx != ny)
+		return nx > ny ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int collect(struct report *rp)
+{
+	struct tb_reader *r = rp->r;
+	unsigned ns = tb_reader_nstreams(r);
+	rp->ncls = tb_reader_nclass_ids(r);
+	rp->cls = calloc(rp->ncls, sizeof *rp->cls);
+	rp->stream_events = calloc(ns ? ns : 1, sizeof *rp->stream_events);
+	rp->cpus = calloc(ns ? ns : 1, sizeof *rp->cpus);
+	if (!rp->cls || !rp->stream_events || !rp->cpus || thr_grow(rp))
+		return -ENOMEM;
+	tb_reader_time_range(r, &rp->t0, &rp->t1);
+	rp->ns0 = tb_reader_ticks_to_ns(r, rp->t0);
+	rp->ns1 = tb_reader_ticks_to_ns(r, rp->t1);
+	for (unsigned s = 0; s < ns; s++) {
+		rp->bytes += tb_reader_stream_bytes(r, s);
+		uint32_t c = tb_reader_stream_cpu(r, s);
+		if (!cpu_of(rp, c))
+			rp->cpus[rp->ncpus++].cpu = c;
+	}
+	qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
+	load_procs(rp);
+	rp->bucket = -1;
+	rp->best_bucket = -1;
+
+	const struct tb_rd_event *e;
+	uint64_t last_key = UINT64_MAX;
+	struct thr *last_thr = NULL;
+	size_t last_cap = 0;
+	while (tb_reader_next(r, &e) > 0) {
+		int kind = tb_rd_kind(e);
+		if (kind != TB_RD_EVENT) {
+			if (add_loss(rp, e))
+				return -ENOMEM;
+			continue;
+		}
+		rp->events++;
+		uint32_t id = tb_rd_id(e);
+		size_t len;
+		tb_rd_payload(e, &len);
+		if (id < rp->ncls) {
+			rp->cls[id].n++;
+			rp->cls[id].bytes += len;
+		}
+		rp->stream_events[tb_rd_stream(e)]++;
+		uint64_t key = (uint64_t)tb_rd_pid(e) << 32 | tb_rd_tid(e);
+		if (key != last_key || last_cap != rp->thr_cap) {
+			last_thr = thr_get(rp, key);
+			if (!last_thr)
+				return -ENOMEM;
+			last_key = key;
+			last_cap = rp->thr_cap;
+		}
+		last_thr->n++;
+		int64_t b = diff(tb_rd_ns(e), rp->ns0) / NS;
+		if (b != rp->bucket) {
+			rp->bucket = b;
+			rp->bucket_n = 0;
+		}
+		if (++rp->bucket_n > rp->best_n) {
+			rp->best_n = rp->bucket_n;
+			rp->best_bucket = b;
+		}
+	}
+	for (unsigned s = 0; s < ns; s++)
+		cpu_of(rp, tb_reader_stream_cpu(r, s))->events += rp->stream_events[s];
+	for (size_t i = 0; i < rp->nloss; i++) {
+		struct cpu_stat *c = cpu_of(rp, tb_reader_stream_cpu(r, rp->loss[i].stream));
+		if (rp->loss[i].kind == TB_RD_DISCARDED_PACKETS)
+			c->lost_pk += rp->loss[i].count;
+		else if (rp->loss[i].count)
+			c->lost_ev += rp->loss[i].count;
+		else
+			c->unknown++;
+	}
+	/* compact the thread table into a sorted array */
+	size_t k = 0;
+	for (size_t i = 0; i < rp->thr_cap; i++)
+		if (rp->thr[i].key != UINT64_MAX)
+			rp->thr[k++] = rp->thr[i];
+	rp->thr_n = k;
+	qsort(rp->thr, k, sizeof *rp->thr, cmp_thr);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* formatting                                                              */
+
+/* 1234567 -> "1,234,567" */
+static const char *grp(char *buf, uint64_t v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof t, "%" PRIu64, v), o = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = t[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* events per second over the span, "-" when the span is empty */
+static const char *rate(char *buf, const struct report *rp, uint64_t n)
+{
+	int64_t d = diff(rp->ns1, rp->ns0);
+	if (d <= 0)
+		return strcpy(buf, "-");
+	double r = (double)n * 1e9 / (double)d;
+	if (r < 10)
+		snprintf(buf, 32, "%.2f", r);
+	else
+		grp(buf, (uint64_t)(r + 0.5));
+	return buf;
+}
+
+static double rate_v(const struct report *rp, uint64_t n)
+{
+	int64_t d = diff(rp->ns1, rp->ns0);
+	return d > 0 ? (double)n * 1e9 / (double)d : 0;
+}
+
+/* UTC date-time with ns: "2023-11-14 22:13:20.000000000" (iso: 'T' and 'Z') */
+static const char *utc(char *buf, int64_t ns, int iso)
+{
+	int64_t s = ns / NS, f = ns % NS;
+	if (f < 0) {
+		f += NS;
+		s--;
+	}
+	time_t t = (time_t)s;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm)) {
+		sprintf(buf, "%" PRId64 ".%09" PRId64, s, f);
+		return buf;
+	}
+	size_t n = strftime(buf, 40, iso ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm);
+	sprintf(buf + n, ".%09" PRId64 "%s", f, iso ? "Z" : "");
+	return buf;
+}
+
+/* time of day only: "22:13:20.000000000" */
+static const char *tod(char *buf, int64_t ns)
+{
+	char t[64];
+	utc(t, ns, 0);
+	return strcpy(buf, t + 11);
+}
+
+static const char *dur(char *buf, int64_t ns)
+{
+	if (ns < 1000)
+		sprintf(buf, "%" PRId64 " ns", ns);
+	else if (ns < 1000000)
+		sprintf(buf, "%.3f us", ns / 1e3);
+	else if (ns < NS)
+		sprintf(buf, "%.3f ms", ns / 1e6);
+	else if (ns < 600 * NS)
+		sprintf(buf, "%.3f s", ns / 1e9);
+	else
+		sprintf(buf, "%" PRId64 " h %02" PRId64 " min %06.3f s", ns / (3600 * NS), ns / (60 * NS) % 60,
+			(double)(ns % (60 * NS)) / 1e9);
+	return buf;
+}
+
+static void jstr(FILE *f, const char *s)
+{
+	char buf[1024];
+	size_t n = tb_rd_format_string(s, strlen(s), 1, buf, sizeof buf);
+	if (n <= sizeof buf) {
+		fwrite(buf, 1, n, f);
+		return;
+	}
+	char *b = malloc(n);
+	if (!b) {
+		fputs("\"\"", f);
+		return;
+	}
+	tb_rd_format_string(s, strlen(s), 1, b, n);
+	fwrite(b, 1, n, f);
+	free(b);
+}
+
+static const char *errname(int err)
+{
+	switch (err) {
+	case -EBADMSG: return "EBADMSG";
+	case -ENODATA: return "ENODATA";
+	case -ERANGE: return "ERANGE";
+	case -ENOENT: return "ENOENT";
+	case -EACCES: return "EACCES";
+	default: return "EIO";
+	}
+}
+
+static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
+{
+	uint32_t *ids = malloc((rp->ncls ? rp->ncls : 1) * sizeof *ids);
+	*n = 0;
+	if (!ids)
+		return NULL;
+	for (uint32_t i = 0; i < rp->ncls; i++)
+		if (rp->cls[i].n)
+			ids[(*n)++] = i;
+	cmp_cls_base = rp->cls;
+	qsort(ids, *n, sizeof *ids, cmp_cls);
+	return ids;
+}
+
+static void print_json(const struct report *rp, FILE *f)
+{
+	struct tb_reader *r = rp->r;
+	char b[64];
+	fputs("{\"trace\":", f);
+	jstr(f, rp->dir);
+	fprintf(f, ",\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"start\":\"%s\"", rp->ns0, rp->ns1,
+		utc(b, rp->ns0, 1));
+	fprintf(f, ",\"end\":\"%s\",\"duration_ns\":%" PRId64 ",\"clock_freq\":%" PRIu64, utc(b, rp->ns1, 1),
+		diff(rp->ns1, rp->ns0), tb_reader_clock_freq(r));
+	fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f,\"bytes\":%" PRIu64, rp->events,
+		rate_v(rp, rp->events), rp->bytes);
+	fputs(",\"streams\":[", f);
+	for (unsigned s = 0; s < tb_reader_nstreams(r); s++) {
+		fprintf(f, "%s{\"file\":", s ? "," : "");
+		jstr(f, tb_reader_stream_file(r, s));
+		fputs(",\"channel\":", f);
+		jstr(f, tb_reader_stream_channel(r, s));
+		fprintf(f, ",\"cpu\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"packets\":%zu,\"events\":%" PRIu64 "}",
+			tb_reader_stream_cpu(r, s), tb_reader_stream_bytes(r, s), tb_reader_npackets(r, s),
+			rp->stream_events[s]);
+	}
+	fputs("],\"classes\":[", f);
+	uint32_t nc;
+	uint32_t *ids = sorted_classes(rp, &nc);
+	for (uint32_t i = 0; ids && i < nc; i++) {
+		const char *name = tb_reader_class_name(r, ids[i]);
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, name ? name : "?");
+		fprintf(f, ",\"id\":%" PRIu32 ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f,\"payload_bytes\":%" PRIu64 "}",
+			ids[i], rp->cls[ids[i]].n, rate_v(rp, rp->cls[ids[i]].n), rp->cls[ids[i]].bytes);
+	}
+	free(ids);
+	fputs("],\"cpus\":[", f);
+	for (size_t i = 0; i < rp->ncpus; i++) {
+		const struct cpu_stat *c = &rp->cpus[i];
+		fprintf(f, "%s{\"cpu\":%" PRIu32 ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f,\"lost_events\":%" PRIu64
+			   ",\"lost_packets\":%" PRIu64 ",\"loss_notices_count_unknown\":%" PRIu64 "}",
+			i ? "," : "", c->cpu, c->events, rate_v(rp, c->events), c->lost_ev, c->lost_pk, c->unknown);
+	}
+	fputs("],\"threads\":[", f);
+	for (size_t i = 0; i < rp->thr_n; i++) {
+		uint32_t pid = (uint32_t)(rp->thr[i].key >> 32), tid = (uint32_t)rp->thr[i].key;
+		const char *pn = pid ? proc_name(rp, pid) : NULL;
+		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", pid, tid);
+		if (pn)
+			jstr(f, pn);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f}", rp->thr[i].n, rate_v(rp, rp->thr[i].n));
+	}
+	uint64_t lev = 0, lpk = 0, lun = 0;
+	for (size_t i = 0; i < rp->ncpus; i++) {
+		lev += rp->cpus[i].lost_ev;
+		lpk += rp->cpus[i].lost_pk;
+		lun += rp->cpus[i].unknown;
+	}
+	fprintf(f, "],\"lost\":{\"events\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"notices_count_unknown\":%" PRIu64
+		   ",\"cause\":\"unknown\",\"by_cpu\":[", lev, lpk, lun);
+	int first = 1;
+	for (size_t i = 0; i < rp->ncpus; i++) {
+		const struct cpu_stat *c = &rp->cpus[i];
+		if (!c->lost_ev && !c->lost_pk && !c->unknown)
+			continue;
+		fprintf(f, "%s{\"cpu\":%" PRIu32 ",\"events\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"cause\":\"unknown\","
+			   "\"ranges\":[", first ? "" : ",", c->cpu, c->lost_ev, c->lost_pk);
+		first = 0;
+		int f2 = 1;
+		for (size_t j = 0; j < rp->nloss; j++) {
+			const struct loss *l = &rp->loss[j];
+			if (tb_reader_stream_cpu(r, l->stream) != c->cpu)
+				continue;
+			fprintf(f, "%s{\"stream\":", f2 ? "" : ",");
+			f2 = 0;
+			jstr(f, tb_reader_stream_file(r, l->stream));
+			fprintf(f, ",\"kind\":\"%s\",\"count\":", l->kind == TB_RD_DISCARDED_PACKETS ? "packets" : "events");
+			if (l->count)
+				fprintf(f, "%" PRIu64, l->count);
+			else
+				fputs("null", f);
+			fprintf(f, ",\"begin_ns\":%" PRId64 ",\"end_ns\":%" PRId64 "}", tb_reader_ticks_to_ns(r, l->b),
+				tb_reader_ticks_to_ns(r, l->e));
+		}
+		fputs("]}", f);
+	}
+	fputs("]},\"busiest_second\":", f);
+	if (rp->best_bucket >= 0) {
+		int64_t s0 = sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
+		fprintf(f, "{\"index\":%" PRId64 ",\"start_ns\":%" PRId64 ",\"start\":\"%s\",\"events\":%" PRIu64 "}",
+			rp->best_bucket, s0, utc(b, s0, 1), rp->best_n);
+	} else {
+		fputs("null", f);
+	}
+	uint64_t nd = tb_reader_ndiags(r);
+	fprintf(f, ",\"diagnostics\":{\"count\":%" PRIu64 ",\"items\":[", nd);
+	for (uint64_t i = 0; i < nd; i++) {
+		const struct tb_rd_diag *d = tb_reader_diag(r, i);
+		if (!d)
+			break;
+		fprintf(f, "%s{\"file\":", i ? "," : "");
+		jstr(f, d->file);
+		fprintf(f, ",\"offset\":%" PRIu64 ",\"error\":\"%s\",\"what\":", d->offset, errname(d->err));
+		jstr(f, d->what);
+		fputc('}', f);
+	}
+	fputs("]}}\n", f);
+}
+
+static void print_text(const struct report *rp, FILE *f, size_t max_threads, size_t max_ranges)
+{
+	struct tb_reader *r = rp->r;
+	char a[64], b[64], c[64], d[64];
+	unsigned ns = tb_reader_nstreams(r);
+	uint32_t nc;
+	uint32_t *ids = sorted_classes(rp, &nc);
+	fprintf(f, "trace    %s\n", rp->dir);
+	if (!rp->events && !rp->nloss) {
+		fprintf(f, "events   none (%u stream file%s, %s bytes)\n", ns, ns == 1 ? "" : "s", grp(a, rp->bytes));
+	} else {
+		fprintf(f, "time     %s .. %s UTC (%s)\n", utc(a, rp->ns0, 0), tod(b, rp->ns1), dur(c, diff(rp->ns1, rp->ns0)));
+		fprintf(f, "events   %s (%s/s); %u class%s, %zu CPU%s, %zu thread%s\n", grp(a, rp->events),
+			rate(b, rp, rp->events), nc, nc == 1 ? "" : "es", rp->ncpus, rp->ncpus == 1 ? "" : "s",
+			rp->thr_n, rp->thr_n == 1 ? "" : "s");
+		fprintf(f, "bytes    %s in %u stream file%s", grp(a, rp->bytes), ns, ns == 1 ? "" : "s");
+		if (rp->events)
+			fprintf(f, " (%.1f B/event)", (double)rp->bytes / (double)rp->events);
+		fputc('\n', f);
+	}
+	uint64_t lev = 0, lpk = 0, lun = 0;
+	size_t lcpus = 0;
+	for (size_t i = 0; i < rp->ncpus; i++) {
+		lev += rp->cpus[i].lost_ev;
+		lpk += rp->cpus[i].lost_pk;
+		lun += rp->cpus[i].unknown;
+		lcpus += rp->cpus[i].lost_ev || rp->cpus[i].lost_pk || rp->cpus[i].unknown;
+	}
+	if (lev || lpk || lun) {
+		fprintf(f, "lost     %s event%s", grp(a, lev), lev == 1 ? "" : "s");
+		if (lpk)
+			fprintf(f, " + %s packet%s", grp(b, lpk), lpk == 1 ? "" : "s");
+		if (lun)
+			fprintf(f, " + %s loss%s of unknown size", grp(c, lun), lun == 1 ? "" : "es");
+		fprintf(f, " on %zu CPU%s, cause unknown (see below)\n", lcpus, lcpus == 1 ? "" : "s");
+	} else if (rp->events) {
+		fprintf(f, "lost     none\n");
+	}
+	if (rp->best_bucket >= 0) {
+		int64_t s0 = sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
+		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s events%s\n", rp->best_bucket + 1, tod(a, s0),
+			grp(b, rp->best_n), diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
+	}
+
+	if (nc) {
+		size_t w = 11;
+		for (uint32_t i = 0; i < nc; i++) {
+			const char *n = tb_reader_class_name(r, ids[i]);
+			if (n && strlen(n) > w)
+				w = strlen(n);
+		}
+		if (w > 40)
+			w = 40;
+		fprintf(f, "\n%-*s %13s %6s %12s %9s\n", (int)w + 2, "event class", "events", "%", "per s", "avg bytes");
+		for (uint32_t i = 0; i < nc; i++) {
+			const struct cls_stat *k = &rp->cls[ids[i]];
+			const char *n = tb_reader_class_name(r, ids[i]);
+			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, n ? n : "?", grp(a, k->n),
+				100.0 * (double)k->n / (double)rp->events, rate(b, rp, k->n), (double)k->bytes / (double)k->n);
+		}
+	}
+	free(ids);
+
+	if (rp->ncpus && (rp->events || rp->nloss)) {
+		fprintf(f, "\n%-5s %13s %12s %13s %13s\n", "cpu", "events", "per s", "lost events", "lost packets");
+		for (size_t i = 0; i < rp->ncpus; i++) {
+			const struct cpu_stat *k = &rp->cpus[i];
+			fprintf(f, "%5" PRIu32 " %13s %12s %13s %13s%s\n", k->cpu, grp(a, k->events), rate(b, rp, k->events),
+				grp(c, k->lost_ev), grp(d, k->lost_pk), k->unknown ? " + unknown" : "");
+		}
+	}
+
+	if (rp->thr_n) {
+		size_t show = max_threads && max_threads < rp->thr_n ? max_threads : rp->thr_n;
+		fprintf(f, "\n%-18s %9s %9s %13s %12s\n", "process", "pid", "tid", "events", "per s");
+		for (size_t i = 0; i < show; i++) {
+			uint32_t pid = (uint32_t)(rp->thr[i].key >> 32), tid = (uint32_t)rp->thr[i].key;
+			if (!tid && !pid) {
+				fprintf(f, "  %-16s %9s %9s %13s %12s\n", "(no thread record)", "-", "-", grp(a, rp->thr[i].n),
+					rate(b, rp, rp->thr[i].n));
+				continue;
+			}
+			const char *pn = proc_name(rp, pid);
+			fprintf(f, "  %-16.16s %9" PRIu32 " %9" PRIu32 " %13s %12s\n", pn ? pn : "?", pid, tid,
+				grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n));
+		}
+		if (show < rp->thr_n)
+			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", rp->thr_n - show,
+				rp->thr_n - show == 1 ? "" : "s");
+	}
+
+	if (lev || lpk || lun) {
+		fprintf(f, "\nlost events per CPU (cause unknown: a trace records only each stream's running total)\n");
+		for (size_t i = 0; i < rp->ncpus; i++) {
+			const struct cpu_stat *k = &rp->cpus[i];
+			if (!k->lost_ev && !k->lost_pk && !k->unknown)
+				continue;
+			fprintf(f, "  cpu %" PRIu32 ": %s event%s", k->cpu, grp(a, k->lost_ev), k->lost_ev == 1 ? "" : "s");
+			if (k->lost_pk)
+				fprintf(f, ", %s packet%s", grp(b, k->lost_pk), k->lost_pk == 1 ? "" : "s");
+			size_t nr = 0, shown = 0;
+			for (size_t j = 0; j < rp->nloss; j++)
+				nr += tb_reader_stream_cpu(r, rp->loss[j].stream) == k->cpu;
+			fprintf(f, " in %zu range%s\n", nr, nr == 1 ? "" : "s");
+			for (size_t j = 0; j < rp->nloss; j++) {
+				const struct loss *l = &rp->loss[j];
+				if (tb_reader_stream_cpu(r, l->stream) != k->cpu)
+					continue;
+				if (max_ranges && shown == max_ranges) {
+					fprintf(f, "    ... %zu more (--ranges 0 shows all)\n", nr - shown);
+					break;
+				}
+				shown++;
+				int64_t b0 = tb_reader_ticks_to_ns(r, l->b), b1 = tb_reader_ticks_to_ns(r, l->e);
+				char cnt[64];
+				if (l->kind == TB_RD_DISCARDED_PACKETS)
+					snprintf(cnt, sizeof cnt, "%s packet%s", grp(a, l->count), l->count == 1 ? "" : "s");
+				else if (l->count)
+					snprintf(cnt, sizeof cnt, "%s event%s", grp(a, l->count), l->count == 1 ? "" : "s");
+				else
+					snprintf(cnt, sizeof cnt, "events (count unknown)");
+				fprintf(f, "    %s .. %s (%s) %s: %s\n", tod(b, b0), tod(c, b1), dur(d, diff(b1, b0)),
+					tb_reader_stream_file(r, l->stream), cnt);
+			}
+		}
+	}
+	uint64_t nd = tb_reader_ndiags(r);
+	if (nd)
+		fprintf(f, "\ndamaged  %s problem%s in the input; that data was skipped (details on stderr)\n",
+			grp(a, nd), nd == 1 ? "" : "s");
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void on_diag(void *arg, const struct tb_rd_diag *d)
+{
+	if (!*(int *)arg)
+		fprintf(stderr, "tracebuf report: %s, offset %" PRIu64 ": %s\n", d->file, d->offset, d->what);
+}
+
+static int parse_count(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-')
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "format", required_argument, 0, 'f' }, { "threads", required_argument, 0, 'n' },
+		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
+	};
+	int json = 0, quiet = 0, opt;
+	size_t max_threads = 10, max_ranges = 5;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = 1;
+			else if (strcmp(optarg, "text"))
+				return cli_error("report", "--format %s: use text or json", optarg), TB_EXIT_USAGE;
+			break;
+		case 'n': case 'r':
+			if (parse_count(optarg, opt == 'n' ? &max_threads : &max_ranges))
+				return cli_error("report", "--%s %s: expected a number", opt == 'n' ? "threads" : "ranges",
+						 optarg), TB_EXIT_USAGE;
+			break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return TB_EXIT_OK;
+		default: usage(stderr); return TB_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return TB_EXIT_USAGE;
+	}
+	struct report rp;
+	memset(&rp, 0, sizeof rp);
+	rp.dir = argv[optind];
+	struct tb_reader_opts ro = { .size = sizeof ro, .diag = on_diag, .diag_arg = &quiet };
+	int rc = tb_reader_open(rp.dir, &ro, &rp.r);
+	if (rc)
+		return cli_error("report", "%s", tb_errmsg());
+	rc = collect(&rp);
+	if (rc) {
+		cli_error("report", "out of memory");
+	} else if (json) {
+		print_json(&rp, stdout);
+	} else {
+		print_text(&rp, stdout, max_threads, max_ranges);
+	}
+	int partial = tb_reader_ndiags(rp.r) != 0;
+	tb_reader_close(rp.r);
+	free(rp.cls);
+	free(rp.stream_events);
+	free(rp.thr);
+	free(rp.loss);
+	free(rp.cpus);
+	free(rp.procs);
+	if (rc)
+		return TB_EXIT_FAIL;
+	if (fflush(stdout) || ferror(stdout))
+		return cli_error("report", "write error on standard output");
+	return partial ? TB_EXIT_PARTIAL : TB_EXIT_OK;
+}
