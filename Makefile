@@ -39,11 +39,18 @@ stress:
 	cmake --build build-stress -j$(JOBS)
 	STRESS_SECONDS=$${STRESS_SECONDS:-60} ctest --test-dir build-stress --output-on-failure -R 'stress|accounting'
 
+# Every figure is a ratio against a baseline measured in the same run; docs/BENCHMARKS.md.
 bench: build
 	$(BUILD)/bench/tracebuf-bench
+	TB_CLI=$(BUILD)/tracebuf $(BUILD)/bench/reader/tracebuf-bench-reader
 
 bench-quick: build
 	BENCH_QUICK=1 $(BUILD)/bench/tracebuf-bench
+	BENCH_QUICK=1 TB_CLI=$(BUILD)/tracebuf $(BUILD)/bench/reader/tracebuf-bench-reader
+
+# Fuzz every parser of untrusted bytes (clang/libFuzzer); FUZZ_SECONDS per target.
+fuzz:
+	tests/fuzz/run.sh $${FUZZ_SECONDS:-60}
 
 clean:
 	rm -rf build build-asan build-tsan build-stress

@@ -54,6 +54,10 @@ struct tb_session {
 	/* [nchannels * ncpus] descriptors for the rseq fast path (rseq.h),
 	 * computed once from the validated values above */
 	struct tb_fast_ring *fast;
+	/* producer sessions replaced by tb_producer_use() stay mapped (a thread
+	 * may still be inside an append): they are kept on this list */
+	struct tb_session *retired_next;
+	int retired;
 };
 
 TB_HIDDEN int tb_session_fast_init(struct tb_session *s);

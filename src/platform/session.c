@@ -418,8 +418,8 @@ void tb_session_close(struct tb_session *s)
 {
 	if (!s)
 		return;
-	if (tb_producer_session() == s)
-		return; /* the producer session stays mapped for the life of the process */
+	if (tb_producer_session() == s || s->retired)
+		return; /* a producer session stays mapped for the life of the process */
 	munmap(s->base, s->size);
 	free(s->fast);
 	if (s->fd >= 0)

@@ -29,6 +29,7 @@ static struct tb_session *prod;               /* acquire/release */
 static int autoattach_status = 1;
 static pthread_mutex_t classes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tb_event_class *classes;        /* every class of this process */
+static struct tb_session *retired;            /* former producer sessions, kept mapped */
 
 struct tb_session *tb_producer_session(void)
 {
@@ -98,7 +99,14 @@ int tb_producer_use(struct tb_session *s)
 			__atomic_store_n(&c->mask, &tb_disabled_mask, __ATOMIC_RELEASE);
 	}
 	/* ...then publish the session; pairs with the acquire in tb_emit() */
-	__atomic_store_n(&prod, s, __ATOMIC_RELEASE);
+	struct tb_session *old = __atomic_exchange_n(&prod, s, __ATOMIC_ACQ_REL);
+	if (old && old != s && !old->retired) {
+		/* a thread may still be appending to it: never unmapped.  Bounded:
+		 * one per session ever used as the producer session. */
+		old->retired = 1;
+		old->retired_next = retired;
+		retired = old;
+	}
 	pthread_mutex_unlock(&classes_lock);
 	return 0;
 }
