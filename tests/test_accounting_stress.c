@@ -38,7 +38,7 @@ TB_EVENT(stress, sig, (u32, thread), (u64, seq), (u64, before), (u64, prev_after
 #define MAXEV 60000 /* per thread and kind */
 
 static uint32_t clock_kind;
-static volatile int stop_flag, sig_stop;
+static int stop_flag, sig_stop; /* __atomic accesses: read by workers and handlers */
 
 struct th {
 	pthread_t t;
@@ -61,13 +61,17 @@ static uint64_t now(void)
 static void on_alarm(int sig)
 {
 	(void)sig;
+	int saved = errno;
 	struct th *t = me;
-	if (!t || sig_stop || t->sigs >= MAXEV)
+	if (!t || __atomic_load_n(&sig_stop, __ATOMIC_RELAXED) || t->sigs >= MAXEV) {
+		errno = saved;
 		return;
+	}
 	uint64_t seq = t->sigs, b = now(), pa = t->sig_after;
 	tb_stress_sig(t->id, seq, b, pa, b ^ (seq * GOLDEN) ^ t->id ^ pa);
 	t->sig_after = now();
 	t->sigs = seq + 1;
+	errno = saved;
 }
 
 static void *worker(void *arg)
@@ -86,7 +90,7 @@ static void *worker(void *arg)
 		timer_settime(t->timer, 0, &its, NULL);
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	while (!stop_flag && t->ticks < MAXEV) {
+	while (!__atomic_load_n(&stop_flag, __ATOMIC_RELAXED) && t->ticks < MAXEV) {
 		uint64_t seq = t->ticks, b = now(), pa = t->tick_after;
 		tb_stress_tick(t->id, seq, b, pa, b ^ (seq * GOLDEN) ^ t->id ^ pa);
 		t->tick_after = now();
@@ -175,8 +179,8 @@ static void run_mode(uint32_t mode, const char *name, double seconds)
 	CHECK(tbd_init(&d, s, on_event, NULL) == 0);
 	if (mode != TB_MODE_OVERWRITE)
 		tbd_start(&d);
-	stop_flag = 0;
-	sig_stop = 0;
+	__atomic_store_n(&stop_flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sig_stop, 0, __ATOMIC_RELAXED);
 	memset(ths, 0, sizeof ths);
 	for (int i = 0; i < NTHREADS; i++) {
 		ths[i].id = (uint32_t)i;
@@ -184,14 +188,14 @@ static void run_mode(uint32_t mode, const char *name, double seconds)
 	}
 	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
 	nanosleep(&ts, NULL);
-	stop_flag = 1;
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
 	uint64_t written = 0, aborts = 0;
 	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(ths[i].t, NULL);
 		written += ths[i].ticks + ths[i].sigs;
 		aborts += ths[i].aborts;
 	}
-	sig_stop = 1;
+	__atomic_store_n(&sig_stop, 1, __ATOMIC_RELAXED);
 	tbd_finish(&d);
 
 	uint64_t lost = tbd_discarded(&d);
@@ -259,11 +263,16 @@ int main(void)
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
-	double secs = tbt_seconds(1.0) / 3.0;
-	if (secs < 0.3)
-		secs = 0.3;
-	run_mode(TB_MODE_DISCARD, "discard", secs);
-	run_mode(TB_MODE_BLOCK, "block", secs);
-	run_mode(TB_MODE_OVERWRITE, "overwrite", secs);
+	/* rounds of the three modes (about 1 s each) until STRESS_SECONDS are spent */
+	double total = tbt_seconds(1.0);
+	uint64_t t0 = tb_mono_ns();
+	int rounds = 0;
+	do {
+		run_mode(TB_MODE_DISCARD, "discard", 0.33);
+		run_mode(TB_MODE_BLOCK, "block", 0.33);
+		run_mode(TB_MODE_OVERWRITE, "overwrite", 0.33);
+		rounds++;
+	} while ((double)(tb_mono_ns() - t0) / 1e9 < total);
+	printf("%d round(s) in %.1f s\n", rounds, (double)(tb_mono_ns() - t0) / 1e9);
 	return 0;
 }

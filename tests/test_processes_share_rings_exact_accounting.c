@@ -56,7 +56,8 @@ int main(void)
 	CHECK_RC(tb_producer_use(s), 0);
 	struct tbd d;
 	CHECK(tbd_init(&d, s, on_event, NULL) == 0);
-	tbd_start(&d);
+	/* fork while single-threaded (ThreadSanitizer supports no threads in a
+	 * child of a multi-threaded process), then start the consumer */
 	pid_t kids[NPROC];
 	for (int k = 0; k < NPROC; k++) {
 		kids[k] = fork();
@@ -70,6 +71,7 @@ int main(void)
 			_exit(0);
 		}
 	}
+	tbd_start(&d);
 	for (int k = 0; k < NPROC; k++) {
 		int st;
 		CHECK(waitpid(kids[k], &st, 0) == kids[k] && WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -200,7 +200,7 @@ int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfield
 	 * with acquire before trusting the entry (tb_registry_find) */
 	__atomic_store_n(&e->state, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->reg->count, n + 1, __ATOMIC_RELEASE);
-	s->reg->gen++;
+	__atomic_fetch_add(&s->reg->gen, 1, __ATOMIC_RELEASE); /* read by other processes */
 	reg_unlock(s);
 	return (int)n;
 }
@@ -241,7 +241,7 @@ int tb_session_set_events(struct tb_session *s, unsigned chan, const char *patte
 		 * branch of TB_EVENT); a change takes effect at their next event */
 		__atomic_store_n(&e->enabled, mask_for(s, name), __ATOMIC_RELAXED);
 	}
-	s->reg->gen++;
+	__atomic_fetch_add(&s->reg->gen, 1, __ATOMIC_RELEASE); /* read by other processes */
 	reg_unlock(s);
 	return 0;
 }

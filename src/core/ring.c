@@ -153,7 +153,9 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 	/* Full fence: our store of consumer_sleeping before the re-check of
 	 * the rings; pairs with the fence in maybe_wake_consumer(). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (unsigned ch = 0; ch < s->nchannels; ch++)
+	for (unsigned ch = 0; ch < s->nchannels; ch++) {
+		if (s->chan[ch].mode == TB_MODE_OVERWRITE)
+			continue; /* not drained continuously: only snapshots read it */
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
 			uint64_t pos;
 			if (tb_ring_ready(s, ch, cpu, &pos) != 0) {
@@ -161,6 +163,7 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 				return 1;
 			}
 		}
+	}
 	struct timespec to = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
 	futex(&m->consumer_futex, FUTEX_WAIT, seen, &to);
 	__atomic_store_n(&m->consumer_sleeping, 0, __ATOMIC_RELAXED);

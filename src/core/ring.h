@@ -78,7 +78,10 @@ TB_HIDDEN int tb_ring_flush(struct tb_session *s, unsigned ch, unsigned cpu, int
  * sequence number and the head, so that one reused during the copy is
  * dropped (counted in *torn) and never given to `emit`.  The current
  * partial packet is closed in the copy (timestamp_end, content_size,
- * events_discarded from the counters).
+ * events_discarded from the counters) and emitted shorter than a
+ * sub-buffer: its packet_size is its content rounded up to 8 bytes.
+ * Every emitted packet has been walked record by record against the
+ * registry and cut at the first record that is not provably valid.
  * `emit` is called once per good packet with a private buffer.
  * Return: packets emitted, or -errno (from emit).
  */
@@ -90,13 +93,16 @@ TB_HIDDEN int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, 
  * tb_ring_drain_dead - for a session whose producers are all gone (after
  * the command exited, or `recover`): emit every complete packet from the
  * consumer position on, then the current partial one closed like a
- * snapshot.  In discard mode the consumer position is advanced.
+ * snapshot (packet_size = content).  Reads only: the consumer position is
+ * not advanced, so it works on a read-only attach (recover).
  * Return: packets emitted or -errno.
  */
 TB_HIDDEN int tb_ring_drain_dead(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit,
 				 void *arg, uint64_t *bad);
 
-/* Wake-up protocol (src/producer/switch.c writes, the consumer sleeps). */
+/* Wake-up protocol (producers wake from the switch in append.c; the consumer
+ * sleeps here).  Overwrite channels are not looked at: they are not drained
+ * continuously.  Returns 1 when a sub-buffer is ready, 0 after the wait. */
 TB_HIDDEN int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns);
 
 #endif

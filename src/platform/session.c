@@ -194,7 +194,8 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40); /* RFC 4122 version 4 */
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], tmp[PATH_MAX + 32];
+	tmp[0] = 0;
 	if (opts.path) {
 		if (strlen(opts.path) >= sizeof s->path) {
 			free(s);
@@ -231,9 +232,16 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 			goto fail;
 		}
 	}
-	s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Created under a temporary name and renamed when complete, so that
+	 * nobody can attach to a half-written file; O_EXCL on both names. */
+	if (access(s->path, F_OK) == 0) {
+		rc = tb_fail(-EEXIST, "session file %s already exists", s->path);
+		goto fail;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp-%02x%02x%02x%02x", s->path, uuid[4], uuid[5], uuid[6], uuid[7]);
+	s->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->fd < 0) {
-		rc = tb_fail(-errno, "cannot create session file %s: %s", s->path, strerror(errno));
+		rc = tb_fail(-errno, "cannot create session file %s: %s", tmp, strerror(errno));
 		goto fail;
 	}
 	if (ftruncate(s->fd, (off_t)l.file_size) != 0) {
@@ -303,6 +311,16 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	rc = tb_registry_builtin(s);
 	if (!rc)
 		rc = tb_session_fast_init(s);
+	if (!rc && renameat2(AT_FDCWD, tmp, AT_FDCWD, s->path, RENAME_NOREPLACE) != 0) {
+		int e = errno;
+		if (e == EINVAL || e == ENOSYS) { /* file system without RENAME_NOREPLACE */
+			e = link(tmp, s->path) == 0 ? 0 : errno;
+			if (!e)
+				unlink(tmp);
+		}
+		if (e)
+			rc = tb_fail(-e, "cannot publish session file %s: %s", s->path, strerror(e));
+	}
 	if (rc) {
 		munmap(base, l.file_size);
 		free(s->fast);
@@ -312,7 +330,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	return 0;
 
 fail_unlink:
-	unlink(s->path);
+	unlink(tmp);
 fail:
 	if (s->fd >= 0)
 		close(s->fd);

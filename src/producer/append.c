@@ -183,7 +183,13 @@ static void commit_plain(const struct tb_cs_args *a)
 		memcpy(a->dst2, a->src2, a->n2);
 	for (uint64_t i = 0; i < a->nops; i++) {
 		uint64_t v = a->ops[i].is_ts ? ts : a->ops[i].val;
-		memcpy(a->ops[i].addr, &v, 8); /* may be unaligned (record headers) */
+		if (((uintptr_t)a->ops[i].addr & 7) == 0)
+			/* control block / descriptor / packet context fields: other
+			 * threads read them with atomic loads (state readers, counters,
+			 * snapshots); relaxed is enough, the head store below orders */
+			__atomic_store_n(a->ops[i].addr, v, __ATOMIC_RELAXED);
+		else
+			memcpy(a->ops[i].addr, &v, 8); /* a record header's timestamp */
 	}
 	/* Observable: the consumer's acquire load of head; the release orders
 	 * every store above before it (pairs with tb_ring_ready/snapshot). */
@@ -495,8 +501,20 @@ static inline __attribute__((always_inline)) int append_rseq(struct tb_session *
 	return append_rseq_slow(s, ch, id, payload, len);
 }
 
+static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
+
+/* The slow paths may make system calls (futex, sched_getcpu, gettid): a
+ * tracer called from signal handlers must leave errno as it found it. */
 static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
 							 const void *payload, uint32_t len)
+{
+	int saved = errno;
+	int rc = append_rseq_slow_(s, ch, id, payload, len);
+	errno = saved;
+	return rc;
+}
+
+static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	struct tb_rseq_abi *rs = tb_rseq_area();
@@ -633,7 +651,17 @@ static unsigned online_cpus(void)
 	return v;
 }
 
+static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
+
 static int append_fallback(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+{
+	int saved = errno; /* as append_rseq_slow() */
+	int rc = append_fallback_(s, ch, id, payload, len);
+	errno = saved;
+	return rc;
+}
+
+static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	uint64_t stage_buf[STAGE_MAX / 8 + 1];
@@ -669,8 +697,8 @@ static int append_fallback(struct tb_session *s, unsigned ch, uint32_t id, const
 			return -EBUSY;
 		}
 		int rc = append_owned(&r, id, payload, len, &p);
-		if (rc == -ENOSPC)
-			r.ctl->lost_full++; /* owned: plain increment */
+		if (rc == -ENOSPC) /* atomic: other processes read the counter */
+			__atomic_fetch_add(&r.ctl->lost_full, 1, __ATOMIC_RELAXED);
 		unown(r.ctl);
 		if (rc != 1)
 			return rc;

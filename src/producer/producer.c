@@ -182,7 +182,9 @@ int tb_reserve(unsigned chan, uint32_t event_id, size_t len, struct tb_reservati
 	if (!tb_stage) {
 		/* once per thread: mmap is a plain system call, safe here even
 		 * from a signal handler */
+		int saved = errno;
 		void *p = mmap(NULL, sizeof(struct stage), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		errno = saved;
 		if (p == MAP_FAILED)
 			return -ENOMEM;
 		tb_stage = p;

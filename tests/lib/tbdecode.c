@@ -160,7 +160,7 @@ uint64_t tbd_drain_once(struct tbd *d)
 static void *consumer(void *arg)
 {
 	struct tbd *d = arg;
-	while (!d->stop) {
+	while (!__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE)) {
 		if (!tbd_drain_once(d))
 			tb_consumer_wait(d->s, 2000000); /* 2 ms */
 	}
@@ -169,7 +169,7 @@ static void *consumer(void *arg)
 
 int tbd_start(struct tbd *d)
 {
-	d->stop = 0;
+	__atomic_store_n(&d->stop, 0, __ATOMIC_RELAXED);
 	d->running = pthread_create(&d->th, NULL, consumer, d) == 0;
 	return d->running ? 0 : -1;
 }
@@ -178,7 +178,7 @@ void tbd_stop(struct tbd *d)
 {
 	if (!d->running)
 		return;
-	d->stop = 1;
+	__atomic_store_n(&d->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(d->th, NULL);
 	d->running = 0;
 }

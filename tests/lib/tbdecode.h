@@ -44,7 +44,7 @@ struct tbd {
 	char first_error[256];
 	/* background consumer */
 	pthread_t th;
-	volatile int stop;
+	int stop; /* __atomic accesses */
 	int running;
 	uint8_t *buf;
 };
