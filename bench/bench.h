@@ -20,7 +20,27 @@ void bench_row(struct bench_table *t, const char *group, const char *config, dou
 /* A row that could not be measured, with the reason. */
 void bench_skip(struct bench_table *t, const char *group, const char *config, const char *why);
 
-/* The benchmark groups. */
+/* The benchmark groups (one bench_<group>.c each). */
 void bench_producer(struct bench_table *t);
+void bench_threads(struct bench_table *t);
+void bench_latency(struct bench_table *t);
+void bench_lttng(struct bench_table *t);
+void bench_record(struct bench_table *t);
+void bench_memory(struct bench_table *t);
+
+/*
+ * Helpers shared by the groups (bench_latency.c, bench_record.c).
+ * Paths of the build's programs: $TB_CLI / $TB_WORKLOAD override, else the
+ * build tree this benchmark was built in.
+ */
+const char *bench_build_path(const char *env, const char *rel, char *buf, unsigned len);
+/* Bytes of the regular files under dir (apparent size), -1 on error. */
+long long bench_dir_bytes(const char *dir);
+/* rm -rf dir (only ever a directory this benchmark created). */
+void bench_rm_rf(const char *dir);
+/* Latency percentiles (ns, BC_NPCT of bench/lttng/common.h) of n single
+ * 16-byte tracebuf events (rseq protocol when available) and of the floor
+ * (rdtsc + 16-byte store).  0, or -1 when no session could be made. */
+int bench_lat_tracebuf(unsigned long n, double *pct, double *floor_pct);
 
 #endif

@@ -67,6 +67,11 @@ static const struct {
 	void (*fn)(struct bench_table *);
 } groups[] = {
 	{ "producer", bench_producer },
+	{ "threads", bench_threads },
+	{ "latency", bench_latency },
+	{ "lttng", bench_lttng },
+	{ "record", bench_record },
+	{ "memory", bench_memory },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_lttng.c - LTTng-UST side by side with tracebuf, same event (two u64
+ * fields, 16-byte payload), same run:
+ *
+ *   cost     ns per event, one thread, best of interleaved rounds; LTTng in a
+ *            session in discard mode with per-UID buffers (8 x 256 KiB per
+ *            CPU, no context), its consumer daemon draining to $TMPDIR;
+ *            tracebuf in an overwrite-mode session without a consumer (no
+ *            drop path: every event is written).  LTTng events it discarded
+ *            are printed: a discarded event is cheaper than a written one,
+ *            so discards only flatter LTTng.
+ *   latency  p50 ... max of single events (bench/lttng/common.h)
+ *   size     bytes on disk per event, N events of one thread, nothing lost
+ *            (tracebuf: TB_BLOCK with the embedded recorder; LTTng: a
+ *            blocking channel, --blocking-timeout=inf); the whole trace
+ *            directory (LTTng's counts its index files too).
+ *
+ * The LTTng side is the separate executable bench/lttng/tracebuf-bench-lttng
+ * (built only where liblttng-ust is found), run by bench/lttng/run.sh inside a
+ * private mount namespace with its own lttng-sessiond.  Rows are skipped,
+ * with the reason, when any piece is missing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/consumer.h>
+#include <tracebuf/event.h>
+#include <tracebuf/session.h>
+
+#include "bench.h"
+#include "lttng/common.h"
+#include "platform/clock.h"
+
+#ifndef TB_BENCH_SRC_DIR
+#define TB_BENCH_SRC_DIR "bench"
+#endif
+
+TB_EVENT(bench, ev16, (u64, a), (u64, b))
+
+static uint64_t sink[4096] __attribute__((aligned(64)));
+
+static void loop_floor(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t *p = &sink[(i * 2) & 4095];
+		p[0] = tb_rdtsc();
+		p[1] = i;
+		__asm__ __volatile__("" ::: "memory");
+	}
+}
+
+static void loop_tracebuf(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		tb_bench_ev16(i, i ^ 0x5555);
+}
+
+static double timed(void (*fn)(uint64_t), uint64_t n)
+{
+	uint64_t t0 = bc_mono_ns();
+	fn(n);
+	return (double)(bc_mono_ns() - t0) / (double)n;
+}
+
+static int in_path(const char *prog)
+{
+	const char *p = getenv("PATH");
+	char buf[PATH_MAX];
+	while (p && *p) {
+		size_t l = strcspn(p, ":");
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)l, p, prog);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		p += l + (p[l] == ':');
+	}
+	return 0;
+}
+
+/* Key/value output of run.sh; NAN-free: missing keys stay -1. */
+struct lt_out {
+	double enabled, floor_ns, lttng_ns, lat[BC_NPCT], written, discarded, trace_bytes;
+};
+
+static int run_lttng(const char *mode, const char *outdir, const char *args, struct lt_out *o)
+{
+	char app[PATH_MAX], cmd[3 * PATH_MAX + 256], line[256];
+	bench_build_path(NULL, "bench/lttng/tracebuf-bench-lttng", app, sizeof app);
+	snprintf(cmd, sizeof cmd, "sh '%s/lttng/run.sh' %s '%s' '%s' %s", TB_BENCH_SRC_DIR, mode, outdir, app, args);
+	o->enabled = o->floor_ns = o->lttng_ns = o->written = o->discarded = o->trace_bytes = -1;
+	for (int i = 0; i < BC_NPCT; i++)
+		o->lat[i] = -1;
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof line, p)) {
+		char k[64];
+		double v;
+		if (sscanf(line, "%63s %lf", k, &v) != 2)
+			continue;
+		if (!strcmp(k, "enabled")) o->enabled = v;
+		else if (!strcmp(k, "floor_ns")) o->floor_ns = v;
+		else if (!strcmp(k, "lttng_ns")) o->lttng_ns = v;
+		else if (!strcmp(k, "written")) o->written = v;
+		else if (!strcmp(k, "discarded")) o->discarded = v;
+		else if (!strcmp(k, "trace_bytes")) o->trace_bytes = v;
+		for (int i = 0; i < BC_NPCT; i++) {
+			char name[32];
+			snprintf(name, sizeof name, "lat_%s", bc_pct_names[i]);
+			if (!strcmp(k, name))
+				o->lat[i] = v;
+		}
+	}
+	int st = pclose(p);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 && o->enabled == 1 ? 0 : -1;
+}
+
+/* tracebuf trace of n ev16 events, nothing lost: bytes on disk, -1 on error. */
+static long long tracebuf_trace_bytes(const char *outdir, uint64_t n, uint64_t *delivered)
+{
+	struct tb_channel_opts co = { .size = sizeof co, .name = "bench", .sb_size = 256 << 10, .sb_count = 8,
+				      .mode = TB_BLOCK, .block_timeout_ns = 10000000000ull, .events = "bench:ev16" };
+	struct tb_session_opts so = { .size = sizeof so, .nchannels = 1, .channels = &co };
+	struct tb_recorder *rec;
+	if (tb_session_start(&so, outdir, &rec)) {
+		fprintf(stderr, "bench lttng: tb_session_start: %s\n", tb_errmsg());
+		return -1;
+	}
+	loop_tracebuf(n);
+	struct tb_counters c;
+	memset(&c, 0, sizeof c);
+	tb_session_counters(tb_recorder_session(rec), 0, -1, &c);
+	*delivered = c.written;
+	uint64_t lost = c.lost_full + c.lost_timeout + c.lost_toobig + c.lost_busy + c.lost_overwritten;
+	if (tb_session_stop(rec) || lost)
+		return -1;
+	return bench_dir_bytes(outdir);
+}
+
+void bench_lttng(struct bench_table *t)
+{
+	const char *g = "lttng", *what = "LTTng-UST side by side";
+	char app[PATH_MAX], dir[PATH_MAX], out[PATH_MAX + 16];
+	bench_build_path(NULL, "bench/lttng/tracebuf-bench-lttng", app, sizeof app);
+	if (access(app, X_OK)) {
+		bench_skip(t, g, what, "liblttng-ust not found at configure time (apt-get install liblttng-ust-dev)");
+		return;
+	}
+	if (!in_path("lttng") || !in_path("lttng-sessiond")) {
+		bench_skip(t, g, what, "lttng / lttng-sessiond not in PATH (apt-get install lttng-tools)");
+		return;
+	}
+	if (!in_path("unshare") || geteuid() != 0) {
+		bench_skip(t, g, what, "needs root and unshare (private mount namespace for lttng-sessiond)");
+		return;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/tb-bench-lttng.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		bench_skip(t, g, what, strerror(errno));
+		return;
+	}
+	int quick = bench_quick();
+	uint64_t n = quick ? 200000 : 5000000;
+	int rounds = quick ? 2 : 5;
+	unsigned long lat_n = quick ? 50000 : 2000000;
+	uint64_t size_n = quick ? 100000 : 4000000;
+
+	/* tracebuf, same run */
+	struct tb_channel_opts co = { .size = sizeof co, .name = "bench", .sb_size = 256 << 10, .sb_count = 8,
+				      .mode = TB_OVERWRITE, .events = "bench:ev16" };
+	struct tb_session_opts so = { .size = sizeof so, .nchannels = 1, .channels = &co };
+	struct tb_session *s;
+	if (tb_session_create(&so, &s)) {
+		bench_skip(t, g, what, tb_errmsg());
+		bench_rm_rf(dir);
+		return;
+	}
+	tb_session_unlink(s);
+	tb_producer_use(s);
+	loop_tracebuf(n / 10);
+	double fl = 1e30, tb = 1e30;
+	for (int r = 0; r < rounds; r++) {
+		double v = timed(loop_floor, n);
+		if (v < fl)
+			fl = v;
+		v = timed(loop_tracebuf, n);
+		if (v < tb)
+			tb = v;
+	}
+	tb_producer_use(NULL);
+	tb_session_close(s);
+
+	/* LTTng-UST */
+	struct lt_out lo;
+	char args[128];
+	snprintf(out, sizeof out, "%s/lttng-cost", dir);
+	snprintf(args, sizeof args, "cost %llu %d %lu", (unsigned long long)n, rounds, lat_n);
+	if (run_lttng("discard", out, args, &lo) || lo.lttng_ns <= 0) {
+		bench_skip(t, g, what, "bench/lttng/run.sh failed or the tracepoint was not enabled (see stderr)");
+		bench_rm_rf(dir);
+		return;
+	}
+	bench_row(t, g, "floor: rdtsc + 16-byte store", fl, "ns/event", 0, NULL, NULL);
+	bench_row(t, g, "tracebuf rseq, 16 B (overwrite, no consumer)", tb, "ns/event", tb / fl, "tracebuf / floor", "<= 1.5");
+	bench_row(t, g, "floor in the LTTng process", lo.floor_ns, "ns/event", lo.floor_ns / fl, "its floor / our floor", NULL);
+	bench_row(t, g, "LTTng-UST, 16 B, discard, per-UID buffers", lo.lttng_ns, "ns/event", lo.lttng_ns / tb,
+		  "LTTng-UST / tracebuf", ">= 5");
+	if (lo.written > 0 && lo.discarded >= 0)
+		bench_row(t, g, "LTTng-UST events discarded in that run", 100.0 * lo.discarded / lo.written, "%",
+			  lo.discarded / lo.written, "discarded / written", NULL);
+
+	double tpct[BC_NPCT], tfl[BC_NPCT];
+	char cfg[96];
+	if (bench_lat_tracebuf(lat_n, tpct, tfl) == 0) {
+		for (int i = 0; i < BC_NPCT; i++) {
+			snprintf(cfg, sizeof cfg, "latency tracebuf rseq, %s", bc_pct_names[i]);
+			bench_row(t, g, cfg, tpct[i], "ns", 0, NULL, NULL);
+		}
+		for (int i = 0; i < BC_NPCT; i++) {
+			snprintf(cfg, sizeof cfg, "latency LTTng-UST, %s", bc_pct_names[i]);
+			bench_row(t, g, cfg, lo.lat[i], "ns", lo.lat[i] / tpct[i], "LTTng-UST / tracebuf", NULL);
+		}
+	} else {
+		bench_skip(t, g, "latency", "no tracebuf session");
+	}
+
+	/* trace size */
+	uint64_t delivered = 0;
+	snprintf(out, sizeof out, "%s/tracebuf-size", dir);
+	long long tb_bytes = tracebuf_trace_bytes(out, size_n, &delivered);
+	snprintf(out, sizeof out, "%s/lttng-size", dir);
+	snprintf(args, sizeof args, "write %llu", (unsigned long long)size_n);
+	struct lt_out ls;
+	int lrc = run_lttng("blocking", out, args, &ls);
+	if (tb_bytes <= 0 || !delivered) {
+		bench_skip(t, g, "trace size", "tracebuf recording failed or lost events (see stderr)");
+	} else if (lrc || ls.trace_bytes <= 0 || ls.discarded != 0) {
+		bench_skip(t, g, "trace size", "LTTng-UST recording failed or discarded events (see stderr)");
+	} else {
+		double a = (double)tb_bytes / (double)delivered, b = ls.trace_bytes / (double)size_n;
+		snprintf(cfg, sizeof cfg, "trace size tracebuf, %llu ev", (unsigned long long)size_n);
+		bench_row(t, g, cfg, a, "B/event", 0, NULL, NULL);
+		snprintf(cfg, sizeof cfg, "trace size LTTng-UST, %llu ev", (unsigned long long)size_n);
+		bench_row(t, g, cfg, b, "B/event", b / a, "LTTng-UST / tracebuf", NULL);
+	}
+	bench_rm_rf(dir);
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/lttng/run.sh MODE OUTDIR APP [APP ARGS...] - runs the LTTng-UST
+# benchmark executable APP under a fresh LTTng session, inside a private
+# mount namespace: /run and /dev/shm are new tmpfs mounts that vanish with
+# the namespace, so the machine keeps no socket, shm file or lock of it.
+#
+#   MODE    discard (the producer-cost rows) | blocking (the trace-size row:
+#           nothing lost, --blocking-timeout=inf)
+#   OUTDIR  where the trace goes (must not exist)
+#
+# Channel: per-UID buffers, 8 x 256 KiB sub-buffers per CPU (tracebuf record's
+# defaults), no context.  lttng-sessiond is started here and stopped by the
+# pid we started; APP's output is passed through, followed by
+# `discarded N` (events LTTng counted as discarded) and `trace_bytes N`.
+# Needs root (or CAP_SYS_ADMIN) for unshare/mount.
+set -eu
+if [ "${TB_LTTNG_INNER:-}" != 1 ]; then
+	TB_LTTNG_INNER=1 exec unshare --mount --propagation private sh "$0" "$@"
+fi
+mode=$1 out=$2
+shift 2
+mount -t tmpfs -o mode=0755 none /run
+mount -t tmpfs -o mode=1777 none /dev/shm
+LTTNG_HOME=$(mktemp -d /tmp/tb-lttng-home.XXXXXX)
+export LTTNG_HOME
+sd=
+cleanup() {
+	if [ -n "$sd" ]; then
+		lttng destroy -a >/dev/null 2>&1 || true
+		kill "$sd" 2>/dev/null || true
+		wait "$sd" 2>/dev/null || true
+	fi
+	rm -rf "$LTTNG_HOME"
+}
+trap cleanup EXIT INT TERM
+lttng-sessiond --no-kernel >"$LTTNG_HOME/sessiond.log" 2>&1 &
+sd=$!
+i=0
+until lttng list >/dev/null 2>&1; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 "$sd" 2>/dev/null; then
+		echo "run.sh: lttng-sessiond did not come up:" >&2
+		cat "$LTTNG_HOME/sessiond.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+lttng create tbbench --output="$out" >/dev/null
+if [ "$mode" = blocking ]; then
+	lttng enable-channel -u --buffers-uid --discard --blocking-timeout=inf \
+		--subbuf-size=256K --num-subbuf=8 ch >/dev/null
+else
+	lttng enable-channel -u --buffers-uid --discard --subbuf-size=256K --num-subbuf=8 ch >/dev/null
+fi
+lttng enable-event -u -c ch tbbench:ev16 >/dev/null
+lttng start >/dev/null
+LTTNG_UST_ALLOW_BLOCKING=1 LTTNG_UST_REGISTER_TIMEOUT=-1 "$@"
+lttng stop >"$LTTNG_HOME/stop.log" 2>&1
+disc=$(lttng list tbbench -c ch 2>/dev/null | sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | head -n1)
+if [ -z "$disc" ]; then
+	disc=$(sed -n 's/.*Warning: *\([0-9]*\) events* were discarded.*/\1/p' "$LTTNG_HOME/stop.log" | head -n1)
+fi
+echo "discarded ${disc:-0}"
+lttng destroy tbbench >/dev/null
+echo "trace_bytes $(du -sb "$out" | cut -f1)"
