@@ -312,7 +312,10 @@ static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 	}
 	int n = 0, rc = 0;
 	uint64_t cut = 0, last_disc = 0;
-	for (uint64_t P = from; P <= cur; P += S) {
+	/* Counted, not `P <= cur`: a hostile head near 2^64 makes P += S wrap
+	 * to 0, which is <= cur again (an endless loop). */
+	uint64_t npk = cur >= from ? (cur - from) / S + 1 : 0;
+	for (uint64_t k = 0, P = from; k < npk; k++, P += S) {
 		int partial = P == cur;
 		uint64_t len = 0;
 		struct tb_packet_info info;
