@@ -102,6 +102,13 @@ int main(void)
 	bo.size = 3;
 	CHECK_RC(tb_session_create(&bo, &s), -EINVAL);
 
+	/* an rseq session needs a ring per possible CPU */
+	struct tb_session_opts one = { .size = sizeof one, .dir = dir, .ncpus = 1 };
+	if (!tbt_fallback() && sysconf(_SC_NPROCESSORS_CONF) > 1) {
+		CHECK_RC(tb_session_create(&one, &s), -EINVAL);
+		CHECK(strstr(tb_errmsg(), "possible CPUs"), "%s", tb_errmsg());
+	}
+
 	/* not enough room: say how much is needed */
 	struct tb_channel_opts huge = { .size = sizeof huge, .sb_size = 256u << 20, .sb_count = 4 };
 	struct tb_session_opts ho = { .size = sizeof ho, .dir = dir, .ncpus = 400, .nchannels = 1, .channels = &huge };

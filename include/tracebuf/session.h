@@ -51,7 +51,8 @@ struct tb_session_opts {
 	size_t size;                /* sizeof(struct tb_session_opts) */
 	const char *path;           /* session file; default: a new file in `dir` */
 	const char *dir;            /* default $TRACEBUF_SHM_DIR or /dev/shm */
-	uint32_t ncpus;             /* slots per channel; default: possible CPUs */
+	uint32_t ncpus;             /* rings per channel; default: possible CPUs (rseq; fewer is
+	                               refused) or 8 per CPU (fallback) */
 	uint32_t nchannels;         /* 0 means one default channel */
 	const struct tb_channel_opts *channels;
 	uint32_t max_events;        /* registry capacity; default 256 */

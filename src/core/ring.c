@@ -312,11 +312,24 @@ static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 	}
 	int n = 0, rc = 0;
 	uint64_t cut = 0, last_disc = 0;
+	/* Overwrite mode: a packet whose events the loss total already covers
+	 * (it reaches the cnt_begin of the next packet) was given up by a switch
+	 * that may have been aborted while rewriting it: skip it, it is counted.
+	 * The next packet's descriptor is written only by the switch that
+	 * opened it, never by an attempt to reuse this one.  Pairs with the
+	 * store order in prepare_switch() (src/producer/append.c). */
+	int ow = cv->mode == TB_MODE_OVERWRITE;
+	uint64_t lost_ow = ow ? __atomic_load_n(&c->lost_overwritten, __ATOMIC_ACQUIRE) : 0;
 	/* Counted, not `P <= cur`: a hostile head near 2^64 makes P += S wrap
 	 * to 0, which is <= cur again (an endless loop). */
 	uint64_t npk = cur >= from ? (cur - from) / S + 1 : 0;
 	for (uint64_t k = 0, P = from; k < npk; k++, P += S) {
 		int partial = P == cur;
+		if (ow && !partial) {
+			const struct tb_sbdesc *nd = &tb_sbdesc_of(s, ch, cpu)[((P + S) >> cv->sb_shift) & (cv->sb_count - 1)];
+			if (lost_ow >= __atomic_load_n(&nd->cnt_begin, __ATOMIC_RELAXED))
+				continue;
+		}
 		uint64_t len = 0;
 		struct tb_packet_info info;
 		int t = take_packet(s, ch, cpu, P, partial ? head - cur : S, partial, ts, live, &w, buf, &len, &info, &cut);

@@ -287,7 +287,7 @@ struct tb_cs_op {
 	uint64_t is_ts; /* 1: store the cs's timestamp instead of val */
 };
 
-#define TB_CS_MAX_OPS 20
+#define TB_CS_MAX_OPS 32
 
 struct tb_cs_args {
 	uint64_t *head;            /* 0 */

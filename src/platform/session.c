@@ -131,6 +131,10 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	int fallback = opts.force_fallback || env_true("TRACEBUF_NO_RSEQ") || tb_rseq_cpu() < 0;
 	/* Fallback sessions get 8 slots per CPU: a writer preempted while it
 	 * owns a slot must not make the others drop (docs/DESIGN.md). */
+	if (!fallback && opts.ncpus && opts.ncpus < possible_cpus())
+		return tb_fail(-EINVAL,
+			       "ncpus = %u: an rseq session needs a ring for each of the %u possible CPUs (leave ncpus 0)",
+			       opts.ncpus, possible_cpus());
 	p.ncpus = opts.ncpus ? opts.ncpus : possible_cpus() * (fallback ? 8u : 1u);
 	if (p.ncpus > TB_MAX_CPUS)
 		p.ncpus = TB_MAX_CPUS;

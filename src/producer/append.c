@@ -285,9 +285,18 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	h.cpu_id = r->cpu;
 	memcpy(p->stage, &h, sizeof h);
 	uint8_t *qsb = r->data + (Q & cv->ring_mask);
-	p->a.src = (const uint8_t *)p->stage;
-	p->a.dst = qsb;
-	p->a.nq = TB_PACKET_HEADER_SIZE / 8;
+	/* Reusing a sub-buffer that still holds the oldest retained packet
+	 * (overwrite mode): its header is written through the ordered store
+	 * list, after the store that counts its events as lost, so that an
+	 * attempt aborted anywhere leaves it either intact or counted (pairs
+	 * with the skip rule in emit_range(), src/core/ring.c).  A free
+	 * sub-buffer takes the header as one copy, first. */
+	int reuse = cv->mode == TB_MODE_OVERWRITE && Q >= ring;
+	if (!reuse) {
+		p->a.src = (const uint8_t *)p->stage;
+		p->a.dst = qsb;
+		p->a.nq = TB_PACKET_HEADER_SIZE / 8;
+	}
 	p->a.ops = p->ops;
 
 	if (H) {
@@ -300,12 +309,16 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 		op(p, (uint64_t *)(psb + TB_PKT_OFF_DISCARDED), disc, 0);
 		op(p, &r->desc[pidx].cnt_end, st->cnt, 0);
 	}
-	if (r->ts_in_cs)
-		op(p, (uint64_t *)(qsb + TB_PKT_OFF_TS_BEGIN), 0, 1);
+	op(p, &c->lost_overwritten, overwritten, 0); /* before anything of Q changes */
 	op(p, &r->desc[qidx].cnt_begin, st->cnt, 0);
 	op(p, &r->desc[qidx].cnt_end, st->cnt, 0);
 	op(p, &r->desc[qidx].disc_begin, disc, 0);
-	op(p, &c->lost_overwritten, overwritten, 0);
+	if (reuse) {
+		for (unsigned k = 0; k < TB_PACKET_HEADER_SIZE / 8; k++)
+			op(p, (uint64_t *)(qsb + 8 * k), p->stage[k], r->ts_in_cs && 8 * k == TB_PKT_OFF_TS_BEGIN);
+	} else if (r->ts_in_cs) {
+		op(p, (uint64_t *)(qsb + TB_PKT_OFF_TS_BEGIN), 0, 1);
+	}
 	uint64_t newhead = Q + TB_PACKET_HEADER_SIZE;
 	ops_state(p, c, st, newhead, r->ts_in_cs, ts, st->cnt, 0);
 	p->a.head = &c->head;

@@ -58,8 +58,13 @@ void tb_inject(int point)
 			;
 	if (inj_yield && rnd() < (uint32_t)inj_yield)
 		sched_yield();
-	if (inj_signal && rnd() < (uint32_t)inj_signal)
-		raise(SIGALRM); /* the stress tests' handlers write events */
+	if (inj_signal && rnd() < (uint32_t)inj_signal) {
+		/* only where a handler is installed (the stress tests' handlers
+		 * write events); the default action would kill the process */
+		struct sigaction cur;
+		if (sigaction(SIGALRM, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
+			raise(SIGALRM);
+	}
 }
 #else
 typedef int tb_inject_unused; /* ISO C: a translation unit is not empty */
