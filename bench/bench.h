@@ -6,6 +6,8 @@
 #ifndef TB_BENCH_H
 #define TB_BENCH_H
 
+#include <stdint.h>
+
 struct bench_table;
 
 /* 1 when BENCH_QUICK=1: small counts, proves the harness works, asserts nothing. */
@@ -19,6 +21,11 @@ void bench_row(struct bench_table *t, const char *group, const char *config, dou
 	       double ratio, const char *ratio_name, const char *target);
 /* A row that could not be measured, with the reason. */
 void bench_skip(struct bench_table *t, const char *group, const char *config, const char *why);
+
+/* The loops the producer rows time (bench_loops.c): n events of 16 bytes. */
+void bench_loop_floor(uint64_t n);    /* rdtsc + 16-byte store, thread-local */
+void bench_loop_tracebuf(uint64_t n); /* TB_EVENT bench:ev16 */
+void bench_loop_mutex(uint64_t n);    /* mutex-protected global buffer */
 
 /* The benchmark groups (one bench_<group>.c each). */
 void bench_producer(struct bench_table *t);

@@ -25,10 +25,7 @@
 #include "bench.h"
 #include "platform/clock.h"
 
-TB_EVENT(bench, ev16, (u64, a), (u64, b))
 TB_EVENT(bench, off16, (u64, a), (u64, b))
-
-static uint64_t sink[4096] __attribute__((aligned(64)));
 
 static uint64_t ns_now(void)
 {
@@ -45,22 +42,7 @@ static void loop_empty(uint64_t n)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-static void loop_floor(uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t t = tb_rdtsc();
-		uint64_t *p = &sink[(i * 2) & 4095];
-		p[0] = t;
-		p[1] = i;
-		__asm__ __volatile__("" ::: "memory");
-	}
-}
 
-static void loop_tracebuf(uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		tb_bench_ev16(i, i ^ 0x5555);
-}
 
 static void loop_disabled(uint64_t n)
 {
@@ -70,22 +52,6 @@ static void loop_disabled(uint64_t n)
 	}
 }
 
-static pthread_mutex_t gmu = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t gbuf[1 << 20];
-static size_t gpos;
-
-static void loop_mutex(uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t rec[3] = { tb_rdtsc(), i, i ^ 0x5555 };
-		pthread_mutex_lock(&gmu);
-		if (gpos + sizeof rec > sizeof gbuf)
-			gpos = 0;
-		memcpy(gbuf + gpos, rec, sizeof rec);
-		gpos += sizeof rec;
-		pthread_mutex_unlock(&gmu);
-	}
-}
 
 /* best of `rounds` timings of fn(n), ns per iteration */
 static double best_ns(loop_fn fn, uint64_t n, int rounds)
@@ -131,19 +97,19 @@ void bench_producer(struct bench_table *t)
 	for (int r = 0; r < rounds; r++) {
 		double v;
 		v = best_ns(loop_empty, n, 1); if (v < empty) empty = v;
-		v = best_ns(loop_floor, n, 1); if (v < floor_) floor_ = v;
+		v = best_ns(bench_loop_floor, n, 1); if (v < floor_) floor_ = v;
 		tb_producer_use(s_attr);
-		loop_tracebuf(n / 10); /* warm the pages of the ring */
-		v = best_ns(loop_tracebuf, n, 1); if (v < rseq_attr) rseq_attr = v;
+		bench_loop_tracebuf(n / 10); /* warm the pages of the ring */
+		v = best_ns(bench_loop_tracebuf, n, 1); if (v < rseq_attr) rseq_attr = v;
 		v = best_ns(loop_disabled, n, 1); if (v < off) off = v;
 		tb_producer_use(s_noattr);
-		loop_tracebuf(n / 10);
-		v = best_ns(loop_tracebuf, n, 1); if (v < rseq_noattr) rseq_noattr = v;
+		bench_loop_tracebuf(n / 10);
+		v = best_ns(bench_loop_tracebuf, n, 1); if (v < rseq_noattr) rseq_noattr = v;
 		tb_producer_use(s_fb);
-		loop_tracebuf(n / 10);
-		v = best_ns(loop_tracebuf, n / 4, 1); if (v < fb) fb = v;
+		bench_loop_tracebuf(n / 10);
+		v = best_ns(bench_loop_tracebuf, n / 4, 1); if (v < fb) fb = v;
 		tb_producer_use(NULL);
-		v = best_ns(loop_mutex, n, 1); if (v < mu) mu = v;
+		v = best_ns(bench_loop_mutex, n, 1); if (v < mu) mu = v;
 	}
 	bench_row(t, "producer", "empty loop (1 thread)", empty, "ns/event", 0, NULL, NULL);
 	bench_row(t, "producer", "floor: rdtsc + 16-byte store", floor_, "ns/event", 0, NULL, NULL);
@@ -157,5 +123,4 @@ void bench_producer(struct bench_table *t)
 		  "mutex / tracebuf", NULL);
 	bench_row(t, "disabled", "call site of a disabled event", off, "ns/event", off - empty,
 		  "ns above empty loop", "<= 1 ns");
-	(void)sink;
 }

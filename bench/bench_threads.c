@@ -30,15 +30,9 @@
 #include "bench.h"
 #include "platform/clock.h"
 
-TB_EVENT(bench, ev16, (u64, a), (u64, b))
-
 enum kind { K_FLOOR, K_RSEQ, K_FALLBACK, K_MUTEX, K_N };
 static const char *const kind_name[K_N] = { "floor", "tracebuf rseq", "tracebuf fallback", "mutex global buffer" };
 
-static __thread uint64_t tsink[4096] __attribute__((aligned(64)));
-static pthread_mutex_t gmu = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t gbuf[1 << 20];
-static size_t gpos;
 
 struct targ {
 	pthread_t th;
@@ -67,28 +61,14 @@ static void *worker(void *arg)
 	uint64_t c0 = thread_cpu_ns(), n = a->n;
 	switch (a->k) {
 	case K_FLOOR:
-		for (uint64_t i = 0; i < n; i++) {
-			uint64_t *p = &tsink[(i * 2) & 4095];
-			p[0] = tb_rdtsc();
-			p[1] = i;
-			__asm__ __volatile__("" ::: "memory");
-		}
+		bench_loop_floor(n);
 		break;
 	case K_RSEQ:
 	case K_FALLBACK:
-		for (uint64_t i = 0; i < n; i++)
-			tb_bench_ev16(i, i ^ 0x5555);
+		bench_loop_tracebuf(n);
 		break;
 	case K_MUTEX:
-		for (uint64_t i = 0; i < n; i++) {
-			uint64_t rec[3] = { tb_rdtsc(), i, i ^ 0x5555 };
-			pthread_mutex_lock(&gmu);
-			if (gpos + sizeof rec > sizeof gbuf)
-				gpos = 0;
-			memcpy(gbuf + gpos, rec, sizeof rec);
-			gpos += sizeof rec;
-			pthread_mutex_unlock(&gmu);
-		}
+		bench_loop_mutex(n);
 		break;
 	default:
 		break;
