@@ -37,13 +37,7 @@
 #include "reader/reader_impl.h"
 #include "reader/tsdl.h"
 
-#define DIAGS_KEPT 1000u
 #define METADATA_MAX (64u << 20)
-
-struct rd_diag_slot {
-	struct tb_rd_diag d;
-	char what[320];
-};
 
 static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -62,20 +56,6 @@ static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, c
 	r->ndiags++;
 	if (r->diag_fn)
 		r->diag_fn(r->diag_arg, &s->d);
-}
-
-static int64_t sat64(__int128 v)
-{
-	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
-}
-
-/* Unix-epoch ns of a tick count; saturates (damaged clocks and timestamps must not overflow) */
-static int64_t ticks_to_ns(const struct tb_reader *r, uint64_t t)
-{
-	int64_t ns;
-	if (r->freq == 1000000000 && t <= INT64_MAX && !__builtin_add_overflow(r->off_ns, (int64_t)t, &ns))
-		return ns;
-	return sat64((__int128)r->off_ns + (__int128)((unsigned __int128)t * 1000000000u / r->freq));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -338,7 +318,7 @@ static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct
 static int reader_classes(struct tb_reader *r)
 {
 	r->freq = r->m.clock_freq;
-	r->off_ns = sat64((__int128)r->m.clock_offset_s * 1000000000 +
+	r->off_ns = tb_rd_sat64((__int128)r->m.clock_offset_s * 1000000000 +
 			  (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
 	/* the thread-attribution class */
 	r->thread_id = -1;
@@ -541,16 +521,6 @@ void tb_reader_close(struct tb_reader *r)
 /* ---------------------------------------------------------------------- */
 /* decoding                                                                */
 
-static uint64_t ld_uint(const uint8_t *p, unsigned size)
-{
-	switch (size) {
-	case 1: return p[0];
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	default: return ld64(p);
-	}
-}
-
 static void leave_packet(struct rd_stream *s)
 {
 	s->in_packet = 0;
@@ -652,7 +622,7 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 							o = (uint64_t)(z - pl) + 1;
 						} else {
 							const struct tb_tsdl_field *lf = &k->fields[fd->length_of];
-							uint64_t n = ld_uint(pl + e->off[fd->length_of], lf->size);
+							uint64_t n = tb_rd_ld_uint(pl + e->off[fd->length_of], lf->size);
 							uint64_t esz = fd->type == TB_FT_BYTES ? 1 : 8;
 							if (n > (avail - o) / esz)
 								goto overrun;
@@ -797,258 +767,4 @@ uint64_t tb_reader_ns_to_ticks(const struct tb_reader *r, int64_t ns)
 int tb_reader_seek_ns(struct tb_reader *r, int64_t ns)
 {
 	return tb_reader_seek_ticks(r, tb_reader_ns_to_ticks(r, ns));
-}
-
-/* ---------------------------------------------------------------------- */
-/* trace information                                                       */
-
-uint64_t tb_reader_ndiags(const struct tb_reader *r) { return r->ndiags; }
-
-const struct tb_rd_diag *tb_reader_diag(const struct tb_reader *r, uint64_t i)
-{
-	return i < r->ndiags && i < DIAGS_KEPT ? &r->diags[i].d : NULL;
-}
-
-uint64_t tb_reader_clock_freq(const struct tb_reader *r) { return r->freq; }
-int64_t tb_reader_ticks_to_ns(const struct tb_reader *r, uint64_t t) { return ticks_to_ns(r, t); }
-
-int tb_reader_time_range(const struct tb_reader *r, uint64_t *begin, uint64_t *end)
-{
-	uint64_t b = UINT64_MAX, e = 0;
-	for (unsigned i = 0; i < r->nstreams; i++)
-		for (size_t j = 0; j < r->streams[i].npk; j++) {
-			const struct tb_rd_packet *p = &r->streams[i].pk[j].p;
-			if (!p->valid)
-				continue;
-			if (p->ts_begin < b)
-				b = p->ts_begin;
-			if (p->ts_end > e)
-				e = p->ts_end;
-		}
-	if (b > e)
-		b = e = 0;
-	*begin = b;
-	*end = e;
-	return 0;
-}
-
-unsigned tb_reader_nenv(const struct tb_reader *r) { return r->m.nenv; }
-
-const char *tb_reader_env_key(const struct tb_reader *r, unsigned i)
-{
-	return i < r->m.nenv ? r->m.env[i].key : NULL;
-}
-
-const char *tb_reader_env_value(const struct tb_reader *r, unsigned i)
-{
-	if (i >= r->m.nenv)
-		return NULL;
-	struct tb_tsdl_env *e = (struct tb_tsdl_env *)&r->m.env[i];
-	if (!e->is_str && !e->str[0])
-		snprintf(e->str, sizeof e->str, "%" PRId64, e->num);
-	return e->str;
-}
-
-uint32_t tb_reader_nclass_ids(const struct tb_reader *r) { return r->m.max_id + 1; }
-
-const char *tb_reader_class_name(const struct tb_reader *r, uint32_t id)
-{
-	if (id > r->m.max_id || r->m.by_id[id] < 0)
-		return NULL;
-	return r->m.classes[r->m.by_id[id]].name;
-}
-
-unsigned tb_reader_nstreams(const struct tb_reader *r) { return r->nstreams; }
-const char *tb_reader_stream_file(const struct tb_reader *r, unsigned s)
-{
-	return s < r->nstreams ? r->streams[s].file : NULL;
-}
-const char *tb_reader_stream_channel(const struct tb_reader *r, unsigned s)
-{
-	return s < r->nstreams ? r->streams[s].channel : NULL;
-}
-uint32_t tb_reader_stream_cpu(const struct tb_reader *r, unsigned s)
-{
-	return s < r->nstreams ? r->streams[s].cpu : 0;
-}
-uint64_t tb_reader_stream_bytes(const struct tb_reader *r, unsigned s)
-{
-	return s < r->nstreams ? r->streams[s].size : 0;
-}
-size_t tb_reader_npackets(const struct tb_reader *r, unsigned s)
-{
-	return s < r->nstreams ? r->streams[s].npk : 0;
-}
-int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_rd_packet *out)
-{
-	if (s >= r->nstreams || i >= r->streams[s].npk)
-		return tb_fail(-EINVAL, "no packet %zu in stream %u", i, s);
-	*out = r->streams[s].pk[i].p;
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* items                                                                   */
-
-/* double -> integer without undefined behaviour: truncates, saturates, NaN -> 0 */
-static uint64_t f64_to_u64(double d)
-{
-	if (!(d > 0))
-		return 0;
-	if (d >= 18446744073709551616.0)
-		return UINT64_MAX;
-	return (uint64_t)d;
-}
-
-static int64_t f64_to_i64(double d)
-{
-	if (d != d)
-		return 0;
-	if (d >= 9223372036854775808.0)
-		return INT64_MAX;
-	if (d < -9223372036854775808.0)
-		return INT64_MIN;
-	return (int64_t)d;
-}
-
-int tb_rd_kind(const struct tb_rd_event *e) { return e->kind; }
-uint64_t tb_rd_ticks(const struct tb_rd_event *e) { return e->ts; }
-int64_t tb_rd_ns(const struct tb_rd_event *e) { return ticks_to_ns(e->s->r, e->ts); }
-uint32_t tb_rd_cpu(const struct tb_rd_event *e) { return e->s->cpu; }
-unsigned tb_rd_stream(const struct tb_rd_event *e) { return e->s->idx; }
-const char *tb_rd_channel(const struct tb_rd_event *e) { return e->s->channel; }
-uint32_t tb_rd_pid(const struct tb_rd_event *e) { return e->pid; }
-uint32_t tb_rd_tid(const struct tb_rd_event *e) { return e->tid; }
-uint64_t tb_rd_count(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? 0 : e->count; }
-uint64_t tb_rd_ticks_end(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? e->ts : e->ts_end; }
-uint32_t tb_rd_id(const struct tb_rd_event *e) { return e->k ? e->k->id : UINT32_MAX; }
-
-const char *tb_rd_name(const struct tb_rd_event *e)
-{
-	if (e->k)
-		return e->k->name;
-	return e->kind == TB_RD_DISCARDED_EVENTS ? "tracebuf:discarded_events" : "tracebuf:discarded_packets";
-}
-
-unsigned tb_rd_nfields(const struct tb_rd_event *e)
-{
-	return e->k ? e->s->r->vis[e->ci].n : 0;
-}
-
-/* raw field index of visible field i, or -1 */
-static inline int raw(const struct tb_rd_event *e, unsigned i)
-{
-	if (!e->k)
-		return -1;
-	const struct rd_vis *v = &e->s->r->vis[e->ci];
-	return i < v->n ? v->idx[i] : -1;
-}
-
-static inline const uint8_t *fptr(const struct tb_rd_event *e, int f)
-{
-	return e->payload + (e->k->fixed_size >= 0 ? e->k->fixed_off[f] : e->off[f]);
-}
-
-const char *tb_rd_field_name(const struct tb_rd_event *e, unsigned i)
-{
-	int f = raw(e, i);
-	return f < 0 ? NULL : e->k->fields[f].name;
-}
-
-int tb_rd_field_type(const struct tb_rd_event *e, unsigned i)
-{
-	int f = raw(e, i);
-	return f < 0 ? -EINVAL : e->k->fields[f].type;
-}
-
-int tb_rd_field_index(const struct tb_rd_event *e, const char *name)
-{
-	unsigned n = tb_rd_nfields(e);
-	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(e->k->fields[raw(e, i)].name, name))
-			return (int)i;
-	return -ENOENT;
-}
-
-uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i)
-{
-	int f = raw(e, i);
-	if (f < 0)
-		return 0;
-	const struct tb_tsdl_field *fd = &e->k->fields[f];
-	const uint8_t *p = fptr(e, f);
-	switch (fd->type) {
-	case TB_FT_U8: case TB_FT_U16: case TB_FT_U32: case TB_FT_U64:
-		return ld_uint(p, fd->size);
-	case TB_FT_I8: return (uint64_t)(int64_t)(int8_t)p[0];
-	case TB_FT_I16: return (uint64_t)(int64_t)(int16_t)ld_uint(p, 2);
-	case TB_FT_I32: return (uint64_t)(int64_t)(int32_t)ld_uint(p, 4);
-	case TB_FT_I64: return ld64(p);
-	case TB_FT_F64: { double d; memcpy(&d, p, 8); return f64_to_u64(d); }
-	default: return 0;
-	}
-}
-
-int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i)
-{
-	int f = raw(e, i);
-	if (f >= 0 && e->k->fields[f].type == TB_FT_F64)
-		return f64_to_i64(tb_rd_f64(e, i));
-	return (int64_t)tb_rd_u64(e, i);
-}
-
-double tb_rd_f64(const struct tb_rd_event *e, unsigned i)
-{
-	int f = raw(e, i);
-	if (f < 0)
-		return 0;
-	int t = e->k->fields[f].type;
-	if (t == TB_FT_F64) {
-		double d;
-		memcpy(&d, fptr(e, f), 8);
-		return d;
-	}
-	if (t >= TB_FT_I8 && t <= TB_FT_I64)
-		return (double)tb_rd_i64(e, i);
-	return (double)tb_rd_u64(e, i);
-}
-
-const char *tb_rd_str(const struct tb_rd_event *e, unsigned i, size_t *len)
-{
-	int f = raw(e, i);
-	if (f < 0 || e->k->fields[f].type != TB_FT_STRING)
-		return NULL;
-	const char *s = (const char *)fptr(e, f);
-	if (len)
-		*len = strlen(s); /* NUL checked inside the packet when decoded */
-	return s;
-}
-
-const void *tb_rd_seq(const struct tb_rd_event *e, unsigned i, uint32_t *count)
-{
-	int f = raw(e, i);
-	if (f < 0 || (e->k->fields[f].type != TB_FT_BYTES && e->k->fields[f].type != TB_FT_U64SEQ))
-		return NULL;
-	const struct tb_tsdl_field *fd = &e->k->fields[f];
-	*count = (uint32_t)ld_uint(fptr(e, fd->length_of), e->k->fields[fd->length_of].size);
-	return fptr(e, f);
-}
-
-uint64_t tb_rd_seq_u64(const struct tb_rd_event *e, unsigned i, uint32_t j)
-{
-	uint32_t n;
-	const uint8_t *p = tb_rd_seq(e, i, &n);
-	if (!p || j >= n)
-		return 0;
-	return e->k->fields[raw(e, i)].type == TB_FT_BYTES ? p[j] : ld64(p + (size_t)j * 8);
-}
-
-const void *tb_rd_payload(const struct tb_rd_event *e, size_t *len)
-{
-	if (!e->k) {
-		*len = 0;
-		return NULL;
-	}
-	*len = e->len;
-	return e->payload;
 }

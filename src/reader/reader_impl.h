@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <tracebuf/reader.h>
 
@@ -97,5 +98,39 @@ struct tb_rd_mem_stream {
 int tb_reader_open_mem(const char *name, const char *metadata, size_t mlen, const struct tb_rd_mem_stream *streams,
 		       unsigned nstreams, const struct tb_reader_opts *opts, struct tb_reader **out)
 	__attribute__((visibility("hidden")));
+
+/* Diagnostics kept for tb_reader_diag(); later ones are only counted. */
+#define DIAGS_KEPT 1000u
+struct rd_diag_slot {
+	struct tb_rd_diag d;
+	char what[320];
+};
+
+/* A little-endian unsigned integer of 1, 2, 4 or 8 bytes. */
+static inline uint64_t tb_rd_ld_uint(const uint8_t *p, unsigned size)
+{
+	uint64_t v8;
+	switch (size) {
+	case 1: return p[0];
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	default: memcpy(&v8, p, 8); return v8;
+	}
+}
+
+/* Conversions shared by reader.c and access.c. */
+static inline int64_t tb_rd_sat64(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+/* Unix-epoch ns of a tick count; saturates (damaged clocks and timestamps must not overflow) */
+static inline int64_t tb_rd_ticks_to_ns(const struct tb_reader *r, uint64_t t)
+{
+	int64_t ns;
+	if (r->freq == 1000000000 && t <= INT64_MAX && !__builtin_add_overflow(r->off_ns, (int64_t)t, &ns))
+		return ns;
+	return tb_rd_sat64((__int128)r->off_ns + (__int128)((unsigned __int128)t * 1000000000u / r->freq));
+}
 
 #endif
