@@ -2,11 +2,7 @@
 # t_record_children.sh - every process CMD starts (fork + exec, in the background or not)
 # attaches by itself and is traced; the identity holds over all of them.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib/recorder_env.sh"
 
 # the workload forks + execs itself (--procs)
 "$CLI" record -q --sb-size 64K --sb-count 8 -o "$T/procs" -- "$WL" --procs 3 --threads 2 --events 20000 > "$T/procs.out" || fail "record --procs"

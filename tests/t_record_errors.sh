@@ -3,11 +3,7 @@
 # exit, and leaves nothing behind (no trace directory, no session file); a full disk stops the
 # recording cleanly with a trace that is still valid (whole packets only).
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib/recorder_env.sh"
 
 # expect RC PATTERN -- record args: exit code RC and PATTERN in the message
 expect() {

@@ -2,11 +2,7 @@
 # t_record_exit.sh - `tracebuf record` exits with the command's status (128+N for signal N),
 # forwards SIGINT/SIGTERM to it like a shell, and still writes a complete trace.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib/recorder_env.sh"
 
 "$CLI" record -q -o "$T/e3" -- sh -c 'exit 3'; rc=$?
 [ $rc -eq 3 ] || fail "exit 3 gave $rc"

@@ -3,11 +3,7 @@
 # (the per-CPU flusher closes the idle partial packet), while the command still runs; and an
 # idle recording costs (almost) no CPU time.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib/recorder_env.sh"
 
 PERIOD_MS=250
 # Runs inside record: 10 events on CPU $1, then polls the trace until they are there.

@@ -3,11 +3,7 @@
 # events written (the workload's `written: N`) == delivered + discarded (last events_discarded of
 # each stream), no event twice, none torn; babeltrace2 reads the result when installed.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib/recorder_env.sh"
 written() { awk '/^written:/{n=$2} END{print n+0}' "$1"; }
 
 # run NAME VERIFY_FLAGS RECORD_OPTS... -- WORKLOAD_OPTS...

@@ -4,12 +4,8 @@
 # trace directory (a packet the killed consumer wrote but did not release is not written twice,
 # a packet it was writing is cut), and the identity holds exactly over the whole run.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX)
+. "$(dirname "$0")/lib/recorder_env.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 for round in 1 2; do
 	S=$T/shm/s$round.tb D=$T/d$round

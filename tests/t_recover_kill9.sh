@@ -3,12 +3,8 @@
 # `tracebuf recover` writes a trace of every record it can prove valid (partial packets closed,
 # anything else cut and counted), which verifies completely and babeltrace2 reads.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX)
+. "$(dirname "$0")/lib/recorder_env.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
 have_bt=0; command -v babeltrace2 >/dev/null 2>&1 && have_bt=1
 
 n=0

@@ -4,12 +4,9 @@
 # must exit 0/3 and write a trace that test_consumer_verify accepts, every time.
 # Runs: $KILL9_RUNS, or 300 when STRESS_SECONDS is set, else 4.  Prints the totals.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
+. "$(dirname "$0")/lib/recorder_env.sh"
 runs=${KILL9_RUNS:-$([ -n "${STRESS_SECONDS:-}" ] && echo 300 || echo 4)}
-T=$(mktemp -d /tmp/tbrec-many-XXXXXX)
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
 fail() { echo "FAIL: run $n: $*" >&2; exit 1; }
 RANDOM=${KILL9_SEED:-1}
 ev=0; pk=0; cut=0; rc3=0

@@ -4,12 +4,8 @@
 # whole packets, valid records, no duplicates); the final snapshot `record --mode overwrite`
 # writes when the command exits keeps the identity.
 set -u
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
-[ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
-T=$(mktemp -d /tmp/tbrec-XXXXXX)
+. "$(dirname "$0")/lib/recorder_env.sh"
 trap 'touch "$T/stop"; kill $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 S=$T/shm/fr.tb
 # the command loops a full-speed workload until told to stop
