@@ -23,7 +23,11 @@ set -m
 for sig in INT TERM; do
 	"$CLI" record -q --sb-size 16K --sb-count 4 -o "$T/sig$sig" -- "$WL" --threads 2 --events 4000000 --sleep-us 50 > /dev/null &
 	rp=$!
-	sleep 0.5
+	# signal it once it records (the metadata exists), not after a guess:
+	# start-up takes seconds under valgrind or on a loaded machine
+	for _ in $(seq 300); do [ -s "$T/sig$sig/metadata" ] && break; sleep 0.1; done
+	[ -s "$T/sig$sig/metadata" ] || fail "SIG$sig: record did not start within 30 s"
+	sleep 0.2
 	kill -$sig $rp
 	wait $rp; rc=$?
 	want=$((128 + $(kill -l $sig)))

@@ -305,7 +305,7 @@ static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 struct lost {
@@ -347,7 +347,7 @@ static void status_line(struct tb_session *s, struct tb_engine *e, double t0, ui
 	unsigned ncpus = tb_session_ncpus(s);
 	for (unsigned cpu = 0; cpu < ncpus && off < sizeof fill - 16; cpu++) {
 		if (cpu == 8) {
-			off += (size_t)snprintf(fill + off, sizeof fill - off, " ...");
+			snprintf(fill + off, sizeof fill - off, " ...");
 			break;
 		}
 		unsigned f = 0;
@@ -602,6 +602,15 @@ int cmd_record(int argc, char **argv)
 	if (o.attach)
 		return run_attach(&o);
 
+	/* signals: taken synchronously by the main thread (wait_loop); blocked
+	 * from here on, so that a SIGINT during start-up stays pending and is
+	 * forwarded to CMD once it runs, instead of killing us half-way (no
+	 * metadata, a session file left behind).  Every thread created later
+	 * inherits the mask; CMD gets `old` back. */
+	sigset_t set, old;
+	build_sigset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+
 	/* 1. everything that can be refused without creating anything */
 	char exe[PATH_MAX];
 	if (resolve_cmd(o.cmd[0], exe, sizeof exe))
@@ -655,11 +664,6 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	}
 
-	/* signals: taken synchronously by the main thread; every thread
-	 * created later inherits the mask, CMD gets the defaults back */
-	sigset_t set, old;
-	build_sigset(&set);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
 	signal(SIGXFSZ, SIG_IGN); /* file size limit: a write error, not death */
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -693,11 +697,10 @@ int cmd_record(int argc, char **argv)
 	env[3].num = pid;
 	cfg.nenv = 4;
 	rc = tb_engine_create(s, o.out, &cfg, &e);
-	if (rc < 0 || (rc = tb_engine_start(e)) < 0) {
+	if (rc < 0 || tb_engine_start(e) < 0) {
 		cli_error(NAME, "%s", tb_errmsg());
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		pid = -1;
 		goto fail;
 	}
 	double t0 = now_s();
@@ -707,7 +710,6 @@ int cmd_record(int argc, char **argv)
 	if (read(err_pipe[0], &exec_err, sizeof exec_err) == (ssize_t)sizeof exec_err) {
 		cli_error(NAME, "cannot run %s: %s", exe, strerror(exec_err));
 		waitpid(pid, NULL, 0);
-		pid = -1;
 		goto fail;
 	}
 	close(err_pipe[0]);
