@@ -37,5 +37,9 @@ TIMEFORMAT='%U %S'
 { time "$CLI" record -q -o "$T/idle" -- sleep 2 2> /dev/null; } 2> "$T/time" || fail "record sleep"
 cpu_s=$(awk '{print $1 + $2}' "$T/time")
 echo "idle record: ${cpu_s}s CPU for 2 s"
-awk -v c="$cpu_s" 'BEGIN{exit !(c < 0.1)}' || fail "idle recording used ${cpu_s}s of CPU"
+if [ -n "${TB_UNDER_VALGRIND:-}" ]; then
+	echo "idle CPU budget not checked: the recorder runs under valgrind (its start-up alone costs ~1 s)"
+else
+	awk -v c="$cpu_s" 'BEGIN{exit !(c < 0.1)}' || fail "idle recording used ${cpu_s}s of CPU"
+fi
 echo PASS
