@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-asan test-tsan stress bench bench-quick fuzz clean
+.PHONY: all build demo test test-asan test-tsan test-valgrind lint stress bench bench-quick fuzz clean
 
 all: build
 
@@ -36,6 +36,16 @@ test-tsan:
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
 	  ctest --test-dir build-tsan --output-on-failure -j2 -R 'fallback'
 
+# valgrind memcheck of the reader and the tools (tests labelled "valgrind").
+test-valgrind:
+	cmake -S . -B build-valgrind -DTB_VALGRIND=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-valgrind -j$(JOBS)
+	ctest --test-dir build-valgrind --output-on-failure -j2 -L valgrind
+
+# Static analysis of src/ and tools/: clang-tidy (.clang-tidy) and cppcheck.
+lint:
+	tests/lint/run.sh build-lint
+
 # The stress build: injection points on; STRESS_SECONDS=600 make stress
 stress:
 	cmake -S . -B build-stress -DTB_INJECT=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -57,4 +67,4 @@ fuzz:
 	tests/fuzz/run.sh $${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf build build-asan build-tsan build-stress
+	rm -rf build build-asan build-tsan build-stress build-valgrind build-lint

@@ -13,6 +13,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -160,6 +162,19 @@ static void usage(FILE *f)
 		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n");
 }
 
+/* an option's number (decimal, 0x hex); exits with a usage error when it is not one */
+static uint64_t num(const char *arg, uint64_t max)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || v > max) {
+		fprintf(stderr, "tracebuf-workload: %s: not a number in 0..%" PRIu64 "\n", arg, max);
+		exit(2);
+	}
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -171,16 +186,16 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 't': opt.threads = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'n': opt.events = strtoull(optarg, NULL, 0); break;
+		case 't': opt.threads = (unsigned)num(optarg, UINT_MAX); break;
+		case 'n': opt.events = num(optarg, UINT64_MAX); break;
 		case 's': opt.signals = 1; break;
-		case 'S': opt.signal_us = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'S': opt.signal_us = (unsigned)num(optarg, UINT_MAX); break;
 		case 'h': opt.hop = 1; break;
-		case 'p': opt.pin = atoi(optarg); break;
-		case 'q': opt.quiet_ms = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'u': opt.sleep_us = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'P': opt.procs = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'C': opt.child_id = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'p': opt.pin = (int)num(optarg, INT_MAX); break;
+		case 'q': opt.quiet_ms = (unsigned)num(optarg, UINT_MAX); break;
+		case 'u': opt.sleep_us = (unsigned)num(optarg, UINT_MAX); break;
+		case 'P': opt.procs = (unsigned)num(optarg, UINT_MAX); break;
+		case 'C': opt.child_id = (unsigned)num(optarg, UINT_MAX); break;
 		case 'c': opt.channel = optarg; break;
 		case 'H': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -261,7 +276,8 @@ int main(int argc, char **argv)
 		FILE *f = fdopen(pipes[k], "r");
 		unsigned long long n = 0;
 		while (f && fgets(buf, sizeof buf, f))
-			sscanf(buf, "written: %llu", &n);
+			if (!strncmp(buf, "written: ", 9))
+				n = strtoull(buf + 9, NULL, 10);
 		if (f)
 			fclose(f);
 		int st;

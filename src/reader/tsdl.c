@@ -700,6 +700,17 @@ static struct ty *type_spec(struct ctx *c)
 /* ---------------------------------------------------------------------- */
 /* blocks                                                                  */
 
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
 static void parse_uuid(struct ctx *c, const struct val *v, uint8_t out[16])
 {
 	if (v->kind != T_STR || strlen(v->s) != 36)
@@ -712,11 +723,10 @@ static void parse_uuid(struct ctx *c, const struct val *v, uint8_t out[16])
 			i++;
 			continue;
 		}
-		unsigned x;
-		if (sscanf(v->s + i, "%2x", &x) != 1 || !strchr("0123456789abcdefABCDEF", v->s[i]) ||
-		    !strchr("0123456789abcdefABCDEF", v->s[i + 1]))
+		int hi = hexval(v->s[i]), lo = hexval(v->s[i + 1]);
+		if (hi < 0 || lo < 0)
 			perr(c, v->line, "malformed uuid \"%s\"", v->s);
-		out[k++] = (uint8_t)x;
+		out[k++] = (uint8_t)(hi << 4 | lo);
 		i += 2;
 	}
 }
