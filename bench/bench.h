@@ -27,6 +27,17 @@ void bench_loop_floor(uint64_t n);    /* rdtsc + 16-byte store, thread-local */
 void bench_loop_tracebuf(uint64_t n); /* TB_EVENT bench:ev16 */
 void bench_loop_mutex(uint64_t n);    /* mutex-protected global buffer */
 
+/*
+ * The LTTng-UST side of the threads table (bench_lttng.c).  unusable: NULL
+ * when LTTng-UST can run here, else why not.  threads: LTTng-UST with nthr
+ * threads writing total events, best of `rounds`, in its own process and
+ * session; rows compared with tracebuf's figures of the same run (CPU ns per
+ * event, wall ns per event, the floor's CPU ns per event).
+ */
+const char *bench_lttng_unusable(void);
+void bench_lttng_threads(struct bench_table *t, unsigned nthr, uint64_t total, int rounds, double tb_cpu,
+			 double tb_wall, double floor_cpu);
+
 /* The benchmark groups (one bench_<group>.c each). */
 void bench_producer(struct bench_table *t);
 void bench_threads(struct bench_table *t);
@@ -34,6 +45,7 @@ void bench_latency(struct bench_table *t);
 void bench_lttng(struct bench_table *t);
 void bench_record(struct bench_table *t);
 void bench_memory(struct bench_table *t);
+void bench_profile(struct bench_table *t);
 
 /*
  * Helpers shared by the groups (bench_latency.c, bench_record.c).

@@ -12,20 +12,15 @@
 #include <tracebuf/event.h>
 
 #include "bench.h"
+#include "lttng/common.h"
 #include "platform/clock.h"
 
 TB_EVENT(bench, ev16, (u64, a), (u64, b))
 
-static __thread uint64_t tsink[4096] __attribute__((aligned(64)));
-
+/* the floor of both processes (this one and bench/lttng's) */
 void bench_loop_floor(uint64_t n)
 {
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t *p = &tsink[(i * 2) & 4095];
-		p[0] = tb_rdtsc();
-		p[1] = i;
-		__asm__ __volatile__("" ::: "memory");
-	}
+	bc_loop_floor(n);
 }
 
 void bench_loop_tracebuf(uint64_t n)

@@ -15,6 +15,10 @@
  *            (tracebuf: TB_BLOCK with the embedded recorder; LTTng: a
  *            blocking channel, --blocking-timeout=inf); the whole trace
  *            directory (LTTng's counts its index files too).
+ *   threads  (rows of the `threads` group, bench_lttng_threads) N events
+ *            from 1, 2, 64 threads at once, the same runner and the same
+ *            session as `cost`, compared with tracebuf's figures of that
+ *            group; the events LTTng discarded.
  *
  * The LTTng side is the separate executable bench/lttng/tracebuf-bench-lttng
  * (built only where liblttng-ust is found), run by bench/lttng/run.sh inside a
@@ -44,26 +48,6 @@
 #define TB_BENCH_SRC_DIR "bench"
 #endif
 
-TB_EVENT(bench, ev16, (u64, a), (u64, b))
-
-static uint64_t sink[4096] __attribute__((aligned(64)));
-
-static void loop_floor(uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t *p = &sink[(i * 2) & 4095];
-		p[0] = tb_rdtsc();
-		p[1] = i;
-		__asm__ __volatile__("" ::: "memory");
-	}
-}
-
-static void loop_tracebuf(uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		tb_bench_ev16(i, i ^ 0x5555);
-}
-
 static double timed(void (*fn)(uint64_t), uint64_t n)
 {
 	uint64_t t0 = bc_mono_ns();
@@ -88,6 +72,7 @@ static int in_path(const char *prog)
 /* Key/value output of run.sh; NAN-free: missing keys stay -1. */
 struct lt_out {
 	double enabled, floor_ns, lttng_ns, lat[BC_NPCT], written, discarded, trace_bytes;
+	double floor_cpu, floor_wall, lttng_cpu, lttng_wall; /* threads mode */
 };
 
 static int run_lttng(const char *mode, const char *outdir, const char *args, struct lt_out *o)
@@ -96,6 +81,7 @@ static int run_lttng(const char *mode, const char *outdir, const char *args, str
 	bench_build_path(NULL, "bench/lttng/tracebuf-bench-lttng", app, sizeof app);
 	snprintf(cmd, sizeof cmd, "sh '%s/lttng/run.sh' %s '%s' '%s' %s", TB_BENCH_SRC_DIR, mode, outdir, app, args);
 	o->enabled = o->floor_ns = o->lttng_ns = o->written = o->discarded = o->trace_bytes = -1;
+	o->floor_cpu = o->floor_wall = o->lttng_cpu = o->lttng_wall = -1;
 	for (int i = 0; i < BC_NPCT; i++)
 		o->lat[i] = -1;
 	FILE *p = popen(cmd, "r");
@@ -112,6 +98,10 @@ static int run_lttng(const char *mode, const char *outdir, const char *args, str
 		else if (!strcmp(k, "written")) o->written = v;
 		else if (!strcmp(k, "discarded")) o->discarded = v;
 		else if (!strcmp(k, "trace_bytes")) o->trace_bytes = v;
+		else if (!strcmp(k, "floor_cpu")) o->floor_cpu = v;
+		else if (!strcmp(k, "floor_wall")) o->floor_wall = v;
+		else if (!strcmp(k, "lttng_cpu")) o->lttng_cpu = v;
+		else if (!strcmp(k, "lttng_wall")) o->lttng_wall = v;
 		for (int i = 0; i < BC_NPCT; i++) {
 			char name[32];
 			snprintf(name, sizeof name, "lat_%s", bc_pct_names[i]);
@@ -134,7 +124,7 @@ static long long tracebuf_trace_bytes(const char *outdir, uint64_t n, uint64_t *
 		fprintf(stderr, "bench lttng: tb_session_start: %s\n", tb_errmsg());
 		return -1;
 	}
-	loop_tracebuf(n);
+	bench_loop_tracebuf(n);
 	struct tb_counters c;
 	memset(&c, 0, sizeof c);
 	tb_session_counters(tb_recorder_session(rec), 0, -1, &c);
@@ -145,26 +135,71 @@ static long long tracebuf_trace_bytes(const char *outdir, uint64_t n, uint64_t *
 	return bench_dir_bytes(outdir);
 }
 
+const char *bench_lttng_unusable(void)
+{
+	char app[PATH_MAX];
+	bench_build_path(NULL, "bench/lttng/tracebuf-bench-lttng", app, sizeof app);
+	if (access(app, X_OK))
+		return "liblttng-ust not found at configure time (apt-get install liblttng-ust-dev)";
+	if (!in_path("lttng") || !in_path("lttng-sessiond"))
+		return "lttng / lttng-sessiond not in PATH (apt-get install lttng-tools)";
+	if (!in_path("unshare") || geteuid() != 0)
+		return "needs root and unshare (private mount namespace for lttng-sessiond)";
+	return NULL;
+}
+
+/* A fresh directory for LTTng's traces under $TMPDIR (or /tmp): 0 or -1. */
+static int make_dir(char *dir, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, len, "%s/tb-bench-lttng.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+void bench_lttng_threads(struct bench_table *t, unsigned nthr, uint64_t total, int rounds, double tb_cpu,
+			 double tb_wall, double floor_cpu)
+{
+	const char *g = "threads";
+	char dir[PATH_MAX], out[PATH_MAX + 16], args[128], cfg[96];
+	snprintf(cfg, sizeof cfg, "%u thr: LTTng-UST", nthr);
+	if (make_dir(dir, sizeof dir)) {
+		bench_skip(t, g, cfg, strerror(errno));
+		return;
+	}
+	struct lt_out lo;
+	snprintf(out, sizeof out, "%s/trace", dir);
+	snprintf(args, sizeof args, "threads %u %llu %d", nthr, (unsigned long long)total, rounds);
+	int rc = run_lttng("discard", out, args, &lo);
+	bench_rm_rf(dir);
+	if (rc || lo.lttng_cpu <= 0 || lo.floor_cpu <= 0 || lo.lttng_wall <= 0) {
+		bench_skip(t, g, cfg, "bench/lttng/run.sh failed or the tracepoint was not enabled (see stderr)");
+		return;
+	}
+	snprintf(cfg, sizeof cfg, "%u thr: LTTng process floor, CPU/event", nthr);
+	bench_row(t, g, cfg, lo.floor_cpu, "ns/ev/thr", lo.floor_cpu / floor_cpu, "its floor / our floor", NULL);
+	snprintf(cfg, sizeof cfg, "%u thr: LTTng-UST, CPU/event", nthr);
+	bench_row(t, g, cfg, lo.lttng_cpu, "ns/ev/thr", lo.lttng_cpu / tb_cpu, "LTTng-UST / tracebuf", ">= 5");
+	snprintf(cfg, sizeof cfg, "%u thr: LTTng-UST, aggregate", nthr);
+	bench_row(t, g, cfg, 1e3 / lo.lttng_wall, "Mev/s", lo.lttng_wall / tb_wall, "LTTng / tracebuf (time)", NULL);
+	if (lo.written > 0 && lo.discarded >= 0) {
+		snprintf(cfg, sizeof cfg, "%u thr: LTTng-UST, events discarded", nthr);
+		bench_row(t, g, cfg, lo.discarded, "events", lo.discarded / lo.written, "discarded / attempted", NULL);
+	} else {
+		snprintf(cfg, sizeof cfg, "%u thr: LTTng-UST, events discarded", nthr);
+		bench_skip(t, g, cfg, "run.sh printed no discarded count");
+	}
+}
+
 void bench_lttng(struct bench_table *t)
 {
 	const char *g = "lttng", *what = "LTTng-UST side by side";
-	char app[PATH_MAX], dir[PATH_MAX], out[PATH_MAX + 16];
-	bench_build_path(NULL, "bench/lttng/tracebuf-bench-lttng", app, sizeof app);
-	if (access(app, X_OK)) {
-		bench_skip(t, g, what, "liblttng-ust not found at configure time (apt-get install liblttng-ust-dev)");
+	char dir[PATH_MAX], out[PATH_MAX + 16];
+	const char *why = bench_lttng_unusable();
+	if (why) {
+		bench_skip(t, g, what, why);
 		return;
 	}
-	if (!in_path("lttng") || !in_path("lttng-sessiond")) {
-		bench_skip(t, g, what, "lttng / lttng-sessiond not in PATH (apt-get install lttng-tools)");
-		return;
-	}
-	if (!in_path("unshare") || geteuid() != 0) {
-		bench_skip(t, g, what, "needs root and unshare (private mount namespace for lttng-sessiond)");
-		return;
-	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-lttng.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (make_dir(dir, sizeof dir)) {
 		bench_skip(t, g, what, strerror(errno));
 		return;
 	}
@@ -186,13 +221,13 @@ void bench_lttng(struct bench_table *t)
 	}
 	tb_session_unlink(s);
 	tb_producer_use(s);
-	loop_tracebuf(n / 10);
+	bench_loop_tracebuf(n / 10);
 	double fl = 1e30, tb = 1e30;
 	for (int r = 0; r < rounds; r++) {
-		double v = timed(loop_floor, n);
+		double v = timed(bench_loop_floor, n);
 		if (v < fl)
 			fl = v;
-		v = timed(loop_tracebuf, n);
+		v = timed(bench_loop_tracebuf, n);
 		if (v < tb)
 			tb = v;
 	}

@@ -72,6 +72,7 @@ static const struct {
 	{ "lttng", bench_lttng },
 	{ "record", bench_record },
 	{ "memory", bench_memory },
+	{ "profile", bench_profile },
 };
 
 int main(int argc, char **argv)

@@ -10,105 +10,42 @@
  * the thread that writes it, whatever the scheduler does) and the aggregate
  * rate (events / wall time from the start barrier to the last join).  The
  * total number of events is the same for every thread count; thread i is
- * pinned to CPU i mod (online CPUs), so that 2 threads do run on 2 CPUs.  Configurations
- * are interleaved round by round; the best round of each is kept.  Sessions:
- * one channel, 4 x 256 KiB sub-buffers per ring, overwrite mode (no consumer).
+ * pinned to CPU i mod (online CPUs), so that 2 threads do run on 2 CPUs
+ * and 64 threads preempt each other inside their writes (the runner is
+ * bc_run_threads of bench/lttng/common.h, shared with the LTTng-UST side).
+ * Configurations are interleaved round by round; the best round of each is
+ * kept.  Sessions: one channel, 4 x 256 KiB sub-buffers per ring, overwrite
+ * mode (no consumer); the events the rseq writers lost (any cause but
+ * overwriting) are a row of their own.
+ *
+ * After tracebuf's rounds of each thread count, the same count with
+ * LTTng-UST (bench_lttng_threads, bench_lttng.c): its own process and
+ * session, its own floor, rows compared with tracebuf's figures above, and
+ * the events LTTng discarded.  Skipped with the reason where LTTng-UST cannot
+ * run (bench_lttng_unusable).
  */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
 #include "bench.h"
-#include "platform/clock.h"
+#include "lttng/common.h"
 
 enum kind { K_FLOOR, K_RSEQ, K_FALLBACK, K_MUTEX, K_N };
 static const char *const kind_name[K_N] = { "floor", "tracebuf rseq", "tracebuf fallback", "mutex global buffer" };
 
 
-struct targ {
-	pthread_t th;
-	enum kind k;
-	uint64_t n;
-	pthread_barrier_t *bar;
-	uint64_t cpu_ns;
-	int cpu;
-};
+static void (*const kind_loop[K_N])(uint64_t) = { bench_loop_floor, bench_loop_tracebuf, bench_loop_tracebuf,
+						   bench_loop_mutex };
 
-static uint64_t thread_cpu_ns(void)
+/* One run of kind k (bc_run_threads, bench/lttng/common.h).  Out: CPU ns per event, wall ns per event. */
+static void run(enum kind k, unsigned nthr, uint64_t total, double *cpu, double *wall)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static void *worker(void *arg)
-{
-	struct targ *a = arg;
-	cpu_set_t set; /* thread i on CPU i mod ncpus: the threads really contend */
-	CPU_ZERO(&set);
-	CPU_SET(a->cpu, &set);
-	sched_setaffinity(0, sizeof set, &set);
-	pthread_barrier_wait(a->bar);
-	uint64_t c0 = thread_cpu_ns(), n = a->n;
-	switch (a->k) {
-	case K_FLOOR:
-		bench_loop_floor(n);
-		break;
-	case K_RSEQ:
-	case K_FALLBACK:
-		bench_loop_tracebuf(n);
-		break;
-	case K_MUTEX:
-		bench_loop_mutex(n);
-		break;
-	default:
-		break;
-	}
-	a->cpu_ns = thread_cpu_ns() - c0;
-	return NULL;
-}
-
-/* One run: nthr threads, `total` events in all.  Out: CPU ns per event, wall ns per event. */
-static int run(enum kind k, unsigned nthr, uint64_t total, double *cpu, double *wall)
-{
-	struct targ *a = calloc(nthr, sizeof *a);
-	pthread_barrier_t bar;
-	if (!a)
-		return -1;
-	pthread_barrier_init(&bar, NULL, nthr + 1);
-	unsigned made = 0, ncpu = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-	for (; made < nthr; made++) {
-		a[made] = (struct targ){ .k = k, .n = total / nthr, .bar = &bar, .cpu = (int)(made % ncpu) };
-		if (pthread_create(&a[made].th, NULL, worker, &a[made]))
-			break;
-	}
-	if (made < nthr) { /* cannot happen short of a resource limit: release those started */
-		fprintf(stderr, "bench threads: pthread_create failed at %u\n", made);
-		abort();
-	}
-	uint64_t w0 = tb_mono_ns();
-	pthread_barrier_wait(&bar);
-	uint64_t sum = 0;
-	for (unsigned i = 0; i < nthr; i++) {
-		pthread_join(a[i].th, NULL);
-		sum += a[i].cpu_ns;
-	}
-	uint64_t w1 = tb_mono_ns();
-	uint64_t ev = (total / nthr) * nthr;
-	*cpu = (double)sum / (double)ev;
-	*wall = (double)(w1 - w0) / (double)ev;
-	pthread_barrier_destroy(&bar);
-	free(a);
-	return 0;
+	bc_run_threads(kind_loop[k], nthr, total, cpu, wall);
 }
 
 static struct tb_session *session(int fallback)
@@ -135,6 +72,17 @@ static uint64_t lost_busy(struct tb_session *s, uint64_t *written)
 	return c.lost_busy;
 }
 
+/* Events the writers lost, every cause but overwriting (the sessions are in
+ * overwrite mode without a consumer: old packets are overwritten by design). */
+static uint64_t lost_writes(struct tb_session *s, uint64_t *written)
+{
+	struct tb_counters c;
+	memset(&c, 0, sizeof c);
+	tb_session_counters(s, 0, -1, &c);
+	*written = c.written;
+	return c.lost_full + c.lost_toobig + c.lost_timeout + c.lost_busy;
+}
+
 void bench_threads(struct bench_table *t)
 {
 	static const unsigned nthreads[] = { 1, 2, 64 };
@@ -153,28 +101,32 @@ void bench_threads(struct bench_table *t)
 	for (int k = K_RSEQ; k <= K_FALLBACK; k++) {
 		double c, w;
 		tb_producer_use(k == K_RSEQ ? srseq : sfb);
-		if (run((enum kind)k, 64, 2097152, &c, &w))
-			return;
+		run((enum kind)k, 64, 2097152, &c, &w);
 	}
+	tb_producer_use(NULL);
+	/* LTTng-UST at the same thread counts, in its own process and session
+	 * (bench_lttng.c), right after tracebuf's rounds of each count */
+	const char *no_lttng = bench_lttng_unusable();
+	if (no_lttng)
+		bench_skip(t, "threads", "LTTng-UST at 1, 2 and 64 threads", no_lttng);
 	for (unsigned ti = 0; ti < sizeof nthreads / sizeof nthreads[0]; ti++) {
 		unsigned nt = nthreads[ti];
 		double cpu[K_N], wall[K_N];
-		uint64_t fb_w0, fb_b0 = lost_busy(sfb, &fb_w0);
+		uint64_t fb_w0, fb_b0 = lost_busy(sfb, &fb_w0), rs_w0, rs_l0 = lost_writes(srseq, &rs_w0);
 		for (int k = 0; k < K_N; k++)
 			cpu[k] = wall[k] = 1e30;
 		for (int r = 0; r < rounds; r++)
 			for (int k = 0; k < K_N; k++) {
 				tb_producer_use(k == K_RSEQ ? srseq : k == K_FALLBACK ? sfb : NULL);
 				double c, w;
-				if (run((enum kind)k, nt, total, &c, &w))
-					return;
+				run((enum kind)k, nt, total, &c, &w);
 				if (c < cpu[k])
 					cpu[k] = c;
 				if (w < wall[k])
 					wall[k] = w;
 			}
 		tb_producer_use(NULL);
-		uint64_t fb_w1, fb_b1 = lost_busy(sfb, &fb_w1);
+		uint64_t fb_w1, fb_b1 = lost_busy(sfb, &fb_w1), rs_w1, rs_l1 = lost_writes(srseq, &rs_w1);
 		double busy = fb_b1 - fb_b0 ? 100.0 * (double)(fb_b1 - fb_b0) /
 						      (double)(fb_b1 - fb_b0 + fb_w1 - fb_w0)
 					    : 0;
@@ -205,6 +157,11 @@ void bench_threads(struct bench_table *t)
 				bench_row(t, "threads", cfg, rate, "Mev/s", wall[k] / wall[K_FLOOR],
 					  k == K_RSEQ ? "tracebuf / floor (time)" : "fallback / floor (time)", NULL);
 		}
+		snprintf(cfg, sizeof cfg, "%u thr: tracebuf rseq, events lost", nt);
+		double lost = (double)(rs_l1 - rs_l0), tried = lost + (double)(rs_w1 - rs_w0);
+		bench_row(t, "threads", cfg, lost, "events", tried > 0 ? lost / tried : 0, "lost / attempted", NULL);
+		if (!no_lttng)
+			bench_lttng_threads(t, nt, total, rounds, cpu[K_RSEQ], wall[K_RSEQ], cpu[K_FLOOR]);
 	}
 	tb_session_close(srseq);
 	tb_session_close(sfb);
