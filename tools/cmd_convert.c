@@ -23,7 +23,14 @@
  *     tracebuf:discarded_packets on the CPU track of pseudo-process 0;
  *   - "ts" in microseconds with 3 decimals (ns precision), relative to the
  *     trace start (default; otherData.trace_start_ns says when that is) or
- *     since the Unix epoch (--absolute).
+ *     since the Unix epoch (--absolute);
+ *   - profile:sample events (traces of `tracebuf profile`) are instants named
+ *     by their leaf function, cat "profile", the symbolised stack in args
+ *     (cli_profile.c; one extra pass over the trace first reads the maps).
+ *
+ * `--to folded` writes the folded stacks of a profile trace instead, one
+ * line "process;root;...;leaf COUNT" per distinct stack, sorted, for
+ * flamegraph.pl and speedscope (docs/PROFILE-READING.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +45,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_profile.h"
 
 #define STACK_MAX 1024u /* nesting depth per thread; deeper begins are instants */
 
@@ -45,13 +53,17 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracebuf convert DIR --to chrome -o FILE.json [options]\n"
-		"  Converts trace DIR to the Chrome Trace Event format (a JSON object with\n"
-		"  \"traceEvents\") for Perfetto UI (ui.perfetto.dev) and chrome://tracing.\n"
-		"  One track per thread; events are instants with their fields as args;\n"
-		"  NAME_begin ... NAME_end on one thread (e.g. http:request_begin ...\n"
-		"  http:request_end) become a span NAME, nested per thread.\n\n"
-		"  --to chrome          output format (the only one so far)\n"
-		"  -o, --output FILE    output file ('-': standard output)\n"
+		"       tracebuf convert DIR --to folded [-o FILE]\n"
+		"  chrome: the Chrome Trace Event format (a JSON object with \"traceEvents\")\n"
+		"  for Perfetto UI (ui.perfetto.dev) and chrome://tracing.  One track per\n"
+		"  thread; events are instants with their fields as args; NAME_begin ...\n"
+		"  NAME_end on one thread (e.g. http:request_begin ... http:request_end)\n"
+		"  become a span NAME, nested per thread; profile samples are instants named\n"
+		"  by their leaf function with the symbolised stack in args.\n"
+		"  folded: the samples of a `tracebuf profile` trace as folded stacks\n"
+		"  (\"process;root;...;leaf COUNT\" per line) for flamegraph.pl, speedscope.\n\n"
+		"  --to chrome|folded   output format\n"
+		"  -o, --output FILE    output file ('-': standard output; folded: the default)\n"
 		"  --absolute           ts in us since the Unix epoch (default: since the trace\n"
 		"                       start; viewers keep ns precision only with relative times)\n"
 		"  -q, --quiet          no diagnostics, no summary on stderr\n"
@@ -188,8 +200,13 @@ struct conv {
 	char *fields;
 	size_t fcap;
 	int first;
+	struct prof *prof;        /* a profile trace: samples are symbolised; else NULL */
+	struct prof_sample *ps;
+	char *sbuf;               /* JSON of the labels of a stack */
+	size_t scap;
 	/* counts */
 	uint64_t events, instants, begins, ends, unmatched, closed_at_end, closed_by_outer, too_deep, notices;
+	uint64_t samples, invalid_samples;
 };
 
 static void sep(struct conv *c)
@@ -313,6 +330,78 @@ static void put_close(struct conv *c, struct tstate *t, int64_t ns, const char *
 		(uint32_t)(t->key >> 32), (uint32_t)t->key, why);
 }
 
+/* appends s (n bytes) to c->sbuf at *o */
+static int sput(struct conv *c, size_t *o, const char *s, size_t n)
+{
+	if (*o + n + 1 > c->scap) {
+		size_t cap = 2 * (*o + n + 1);
+		char *b = realloc(c->sbuf, cap);
+		if (!b)
+			return -ENOMEM;
+		c->sbuf = b;
+		c->scap = cap;
+	}
+	memcpy(c->sbuf + *o, s, n);
+	*o += n;
+	c->sbuf[*o] = 0;
+	return 0;
+}
+
+/* the JSON array of a field of the frames (labels or modules) of sample s */
+static const char *frames_json(struct conv *c, const struct prof_sample *s, int modules)
+{
+	size_t o = 0;
+	if (sput(c, &o, "[", 1))
+		return NULL;
+	for (uint32_t j = 0; j < s->n; j++) {
+		const struct prof_fn *f = prof_fn(c->prof, s->fid[j]);
+		const char *v = modules ? (f->module ? f->module : "") : f->label;
+		char *q = jdup(v, strlen(v));
+		int rc = !q || (j && sput(c, &o, ",", 1)) || sput(c, &o, q, strlen(q));
+		free(q);
+		if (rc)
+			return NULL;
+	}
+	return sput(c, &o, "]", 1) ? NULL : c->sbuf;
+}
+
+/* a profile:sample: an instant named by its leaf function, the stack (innermost first) in args */
+static int put_sample(struct conv *c, const struct tb_rd_event *e, const struct prof_sample *s, uint32_t pid,
+		      uint32_t tid)
+{
+	c->samples++;
+	c->instants++;
+	char *name;
+	if (s->invalid) {
+		c->invalid_samples++;
+		name = strdup("\"[invalid pc]\"");
+	} else {
+		const char *l = prof_fn(c->prof, s->fid[0])->label;
+		name = jdup(l, strlen(l));
+	}
+	if (!name)
+		return -ENOMEM;
+	sep(c);
+	fprintf(c->out, "{\"name\":%s,\"cat\":\"profile\",\"ph\":\"i\",\"s\":\"t\",", name);
+	free(name);
+	put_ts(c, "ts", tb_rd_ns(e));
+	fprintf(c->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", pid, tid);
+	if (s->invalid) {
+		fprintf(c->out, "\"invalid\":\"%s\",", s->invalid == PROF_PC_ZERO ? "PC 0" : "PC in no recorded mapping");
+	} else {
+		const char *j = frames_json(c, s, 0);
+		if (!j)
+			return -ENOMEM;
+		fprintf(c->out, "\"stack\":%s,", j);
+		if (!(j = frames_json(c, s, 1)))
+			return -ENOMEM;
+		fprintf(c->out, "\"modules\":%s,", j);
+	}
+	fprintf(c->out, "\"pc\":\"0x%" PRIx64 "\",\"flags\":%" PRIu32 ",\"overrun\":%" PRIu32 "}}", s->pc, s->flags,
+		s->overrun);
+	return 0;
+}
+
 static int convert_one(struct conv *c, const struct tb_rd_event *e)
 {
 	int kind = tb_rd_kind(e);
@@ -347,6 +436,11 @@ static int convert_one(struct conv *c, const struct tb_rd_event *e)
 	uint32_t id = tb_rd_id(e);
 	if (!t || id >= c->nroles)
 		return -ENOMEM;
+	if (c->prof) {
+		int k = prof_event(c->prof, e, c->ps);
+		if (k)
+			return k < 0 ? k : put_sample(c, e, c->ps, pid, tid);
+	}
 	const struct role *ro = &c->roles[id];
 	if (ro->kind == 1) {
 		if (t->depth == STACK_MAX) {
@@ -408,6 +502,128 @@ static void utc(char *buf, size_t cap, int64_t ns)
 	snprintf(buf + n, cap - n, ".%09" PRId64 "Z", f);
 }
 
+/* ---------------------------------------------------------------------- */
+/* --to folded                                                             */
+
+/* a frame or process name in a folded line: ';' separates frames, a line is one stack */
+static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
+{
+	size_t n = strlen(s);
+	if (*o + n + 2 > *cap) {
+		size_t c2 = 2 * (*o + n + 2);
+		char *b = realloc(*buf, c2);
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = c2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		(*buf)[(*o)++] = !raw && (ch == ';' || ch == '\n' || ch == '\r') ? '_' : ch;
+	}
+	(*buf)[*o] = 0;
+	return 0;
+}
+
+static const char **cmp_keys;
+static int cmp_folded(const void *a, const void *b)
+{
+	return strcmp(cmp_keys[*(const size_t *)a], cmp_keys[*(const size_t *)b]);
+}
+
+static int convert_folded(struct tb_reader *r, const char *dir, const char *outp, int quiet)
+{
+	struct prof *p = prof_open(r, "convert", quiet);
+	struct prof_sample *s = malloc(sizeof *s);
+	struct prof_stab stacks = { 0 };
+	char *line = NULL;
+	size_t lcap = 0;
+	uint64_t nsamples = 0, invalid = 0;
+	int rc = 0;
+	if (!p || !s) {
+		rc = cli_error("convert", "out of memory");
+		goto out;
+	}
+	if (!prof_present(p)) {
+		rc = cli_error("convert", "%s has no profile:sample events: --to folded needs a trace written by "
+					  "`tracebuf profile`", dir);
+		goto out;
+	}
+	if (prof_load(p)) {
+		rc = cli_error("convert", "out of memory");
+		goto out;
+	}
+	const struct tb_rd_event *e;
+	while (tb_reader_next(r, &e) > 0) {
+		int k = prof_event(p, e, s);
+		if (k < 0) {
+			rc = cli_error("convert", "out of memory");
+			goto out;
+		}
+		if (!k)
+			continue;
+		nsamples++;
+		if (s->invalid) {
+			invalid++;
+			continue;
+		}
+		/* root first: the process, then the outermost frame ... the leaf */
+		const struct prof_proc *q = prof_proc_of(p, s->pid);
+		size_t o = 0;
+		int bad = fput(&line, &lcap, &o, q ? q->name : "?", 0);
+		for (uint32_t j = s->n; !bad && j-- > 0;)
+			bad = fput(&line, &lcap, &o, ";", 1) || fput(&line, &lcap, &o, prof_fn(p, s->fid[j])->label, 0);
+		uint64_t *v = bad ? NULL : prof_sget(&stacks, line, 1);
+		if (!v) {
+			rc = cli_error("convert", "out of memory");
+			goto out;
+		}
+		*v += s->weight;
+	}
+	const char **keys;
+	uint64_t *vals;
+	size_t n = prof_sitems(&stacks, &keys, &vals);
+	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+	if (!ord || (stacks.n && !n)) {
+		free(ord);
+		free(keys);
+		free(vals);
+		rc = cli_error("convert", "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	cmp_keys = keys;
+	qsort(ord, n, sizeof *ord, cmp_folded);
+	int to_stdout = !strcmp(outp, "-");
+	FILE *f = to_stdout ? stdout : fopen(outp, "w");
+	if (!f) {
+		rc = cli_error("convert", "cannot create %s: %s", outp, strerror(errno));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%s %" PRIu64 "\n", keys[ord[i]], vals[ord[i]]);
+		int werr = fflush(f) != 0 || ferror(f);
+		if (!to_stdout && fclose(f))
+			werr = 1;
+		if (werr)
+			rc = cli_error("convert", "write error on %s", to_stdout ? "standard output" : outp);
+		else if (!quiet)
+			fprintf(stderr, "tracebuf convert: %" PRIu64 " samples -> %s: %zu distinct stacks; %" PRIu64
+					" with an invalid PC left out\n", nsamples, to_stdout ? "standard output" : outp, n, invalid);
+	}
+	free(ord);
+	free(keys);
+	free(vals);
+	if (!rc && tb_reader_ndiags(r))
+		rc = TB_EXIT_PARTIAL;
+out:
+	free(line);
+	prof_sfree(&stacks);
+	free(s);
+	prof_close(p);
+	return rc;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -431,23 +647,46 @@ int cmd_convert(int argc, char **argv)
 		default: usage(stderr); return TB_EXIT_USAGE;
 		}
 	}
+	int folded = to && !strcmp(to, "folded");
+	if (folded && !outp)
+		outp = "-";
+	if (to && strcmp(to, "chrome") && !folded)
+		return cli_error("convert", "--to %s: the output formats are chrome and folded", to), TB_EXIT_USAGE;
 	if (optind != argc - 1 || !to || !outp) {
 		if (optind == argc - 1)
 			cli_error("convert", "%s", !to ? "--to chrome is required" : "-o FILE is required");
 		usage(stderr);
 		return TB_EXIT_USAGE;
 	}
-	if (strcmp(to, "chrome"))
-		return cli_error("convert", "--to %s: the only output format is chrome", to), TB_EXIT_USAGE;
 	const char *dir = argv[optind];
 	struct tb_reader_opts ro = { .size = sizeof ro, .diag = on_diag, .diag_arg = &quiet };
 	int rc = tb_reader_open(dir, &ro, &c.r);
 	if (rc)
 		return cli_error("convert", "%s", tb_errmsg());
+	if (folded) {
+		rc = convert_folded(c.r, dir, outp, quiet);
+		tb_reader_close(c.r);
+		return rc;
+	}
+	/* a profile trace: samples are symbolised, which needs its maps first (one more pass) */
+	c.prof = prof_open(c.r, "convert", quiet);
+	c.ps = malloc(sizeof *c.ps);
+	if (!c.prof || !c.ps || (prof_present(c.prof) && prof_load(c.prof))) {
+		prof_close(c.prof);
+		free(c.ps);
+		tb_reader_close(c.r);
+		return cli_error("convert", "out of memory");
+	}
+	if (!prof_present(c.prof)) {
+		prof_close(c.prof);
+		c.prof = NULL;
+	}
 	int to_stdout = !strcmp(outp, "-");
 	c.out = to_stdout ? stdout : fopen(outp, "w");
 	if (!c.out) {
 		rc = cli_error("convert", "cannot create %s: %s", outp, strerror(errno));
+		prof_close(c.prof);
+		free(c.ps);
 		tb_reader_close(c.r);
 		return rc;
 	}
@@ -492,9 +731,13 @@ int cmd_convert(int argc, char **argv)
 	fprintf(c.out, "\n],\n\"tracebufSummary\":{\"events\":%" PRIu64 ",\"instants\":%" PRIu64 ",\"begins\":%" PRIu64
 		       ",\"ends\":%" PRIu64 ",\"unmatched_ends\":%" PRIu64 ",\"closed_at_end\":%" PRIu64
 		       ",\"closed_by_outer_end\":%" PRIu64 ",\"too_deep\":%" PRIu64 ",\"loss_notices\":%" PRIu64
-		       ",\"diagnostics\":%" PRIu64 "}}\n",
+		       ",\"diagnostics\":%" PRIu64,
 		c.events, c.instants, c.begins, c.ends, c.unmatched, c.closed_at_end, c.closed_by_outer, c.too_deep,
 		c.notices, tb_reader_ndiags(c.r));
+	if (c.prof)
+		fprintf(c.out, ",\"profile_samples\":%" PRIu64 ",\"profile_samples_invalid_pc\":%" PRIu64, c.samples,
+			c.invalid_samples);
+	fputs("}}\n", c.out);
 	int werr = fflush(c.out) != 0 || ferror(c.out);
 	if (!to_stdout && fclose(c.out))
 		werr = 1;
@@ -508,6 +751,9 @@ int cmd_convert(int argc, char **argv)
 				" spans closed at the trace end, %" PRIu64 " closed by an outer end%s\n",
 			c.events, outp, c.begins, c.instants, c.notices, c.unmatched, c.closed_at_end, c.closed_by_outer,
 			c.too_deep ? " (and begins nested too deep kept as instants)" : "");
+	if (!rc && !werr && !quiet && c.prof)
+		fprintf(stderr, "tracebuf convert: %" PRIu64 " profile samples as instants named by their leaf function "
+				"(%" PRIu64 " with an invalid PC)\n", c.samples, c.invalid_samples);
 	int partial = tb_reader_ndiags(c.r) != 0;
 	for (uint32_t i = 0; c.roles && i < c.nroles; i++) {
 		free(c.roles[i].span);
@@ -520,6 +766,9 @@ int cmd_convert(int argc, char **argv)
 	free(c.threads.v);
 	free(c.procs.v);
 	free(c.fields);
+	free(c.sbuf);
+	free(c.ps);
+	prof_close(c.prof);
 	tb_reader_close(c.r);
 	if (rc)
 		return TB_EXIT_FAIL;
