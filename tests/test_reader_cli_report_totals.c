@@ -4,13 +4,29 @@
  * trace: --format json is one JSON object whose totals (events per class,
  * CPU and thread with process names, lost events/packets per CPU with their
  * ranges, span, busiest second, bytes) equal the ground truth; the text
- * output shows the same totals compactly.
+ * output shows the same totals compactly.  A damaged first thread record
+ * (pid = tid = 0xffffffff, the value the thread cache starts with) is counted
+ * like any other thread (it crashed report once).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 
 #include "tbtest.h"
+#include "tbtrace.h"
 #include "tbtrace_cli.h"
+
+static void all_ones_thread_trace(const char *dir)
+{
+	struct tb_event_desc d[2];
+	tbtrace_desc(&d[1], 1, "t:ev", 1, "u64:n");
+	struct tbtrace_opts o = { .events = d, .nevents = 2 };
+	struct tbtrace *t = tbtrace_open(dir, &o);
+	struct tbtrace_stream *s = tbtrace_stream(t, "chan", 0, 0);
+	tbtrace_set_thread(s, UINT32_MAX, UINT32_MAX);
+	for (uint64_t i = 0; i < 3; i++)
+		tbtrace_event(s, 1, 1000 + i, &i, 8);
+	tbtrace_close(t);
+}
 
 int main(void)
 {
@@ -50,6 +66,13 @@ int main(void)
 	CHECK(tbtrace_cli_run("report", out, err) == 2, "no DIR is a usage error");
 	snprintf(args, sizeof args, "report --format xml '%s'", dir);
 	CHECK(tbtrace_cli_run(args, out, err) == 2, "bad --format is a usage error");
+
+	snprintf(dir, sizeof dir, "%s/ones", tbt_tmpdir());
+	all_ones_thread_trace(dir);
+	snprintf(args, sizeof args, "report '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 0 && tbtrace_file_has(out, "4294967295 4294967295") &&
+		      tbtrace_file_has(out, "events   3 "),
+	      "report of a trace whose only thread is 0xffffffff/0xffffffff (TB_KEEP=1 keeps %s)", out);
 	printf("ok\n");
 	return 0;
 }

@@ -17,68 +17,7 @@
 #include "cli_symbols.h"
 
 /* ---------------------------------------------------------------------- */
-/* hash tables                                                             */
-
-struct prof_hent {
-	uint64_t a, b, v;
-	int used;
-};
-
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6) + (a >> 2));
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
-static int hgrow(struct prof_htab *h)
-{
-	size_t cap = h->cap ? 2 * h->cap : 64;
-	struct prof_hent *e = calloc(cap, sizeof *e);
-	if (!e)
-		return -ENOMEM;
-	for (size_t i = 0; i < h->cap; i++) {
-		if (!h->e[i].used)
-			continue;
-		size_t k = mix(h->e[i].a, h->e[i].b) & (cap - 1);
-		while (e[k].used)
-			k = (k + 1) & (cap - 1);
-		e[k] = h->e[i];
-	}
-	free(h->e);
-	h->e = e;
-	h->cap = cap;
-	return 0;
-}
-
-uint64_t *prof_hget(struct prof_htab *h, uint64_t a, uint64_t b, int create)
-{
-	if (create && (h->n + 1) * 4 > h->cap * 3 && hgrow(h))
-		return NULL;
-	if (!h->cap)
-		return NULL;
-	size_t k = mix(a, b) & (h->cap - 1);
-	while (h->e[k].used) {
-		if (h->e[k].a == a && h->e[k].b == b)
-			return &h->e[k].v;
-		k = (k + 1) & (h->cap - 1);
-	}
-	if (!create)
-		return NULL;
-	h->e[k].used = 1;
-	h->e[k].a = a;
-	h->e[k].b = b;
-	h->e[k].v = 0;
-	h->n++;
-	return &h->e[k].v;
-}
-
-void prof_hfree(struct prof_htab *h)
-{
-	free(h->e);
-	memset(h, 0, sizeof *h);
-}
+/* string table                                                            */
 
 struct prof_sent {
 	char *k; /* NULL: empty */
@@ -205,12 +144,12 @@ struct prof {
 	int fi_counters[6]; /* received, lost, invalid_pc, aborted, truncated, overruns */
 	struct pproc *procs;
 	size_t nprocs, pcap;
-	struct prof_htab proc_idx; /* pid -> index + 1 */
+	struct cli_map proc_idx; /* pid -> index + 1 */
 	struct sym_ctx *sym;
 	struct prof_fn *fns;
 	size_t nfns, fcap;
 	struct prof_stab fn_idx;  /* key -> fid */
-	struct prof_htab cache;   /* (address, pid << 32 | epoch) -> fid */
+	struct cli_map cache;   /* (address, pid << 32 | epoch) -> fid */
 	uint32_t nomap_fid;       /* UINT32_MAX: not created yet */
 	uint64_t trace_lost, trace_lost_unknown;
 	int loaded;
@@ -277,7 +216,7 @@ void prof_close(struct prof *p)
 		free(q->name);
 	}
 	free(p->procs);
-	prof_hfree(&p->proc_idx);
+	cli_map_free(&p->proc_idx);
 	for (size_t i = 0; i < p->nfns; i++) {
 		free((char *)p->fns[i].name);
 		free((char *)p->fns[i].module);
@@ -286,7 +225,7 @@ void prof_close(struct prof *p)
 	}
 	free(p->fns);
 	prof_sfree(&p->fn_idx);
-	prof_hfree(&p->cache);
+	cli_map_free(&p->cache);
 	sym_free(p->sym);
 	free(p);
 }
@@ -298,7 +237,7 @@ int prof_present(const struct prof *p)
 
 static struct pproc *proc_get(struct prof *p, uint32_t pid)
 {
-	uint64_t *v = prof_hget(&p->proc_idx, pid, 0, 1);
+	uint64_t *v = cli_map_get(&p->proc_idx, pid, 0, 1);
 	if (!v)
 		return NULL;
 	if (*v)
@@ -451,10 +390,10 @@ static int cmp_proc(const void *a, const void *b)
 static int finish_procs(struct prof *p)
 {
 	qsort(p->procs, p->nprocs, sizeof *p->procs, cmp_proc);
-	prof_hfree(&p->proc_idx);
+	cli_map_free(&p->proc_idx);
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct pproc *q = &p->procs[i];
-		uint64_t *v = prof_hget(&p->proc_idx, q->pub.pid, 0, 1);
+		uint64_t *v = cli_map_get(&p->proc_idx, q->pub.pid, 0, 1);
 		if (!v)
 			return -ENOMEM;
 		*v = i + 1;
@@ -613,7 +552,7 @@ static const struct pmap *find_map(const struct pproc *q, uint64_t a)
 static int resolve(struct prof *p, struct pproc *q, uint64_t a, uint32_t *fid)
 {
 	uint64_t key2 = (uint64_t)q->pub.pid << 32 | q->epoch;
-	uint64_t *c = prof_hget(&p->cache, a, key2, 0);
+	uint64_t *c = cli_map_get(&p->cache, a, key2, 0);
 	if (c) {
 		*fid = (uint32_t)*c;
 		return 0;
@@ -650,7 +589,7 @@ static int resolve(struct prof *p, struct pproc *q, uint64_t a, uint32_t *fid)
 		if (rc)
 			return rc;
 	}
-	c = prof_hget(&p->cache, a, key2, 1);
+	c = cli_map_get(&p->cache, a, key2, 1);
 	if (!c)
 		return -ENOMEM;
 	*c = *fid;
@@ -742,7 +681,7 @@ const struct prof_proc *prof_proc(const struct prof *p, size_t i)
 
 const struct prof_proc *prof_proc_of(const struct prof *p, uint32_t pid)
 {
-	uint64_t *v = prof_hget((struct prof_htab *)&p->proc_idx, pid, 0, 0);
+	uint64_t *v = cli_map_get((struct cli_map *)&p->proc_idx, pid, 0, 0);
 	return v && *v ? &p->procs[*v - 1].pub : NULL;
 }
 
@@ -788,7 +727,7 @@ void prof_totals(const struct prof *p, struct prof_totals *t)
 
 static struct prof_row *row_of(struct prof_agg *a, uint32_t fid)
 {
-	uint64_t *v = prof_hget(&a->idx, fid, 0, 1);
+	uint64_t *v = cli_map_get(&a->idx, fid, 0, 1);
 	if (!v)
 		return NULL;
 	if (!*v) {
@@ -867,7 +806,7 @@ size_t prof_agg_sorted(const struct prof_agg *a, const struct prof *p, int by_to
 
 void prof_agg_free(struct prof_agg *a)
 {
-	prof_hfree(&a->idx);
+	cli_map_free(&a->idx);
 	free(a->rows);
 	memset(a, 0, sizeof *a);
 }

@@ -27,21 +27,11 @@
 
 #include <tracebuf/reader.h>
 
+#include "cli_map.h"
 #include "profile/profile_events.h"
 
-/* ---- small hash tables (also used by the commands) ---- */
+/* ---- string -> v (the (a, b) -> v map is cli_map.h) ---- */
 
-/* (a, b) -> v */
-struct prof_htab {
-	struct prof_hent *e;
-	size_t cap, n;
-};
-/* The value of key (a, b), created as 0 when create; NULL when absent or out
- * of memory.  The pointer is valid until the next create. */
-uint64_t *prof_hget(struct prof_htab *h, uint64_t a, uint64_t b, int create);
-void prof_hfree(struct prof_htab *h);
-
-/* string -> v */
 struct prof_stab {
 	struct prof_sent *e;
 	size_t cap, n;
@@ -159,7 +149,7 @@ struct prof_row {
 };
 
 struct prof_agg {
-	struct prof_htab idx; /* fid -> row index */
+	struct cli_map idx; /* fid -> row index */
 	struct prof_row *rows;
 	size_t nrows, cap;
 	uint64_t samples, periods, nadd;

@@ -185,8 +185,12 @@ static uint64_t own_vdso_len(uint64_t at)
 	char line[512];
 	uint64_t len = 0;
 	while (f && fgets(line, sizeof line, f)) {
-		unsigned long long s, e;
-		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && s == at && strstr(line, "[vdso]"))
+		char *end;
+		uint64_t s = strtoull(line, &end, 16);
+		if (*end != '-' || s != at || !strstr(line, "[vdso]"))
+			continue;
+		uint64_t e = strtoull(end + 1, &end, 16);
+		if (*end == ' ' && e > s)
 			len = e - s;
 	}
 	if (f)
@@ -244,6 +248,7 @@ static void open_file(struct sym_file *f)
 	if (f->vdso) {
 		/* a copy of the image in a memory file, which libdwfl reads like any file */
 		fd = memfd_create("tracebuf-vdso", MFD_CLOEXEC);
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): our own vDSO, at the address /proc/self/maps gave */
 		ssize_t w = fd >= 0 ? write(fd, (const void *)(uintptr_t)f->vdso_at, f->vdso_len) : -1;
 		if (w != (ssize_t)f->vdso_len) {
 			problem(c, f->path, "cannot copy this process's vDSO (%s); its addresses are shown as [vdso]+OFFSET",

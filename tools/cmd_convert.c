@@ -45,6 +45,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_map.h"
 #include "cli_profile.h"
 
 #define STACK_MAX 1024u /* nesting depth per thread; deeper begins are instants */
@@ -144,50 +145,9 @@ static struct role *load_roles(struct tb_reader *r, uint32_t n)
 /* threads and processes                                                   */
 
 struct tstate {
-	uint64_t key; /* pid << 32 | tid; UINT64_MAX empty */
+	uint64_t key; /* pid << 32 | tid */
 	uint32_t *stack, depth, cap;
 };
-
-struct table {
-	struct tstate *v;
-	size_t cap, n;
-};
-
-static struct tstate *tget(struct table *t, uint64_t key, int *isnew)
-{
-	*isnew = 0;
-	if ((t->n + 1) * 10 > t->cap * 7) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct tstate *v = malloc(cap * sizeof *v);
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < cap; i++)
-			v[i].key = UINT64_MAX;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (t->v[i].key == UINT64_MAX)
-				continue;
-			size_t h = (size_t)(t->v[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-			while (v[h].key != UINT64_MAX)
-				h = (h + 1) & (cap - 1);
-			v[h] = t->v[i];
-		}
-		free(t->v);
-		t->v = v;
-		t->cap = cap;
-	}
-	size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (t->cap - 1);
-	while (t->v[h].key != key) {
-		if (t->v[h].key == UINT64_MAX) {
-			memset(&t->v[h], 0, sizeof t->v[h]);
-			t->v[h].key = key;
-			t->n++;
-			*isnew = 1;
-			break;
-		}
-		h = (h + 1) & (t->cap - 1);
-	}
-	return &t->v[h];
-}
 
 struct conv {
 	struct tb_reader *r;
@@ -196,7 +156,7 @@ struct conv {
 	int64_t origin_ns;
 	struct role *roles;
 	uint32_t nroles;
-	struct table threads, procs;
+	struct cli_table threads, procs; /* struct tstate by (pid, tid) / (pid, 0) */
 	char *fields;
 	size_t fcap;
 	int first;
@@ -261,12 +221,13 @@ static void put_name_meta(struct conv *c, const char *what, uint32_t pid, uint32
 static struct tstate *track(struct conv *c, uint32_t pid, uint32_t tid)
 {
 	int isnew;
-	struct tstate *t = tget(&c->threads, (uint64_t)pid << 32 | tid, &isnew);
+	struct tstate *t = cli_table_get(&c->threads, pid, tid, &isnew);
 	if (!t || !isnew)
 		return t;
+	t->key = (uint64_t)pid << 32 | tid;
 	char buf[128], nb[160];
 	const char *pn = pid ? proc_name(c->r, pid, buf, sizeof buf) : "no thread record";
-	struct tstate *p = tget(&c->procs, pid, &isnew);
+	struct tstate *p = cli_table_get(&c->procs, pid, 0, &isnew);
 	if (!p)
 		return NULL;
 	if (isnew) {
@@ -635,6 +596,8 @@ int cmd_convert(int argc, char **argv)
 	int quiet = 0, opt;
 	struct conv c;
 	memset(&c, 0, sizeof c);
+	c.threads = (struct cli_table)CLI_TABLE_INIT(struct tstate);
+	c.procs = (struct cli_table)CLI_TABLE_INIT(struct tstate);
 	c.first = 1;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:o:qh", lo, NULL)) != -1) {
@@ -719,10 +682,8 @@ int cmd_convert(int argc, char **argv)
 	if (end_ns < last_ns)
 		end_ns = last_ns;
 	/* spans still open: closed at the end of the trace, innermost first */
-	for (size_t i = 0; !rc && i < c.threads.cap; i++) {
-		struct tstate *t = &c.threads.v[i];
-		if (t->key == UINT64_MAX)
-			continue;
+	for (size_t i = 0; !rc && i < c.threads.n; i++) {
+		struct tstate *t = cli_table_at(&c.threads, i);
 		while (t->depth) {
 			put_close(&c, t, end_ns, "at the end of the trace");
 			c.closed_at_end++;
@@ -760,11 +721,10 @@ int cmd_convert(int argc, char **argv)
 		free(c.roles[i].cat);
 	}
 	free(c.roles);
-	for (size_t i = 0; i < c.threads.cap; i++)
-		if (c.threads.v[i].key != UINT64_MAX)
-			free(c.threads.v[i].stack);
-	free(c.threads.v);
-	free(c.procs.v);
+	for (size_t i = 0; i < c.threads.n; i++)
+		free(((struct tstate *)cli_table_at(&c.threads, i))->stack);
+	cli_table_free(&c.threads);
+	cli_table_free(&c.procs);
 	free(c.fields);
 	free(c.sbuf);
 	free(c.ps);

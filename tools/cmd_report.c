@@ -27,6 +27,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_map.h"
 #include "cli_profile.h"
 #include "cli_symbols.h"
 
@@ -64,7 +65,7 @@ struct cls_stat {
 };
 
 struct thr {
-	uint64_t key; /* pid << 32 | tid; UINT64_MAX = empty slot */
+	uint64_t key; /* pid << 32 | tid */
 	uint64_t n;
 };
 
@@ -94,8 +95,9 @@ struct report {
 	uint32_t ncls;
 	struct cls_stat *cls;
 	uint64_t *stream_events;
-	struct thr *thr;
-	size_t thr_cap, thr_n;
+	struct cli_table thr_tab; /* (pid, tid) -> struct thr, while reading */
+	struct thr *thr;          /* then: thr_tab's records, sorted */
+	size_t thr_n;
 	struct loss *loss;
 	size_t nloss, loss_cap;
 	struct cpu_stat *cpus;
@@ -117,45 +119,6 @@ static int64_t sat(__int128 d)
 static int64_t diff(int64_t a, int64_t b)
 {
 	return sat((__int128)a - b);
-}
-
-static int thr_grow(struct report *rp)
-{
-	size_t cap = rp->thr_cap ? rp->thr_cap * 2 : 256;
-	struct thr *n = malloc(cap * sizeof *n);
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		n[i].key = UINT64_MAX;
-	for (size_t i = 0; i < rp->thr_cap; i++) {
-		if (rp->thr[i].key == UINT64_MAX)
-			continue;
-		size_t h = (size_t)(rp->thr[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-		while (n[h].key != UINT64_MAX)
-			h = (h + 1) & (cap - 1);
-		n[h] = rp->thr[i];
-	}
-	free(rp->thr);
-	rp->thr = n;
-	rp->thr_cap = cap;
-	return 0;
-}
-
-static struct thr *thr_get(struct report *rp, uint64_t key)
-{
-	if ((rp->thr_n + 1) * 10 > rp->thr_cap * 7 && thr_grow(rp))
-		return NULL;
-	size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (rp->thr_cap - 1);
-	while (rp->thr[h].key != key) {
-		if (rp->thr[h].key == UINT64_MAX) {
-			rp->thr[h].key = key;
-			rp->thr[h].n = 0;
-			rp->thr_n++;
-			break;
-		}
-		h = (h + 1) & (rp->thr_cap - 1);
-	}
-	return &rp->thr[h];
 }
 
 /* "comm=NAME exe=EXE attached_ns=N" (src/consumer/metadata.c) -> NAME; else the whole value */
@@ -253,7 +216,7 @@ static int collect(struct report *rp)
 	rp->cls = calloc(rp->ncls, sizeof *rp->cls);
 	rp->stream_events = calloc(ns ? ns : 1, sizeof *rp->stream_events);
 	rp->cpus = calloc(ns ? ns : 1, sizeof *rp->cpus);
-	if (!rp->cls || !rp->stream_events || !rp->cpus || thr_grow(rp))
+	if (!rp->cls || !rp->stream_events || !rp->cpus)
 		return -ENOMEM;
 	tb_reader_time_range(r, &rp->t0, &rp->t1);
 	rp->ns0 = tb_reader_ticks_to_ns(r, rp->t0);
@@ -271,8 +234,7 @@ static int collect(struct report *rp)
 
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
-	struct thr *last_thr = NULL;
-	size_t last_cap = 0;
+	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
 	while (tb_reader_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (kind != TB_RD_EVENT) {
@@ -290,12 +252,14 @@ static int collect(struct report *rp)
 		}
 		rp->stream_events[tb_rd_stream(e)]++;
 		uint64_t key = (uint64_t)tb_rd_pid(e) << 32 | tb_rd_tid(e);
-		if (key != last_key || last_cap != rp->thr_cap) {
-			last_thr = thr_get(rp, key);
+		/* !last_thr: a first record whose pid and tid are both 0xffffffff
+		 * (damaged) has the key last_key starts with */
+		if (!last_thr || key != last_key) {
+			last_thr = cli_table_get(&rp->thr_tab, key >> 32, (uint32_t)key, NULL);
 			if (!last_thr)
 				return -ENOMEM;
+			last_thr->key = key;
 			last_key = key;
-			last_cap = rp->thr_cap;
 		}
 		last_thr->n++;
 		int64_t b = diff(tb_rd_ns(e), rp->ns0) / NS;
@@ -319,13 +283,10 @@ static int collect(struct report *rp)
 		else
 			c->unknown++;
 	}
-	/* compact the thread table into a sorted array */
-	size_t k = 0;
-	for (size_t i = 0; i < rp->thr_cap; i++)
-		if (rp->thr[i].key != UINT64_MAX)
-			rp->thr[k++] = rp->thr[i];
-	rp->thr_n = k;
-	qsort(rp->thr, k, sizeof *rp->thr, cmp_thr);
+	/* the thread records, busiest first */
+	rp->thr = rp->thr_tab.v;
+	rp->thr_n = rp->thr_tab.n;
+	qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
 }
 
@@ -351,7 +312,7 @@ static const char *rate(char *buf, const struct report *rp, uint64_t n)
 {
 	int64_t d = diff(rp->ns1, rp->ns0);
 	if (d <= 0)
-		return strcpy(buf, "-");
+		return "-";
 	double r = (double)n * 1e9 / (double)d;
 	if (r < 10)
 		snprintf(buf, 32, "%.2f", r);
@@ -390,7 +351,8 @@ static const char *tod(char *buf, int64_t ns)
 {
 	char t[64];
 	utc(t, ns, 0);
-	return strcpy(buf, t + 11);
+	snprintf(buf, 32, "%s", t + 11); /* callers' buffers: 64 bytes */
+	return buf;
 }
 
 static const char *dur(char *buf, int64_t ns)
@@ -706,33 +668,20 @@ struct preport {
 	struct prof *p;
 	const char *dir;
 	struct prof_agg all;
-	struct prof_htab thr_idx; /* (pid, tid) -> index + 1 */
-	struct pthr *thr;
-	size_t nthr, thr_cap;
+	struct cli_table thr_tab; /* (pid, tid) -> struct pthr, first-seen order */
 	struct prof_totals t;
 	int64_t first_ns, last_ns;
 };
 
 static struct pthr *pthr_get(struct preport *pr, uint32_t pid, uint32_t tid)
 {
-	uint64_t *v = prof_hget(&pr->thr_idx, pid, tid, 1);
-	if (!v)
-		return NULL;
-	if (!*v) {
-		if (pr->nthr == pr->thr_cap) {
-			size_t cap = pr->thr_cap ? 2 * pr->thr_cap : 16;
-			struct pthr *n = realloc(pr->thr, cap * sizeof *n);
-			if (!n)
-				return NULL; /* *v stays 0: created again next time */
-			pr->thr = n;
-			pr->thr_cap = cap;
-		}
-		memset(&pr->thr[pr->nthr], 0, sizeof pr->thr[0]);
-		pr->thr[pr->nthr].pid = pid;
-		pr->thr[pr->nthr].tid = tid;
-		*v = ++pr->nthr;
+	int isnew;
+	struct pthr *t = cli_table_get(&pr->thr_tab, pid, tid, &isnew);
+	if (t && isnew) {
+		t->pid = pid;
+		t->tid = tid;
 	}
-	return &pr->thr[*v - 1];
+	return t;
 }
 
 static int profile_collect(struct preport *pr)
@@ -861,7 +810,7 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 	if (t->samples)
 		fprintf(f, " over %s", dur(c, diff(pr->last_ns, pr->first_ns)));
 	fprintf(f, " at %s Hz\n", hz[0] ? hz : "?");
-	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s\n", pr->nthr, pr->nthr == 1 ? "" : "s", t->nprocs,
+	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s\n", pr->thr_tab.n, pr->thr_tab.n == 1 ? "" : "s", t->nprocs,
 		t->nprocs == 1 ? "" : "es", unw[0] ? unw : "? (no profile:info)");
 	if (sym_unavailable())
 		fprintf(f, "symbols   none: %s\n", sym_unavailable());
@@ -903,9 +852,9 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 		text_table(pr, f, &pr->all, 1, top, "  ");
 	}
 	if (threads) {
-		size_t show = max_threads && max_threads < pr->nthr ? max_threads : pr->nthr;
+		size_t show = max_threads && max_threads < pr->thr_tab.n ? max_threads : pr->thr_tab.n;
 		for (size_t i = 0; i < show; i++) {
-			const struct pthr *th = &pr->thr[i];
+			const struct pthr *th = (const struct pthr *)cli_table_at(&pr->thr_tab, i);
 			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
 			fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid, q ? q->name : "?",
 				grp(a, th->agg.periods));
@@ -914,9 +863,9 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 			fprintf(f, "  total\n");
 			text_table(pr, f, &th->agg, 1, top, "    ");
 		}
-		if (show < pr->nthr)
-			fprintf(f, "\n... %zu more thread%s (--threads=0 shows all)\n", pr->nthr - show,
-				pr->nthr - show == 1 ? "" : "s");
+		if (show < pr->thr_tab.n)
+			fprintf(f, "\n... %zu more thread%s (--threads=0 shows all)\n", pr->thr_tab.n - show,
+				pr->thr_tab.n - show == 1 ? "" : "s");
 	}
 	uint64_t nd = tb_reader_ndiags(pr->r);
 	if (nd)
@@ -966,7 +915,7 @@ static void profile_json(const struct preport *pr, FILE *f, size_t top, int thre
 		   ",\"valid_periods\":%" PRIu64 ",\"first_ns\":%" PRId64 ",\"last_ns\":%" PRId64 ",\"duration_ns\":%" PRId64
 		   ",\"threads\":%zu,\"processes\":%zu",
 		t->samples, t->periods, pr->all.samples, pr->all.periods, pr->first_ns, pr->last_ns,
-		t->samples ? diff(pr->last_ns, pr->first_ns) : 0, pr->nthr, t->nprocs);
+		t->samples ? diff(pr->last_ns, pr->first_ns) : 0, pr->thr_tab.n, t->nprocs);
 	fputs(",\"symbols\":{\"backend\":", f);
 	jstr(f, sym_backend());
 	fputs(",\"unavailable\":", f);
@@ -1025,10 +974,10 @@ static void profile_json(const struct preport *pr, FILE *f, size_t top, int thre
 	fputs(",\"total\":", f);
 	json_rows(pr, f, &pr->all, 1, top);
 	if (threads) {
-		size_t show = max_threads && max_threads < pr->nthr ? max_threads : pr->nthr;
+		size_t show = max_threads && max_threads < pr->thr_tab.n ? max_threads : pr->thr_tab.n;
 		fputs(",\"by_thread\":[", f);
 		for (size_t i = 0; i < show; i++) {
-			const struct pthr *th = &pr->thr[i];
+			const struct pthr *th = (const struct pthr *)cli_table_at(&pr->thr_tab, i);
 			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
 			fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", th->pid, th->tid);
 			jstr(f, q ? q->name : "?");
@@ -1060,6 +1009,7 @@ static int report_profile(struct tb_reader *r, const char *dir, int json, int qu
 {
 	struct preport pr;
 	memset(&pr, 0, sizeof pr);
+	pr.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct pthr);
 	pr.r = r;
 	pr.dir = dir;
 	pr.p = prof_open(r, "report", quiet);
@@ -1072,7 +1022,8 @@ static int report_profile(struct tb_reader *r, const char *dir, int json, int qu
 	} else if (profile_collect(&pr)) {
 		rc = cli_error("report", "out of memory");
 	} else {
-		qsort(pr.thr, pr.nthr, sizeof *pr.thr, cmp_pthr);
+		/* busiest first; the (pid, tid) index is not used after this */
+		qsort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
 		if (json)
 			profile_json(&pr, stdout, top, threads, max_threads);
 		else
@@ -1082,10 +1033,9 @@ static int report_profile(struct tb_reader *r, const char *dir, int json, int qu
 		else if (tb_reader_ndiags(r))
 			rc = TB_EXIT_PARTIAL;
 	}
-	for (size_t i = 0; i < pr.nthr; i++)
-		prof_agg_free(&pr.thr[i].agg);
-	free(pr.thr);
-	prof_hfree(&pr.thr_idx);
+	for (size_t i = 0; i < pr.thr_tab.n; i++)
+		prof_agg_free(&((struct pthr *)cli_table_at(&pr.thr_tab, i))->agg);
+	cli_table_free(&pr.thr_tab);
 	prof_agg_free(&pr.all);
 	prof_close(pr.p);
 	return rc;
@@ -1101,6 +1051,8 @@ static void on_diag(void *arg, const struct tb_rd_diag *d)
 
 static int parse_count(const char *s, size_t *out)
 {
+	if (!s)
+		return -1;
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
@@ -1142,6 +1094,7 @@ int cmd_report(int argc, char **argv)
 				return cli_error("report", "--top %s: expected a number", optarg), TB_EXIT_USAGE;
 			break;
 		case 'f':
+			/* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): required_argument: getopt sets optarg */
 			if (!strcmp(optarg, "json"))
 				json = 1;
 			else if (strcmp(optarg, "text"))
@@ -1166,6 +1119,7 @@ int cmd_report(int argc, char **argv)
 	}
 	struct report rp;
 	memset(&rp, 0, sizeof rp);
+	rp.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct thr);
 	rp.dir = argv[optind];
 	struct tb_reader_opts ro = { .size = sizeof ro, .diag = on_diag, .diag_arg = &quiet };
 	int rc = tb_reader_open(rp.dir, &ro, &rp.r);
@@ -1188,7 +1142,7 @@ int cmd_report(int argc, char **argv)
 	tb_reader_close(rp.r);
 	free(rp.cls);
 	free(rp.stream_events);
-	free(rp.thr);
+	cli_table_free(&rp.thr_tab); /* rp.thr is its array */
 	free(rp.loss);
 	free(rp.cpus);
 	free(rp.procs);
