@@ -14,8 +14,8 @@ static const struct {
 	{ "snapshot", "snapshot SESSION -o DIR            copy a flight-recorder ring now" },
 	{ "recover", "recover SESSION_FILE -o DIR        trace from a crashed app's buffers" },
 	{ "dump", "dump [opts] DIR                    one line per event" },
-	{ "report", "report [opts] DIR                  summary: rates, losses, busiest second" },
-	{ "convert", "convert DIR --to chrome -o FILE    Chrome Trace Event JSON" },
+	{ "report", "report [--profile] [opts] DIR      summary: rates, losses, busiest second; hot functions" },
+	{ "convert", "convert DIR --to chrome|folded     Chrome Trace Event JSON; folded stacks" },
 	{ "profile", "profile [-F HZ] -o DIR -- CMD      sampling profiler" },
 	{ "stat", "stat SESSION                       counters of a live session" },
 };
