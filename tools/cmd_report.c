@@ -351,7 +351,7 @@ static const char *tod(char *buf, int64_t ns)
 {
 	char t[64];
 	utc(t, ns, 0);
-	snprintf(buf, 32, "%s", t + 11); /* callers' buffers: 64 bytes */
+	snprintf(buf, 64, "%s", t + 11); /* callers' buffers: 64 bytes */
 	return buf;
 }
 
