@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prof_impl.h - internal interfaces of the sampler (libtracebuf-profile.so):
+ * the /proc/self/maps reader (prof_maps.c), the two unwinders
+ * (prof_unwind.c); profile.c holds the rest (timers, threads, the signal
+ * handler, fork, dlopen, counters) and the event classes.
+ * See docs/PROFILE.md.
+ */
+#ifndef TB_PROF_IMPL_H
+#define TB_PROF_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#define PROF_HIDDEN __attribute__((visibility("hidden")))
+#define PROF_EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------ */
+/* /proc/self/maps                                                     */
+/* ------------------------------------------------------------------ */
+
+/* One executable mapping with a path, as parsed from a line of maps. */
+struct prof_maps_line {
+	uint64_t start, end, pgoff;
+	const char *path; /* NUL-terminated, valid during the callback only */
+};
+
+typedef void (*prof_maps_cb)(void *arg, const struct prof_maps_line *m);
+
+/*
+ * prof_maps_read - calls cb for every line of /proc/self/maps with 'x' in
+ * its permissions and a non-empty path, in address order.
+ * Async-signal-safe: open/read/close and buffers on the stack (~8.5 KiB),
+ * no stdio, no malloc; so it may run in the child of a fork.  A path longer
+ * than PROF_PATH_MAX is cut there.
+ * Return: 0, or -errno of open/read.
+ */
+#define PROF_PATH_MAX 4095
+PROF_HIDDEN int prof_maps_read(prof_maps_cb cb, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* unwinders (called from the SIGPROF handler: async-signal-safe)      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * prof_walk_fp - frame-pointer walk of the context `uc` of the
+ * interrupted code.  stack[0] = the PC; then return addresses, innermost
+ * first, at most `depth` entries in all.  [lo, hi) are the bounds of the
+ * thread's stack (hi == 0: unknown).  Every load is from an 8-byte aligned
+ * address inside [rsp, hi), each frame strictly above the previous one.
+ * Adds TB_PROF_F_* to *flags.  Returns the number of entries written.
+ */
+PROF_HIDDEN unsigned prof_walk_fp(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *stack,
+				  unsigned depth, uint32_t *flags);
+
+/* 1 when this build has the libunwind unwinder (libunwind-dev was found). */
+PROF_HIDDEN int prof_unwind_built(void);
+/*
+ * prof_unwind_load - dlopen libunwind (RTLD_LOCAL, so that its _Unwind_*
+ * and backtrace symbols do not interpose the program's), resolve the
+ * functions, set per-thread caching and run one unwind to initialise
+ * libunwind outside of signal context.  Not async-signal-safe.
+ * Return: 0, or -1 with a message in err.
+ */
+PROF_HIDDEN int prof_unwind_load(char *err, size_t len);
+/* libunwind walk of `uc` (same contract as prof_walk_fp; sets TB_PROF_F_LIBUNWIND). */
+PROF_HIDDEN unsigned prof_walk_libunwind(ucontext_t *uc, uint64_t *stack, unsigned depth, uint32_t *flags);
+/* unw_flush_cache() after a dlclose (not from a signal handler). */
+PROF_HIDDEN void prof_unwind_flush(void);
+
+#endif
