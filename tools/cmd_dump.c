@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "reader/decimal.h"
 
 static void usage(FILE *f)
 {
@@ -74,37 +76,182 @@ static int match_event(char **pats, int npat, const char *name)
 	return 0;
 }
 
-/* decimal digits of v (at least `width`, zero padded) at p; returns the end (no sprintf: hot path) */
-static char *put_u(char *p, uint64_t v, int width)
+/*
+ * Speed: dump spends its time formatting, so a line is built in place in one
+ * big output buffer, written with write(2) when it fills (no stdio), and
+ * what repeats from line to line is rendered once and copied: per event
+ * class its name and whether --event keeps it (struct cls: no strlen or
+ * fnmatch per event), per stream its CPU, file and current pid/tid (struct
+ * strm), and the seconds of the time (struct secs).  Numbers are converted
+ * with src/reader/decimal.h, the fields by tb_rd_format_fields().
+ */
+
+/* the n characters of s at p (no NUL: the line goes on); returns the end */
+static inline char *put_chars(char *p, const char *s, size_t n)
 {
-	char t[24];
-	int i = 24;
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v || 24 - i < width);
-	memcpy(p, t + i, (size_t)(24 - i));
-	return p + (24 - i);
+	memcpy(p, s, n);
+	return p + n;
 }
 
-static char *put_time(char *p, const struct tb_reader *r, uint64_t ticks, int raw)
+/* Output buffer; at least RESERVE bytes are free when a line starts. */
+#define OBUF_SIZE (256u << 10)
+#define RESERVE 4096u /* > a line without its fields: time, stream (file <= 255), name (<= 127, escaped) */
+
+struct obuf {
+	char *b;
+	size_t cap, n;
+	int err; /* errno of a failed write */
+};
+
+static int ob_flush(struct obuf *o)
+{
+	size_t done = 0;
+	while (done < o->n && !o->err) {
+		ssize_t k = write(STDOUT_FILENO, o->b + done, o->n - done);
+		if (k > 0)
+			done += (size_t)k;
+		else if (k < 0 && errno != EINTR)
+			o->err = errno;
+	}
+	o->n = 0;
+	return o->err ? -1 : 0;
+}
+
+/* One event class (by id): how its lines start; built at its first event. */
+struct cls {
+	int state;     /* 0 not seen yet, 1 shown, -1 hidden by --event */
+	size_t len[2];
+	char *head[2]; /* [json]: text "NAME: { ", JSON "\"event\":\"NAME\",\"fields\":{" */
+};
+
+static int cls_build(struct cls *c, const char *name, char **pats, int npat)
+{
+	size_t nl = strlen(name), jl = tb_rd_format_string(name, nl, 1, NULL, 0);
+	c->head[0] = malloc(nl + 5);
+	c->head[1] = malloc(jl + 20);
+	if (!c->head[0] || !c->head[1])
+		return -1;
+	c->len[0] = (size_t)sprintf(c->head[0], "%s: { ", name);
+	char *p = put_chars(c->head[1], "\"event\":", 8);
+	p += tb_rd_format_string(name, nl, 1, p, jl);
+	c->len[1] = (size_t)(put_chars(p, ",\"fields\":{", 11) - c->head[1]);
+	c->state = match_event(pats, npat, name) ? 1 : -1;
+	return 0;
+}
+
+/* One stream: what follows the time in its event lines, for the pid/tid of its latest event. */
+struct strm {
+	int have;
+	uint32_t pid, tid;
+	size_t len[2];
+	char head[2][400]; /* text " (cpu C) P/T ", JSON ",\"cpu\":C,\"stream\":\"F\",\"pid\":P,\"tid\":T," */
+};
+
+static void strm_build(struct strm *s, const struct tb_reader *r, const struct tb_rd_event *e)
+{
+	s->have = 1;
+	s->pid = tb_rd_pid(e);
+	s->tid = tb_rd_tid(e);
+	s->len[0] = (size_t)snprintf(s->head[0], sizeof s->head[0], " (cpu %" PRIu32 ") %" PRIu32 "/%" PRIu32 " ",
+				     tb_rd_cpu(e), s->pid, s->tid);
+	s->len[1] = (size_t)snprintf(s->head[1], sizeof s->head[1],
+				     ",\"cpu\":%" PRIu32 ",\"stream\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",",
+				     tb_rd_cpu(e), tb_reader_stream_file(r, tb_rd_stream(e)), s->pid, s->tid);
+}
+
+/* The seconds of the last time printed ("1700000000."): they change once a second. */
+struct secs {
+	int64_t s;
+	size_t len; /* 0: none yet */
+	char text[24];
+};
+
+/* time as seconds.nanoseconds since the epoch, or raw ticks (20 digits) */
+static char *put_time(char *p, struct secs *c, int64_t ns, uint64_t ticks, int raw)
 {
 	if (raw)
-		return put_u(p, ticks, 20);
-	int64_t ns = tb_reader_ticks_to_ns(r, ticks);
+		return tb_dec_u64_20(p, ticks);
 	int64_t s = ns / 1000000000, f = ns % 1000000000;
 	if (f < 0) {
 		f += 1000000000;
 		s--;
 	}
-	if (s < 0) {
-		*p++ = '-';
-		p = put_u(p, (uint64_t)0 - (uint64_t)s, 1);
-	} else {
-		p = put_u(p, (uint64_t)s, 1);
+	if (s != c->s || !c->len) {
+		char *t = c->text;
+		if (s < 0) {
+			*t++ = '-';
+			t = tb_dec_u64(t, (uint64_t)0 - (uint64_t)s);
+		} else {
+			t = tb_dec_u64(t, (uint64_t)s);
+		}
+		*t++ = '.';
+		c->s = s;
+		c->len = (size_t)(t - c->text);
 	}
-	*p++ = '.';
-	return put_u(p, (uint64_t)f, 9);
+	memcpy(p, c->text, sizeof c->text);
+	return tb_dec_9(p + c->len, (uint32_t)f);
+}
+
+/* A loss notice line: rare, so printf-style. */
+static char *put_notice(char *p, const struct tb_reader *r, const struct tb_rd_event *e, int64_t ns, int json,
+			int raw, struct secs *sc)
+{
+	int kind = tb_rd_kind(e);
+	uint64_t c = tb_rd_count(e);
+	const char *file = tb_reader_stream_file(r, tb_rd_stream(e));
+	int64_t ns_end = tb_reader_ticks_to_ns(r, tb_rd_ticks_end(e));
+	if (json) {
+		const char *what = kind == TB_RD_DISCARDED_EVENTS ? "discarded_events" : "discarded_packets";
+		p += sprintf(p, "{\"ts\":%" PRId64 ",\"ticks\":%" PRIu64 ",\"cpu\":%" PRIu32 ",\"stream\":\"%s\",", ns,
+			     tb_rd_ticks(e), tb_rd_cpu(e), file);
+		if (c)
+			p += sprintf(p, "\"%s\":%" PRIu64, what, c);
+		else
+			p += sprintf(p, "\"%s\":null", what);
+		return p + sprintf(p, ",\"ts_end\":%" PRId64 "}\n", ns_end);
+	}
+	*p++ = '[';
+	p = put_time(p, sc, ns, tb_rd_ticks(e), raw);
+	p += sprintf(p, "] (cpu %" PRIu32 ") %s: ", tb_rd_cpu(e), file);
+	if (kind == TB_RD_DISCARDED_PACKETS)
+		p += sprintf(p, "LOST %" PRIu64 " packet%s", c, c == 1 ? "" : "s");
+	else if (c)
+		p += sprintf(p, "DISCARDED %" PRIu64 " event%s", c, c == 1 ? "" : "s");
+	else
+		p += sprintf(p, "MAY HAVE DISCARDED events (count unknown)");
+	p += sprintf(p, " between [");
+	p = put_time(p, sc, ns, tb_rd_ticks(e), raw);
+	p += sprintf(p, "] and [");
+	p = put_time(p, sc, ns_end, tb_rd_ticks_end(e), raw);
+	return p + sprintf(p, "]\n");
+}
+
+/*
+ * An event line at p, with `room` bytes (>= RESERVE) free there.  Return:
+ * its end, or NULL when its fields need more room (*need: how much).
+ */
+static char *put_event(char *p, size_t room, const struct tb_rd_event *e, int64_t ns, int json, int raw,
+		       struct secs *sc, const struct strm *st, const struct cls *c, size_t *need)
+{
+	char *start = p;
+	if (json) {
+		p = tb_dec_i64(put_chars(p, "{\"ts\":", 6), ns);
+		p = tb_dec_u64(put_chars(p, ",\"ticks\":", 9), tb_rd_ticks(e));
+	} else {
+		*p++ = '[';
+		p = put_time(p, sc, ns, tb_rd_ticks(e), raw);
+		*p++ = ']';
+	}
+	p = put_chars(p, st->head[json], st->len[json]);
+	p = put_chars(p, c->head[json], c->len[json]);
+	/* the fields, leaving room for the " }\n" or "}}\n" that closes the line */
+	size_t used = (size_t)(p - start), left = room - used - 3;
+	size_t n = tb_rd_format_fields(e, json, p, left);
+	if (n > left) {
+		*need = used + n + 3;
+		return NULL;
+	}
+	return put_chars(p + n, json ? "}}\n" : " }\n", 3);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -168,108 +315,77 @@ int cmd_dump(int argc, char **argv)
 	int rc = tb_reader_open(argv[optind], &ro, &r);
 	if (rc)
 		return cli_error("dump", "%s", tb_errmsg());
-	static char obuf[1 << 20];
-	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	if (from != INT64_MIN)
 		tb_reader_seek_ns(r, from);
-	size_t cap = 1 << 16;
-	char *line = malloc(cap);
+	struct obuf ob = { .b = malloc(OBUF_SIZE), .cap = OBUF_SIZE };
+	size_t nclass = tb_reader_nclass_ids(r), nstrm = tb_reader_nstreams(r);
+	struct cls *classes = calloc(nclass, sizeof *classes);
+	struct strm *streams = calloc(nstrm ? nstrm : 1, sizeof *streams);
+	struct secs sc = { .len = 0 };
+	int oom = !ob.b || !classes || !streams;
 	const struct tb_rd_event *e;
-	while (line && tb_reader_next(r, &e) > 0) {
+	while (!oom && !ob.err && tb_reader_next(r, &e) > 0) {
 		int64_t ns = tb_rd_ns(e);
 		if (ns > to)
 			break;
 		if (cpu >= 0 && tb_rd_cpu(e) != (uint32_t)cpu)
 			continue;
-		int kind = tb_rd_kind(e);
-		if (kind == TB_RD_EVENT) {
-			if (tid >= 0 && tb_rd_tid(e) != (uint32_t)tid)
-				continue;
-			if (!match_event(pats, npat, tb_rd_name(e)))
-				continue;
-		} else if (npat || tid >= 0) {
-			continue; /* notices belong to no event class and no thread */
-		}
-		for (;;) {
-			char *p = line;
-			size_t room = cap - 512, n;
-			const char *name = tb_rd_name(e);
-			if (json) {
-				p += sprintf(p, "{\"ts\":%" PRId64 ",\"ticks\":%" PRIu64 ",\"cpu\":%" PRIu32
-						",\"stream\":\"%s\",", ns, tb_rd_ticks(e), tb_rd_cpu(e),
-					     tb_reader_stream_file(r, tb_rd_stream(e)));
-				if (kind == TB_RD_EVENT) {
-					p += sprintf(p, "\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"event\":", tb_rd_pid(e),
-						     tb_rd_tid(e));
-					p += tb_rd_format_string(name, strlen(name), 1, p, 256);
-					p += sprintf(p, ",\"fields\":{");
-					n = tb_rd_format_fields(e, 1, p, room - (size_t)(p - line));
-					if (n > room - (size_t)(p - line))
-						goto grow;
-					p += n;
-					p += sprintf(p, "}}\n");
-				} else {
-					uint64_t c = tb_rd_count(e);
-					const char *what = kind == TB_RD_DISCARDED_EVENTS ? "discarded_events" : "discarded_packets";
-					if (c)
-						p += sprintf(p, "\"%s\":%" PRIu64, what, c);
-					else
-						p += sprintf(p, "\"%s\":null", what);
-					p += sprintf(p, ",\"ts_end\":%" PRId64 "}\n", tb_reader_ticks_to_ns(r, tb_rd_ticks_end(e)));
-				}
-			} else {
-				*p++ = '[';
-				p = put_time(p, r, tb_rd_ticks(e), raw);
-				memcpy(p, "] (cpu ", 7);
-				p = put_u(p + 7, tb_rd_cpu(e), 1);
-				*p++ = ')';
-				*p++ = ' ';
-				if (kind == TB_RD_EVENT) {
-					size_t nl = strlen(name);
-					p = put_u(p, tb_rd_pid(e), 1);
-					*p++ = '/';
-					p = put_u(p, tb_rd_tid(e), 1);
-					*p++ = ' ';
-					memcpy(p, name, nl);
-					p += nl;
-					memcpy(p, ": { ", 4);
-					p += 4;
-					n = tb_rd_format_fields(e, 0, p, room - (size_t)(p - line));
-					if (n > room - (size_t)(p - line))
-						goto grow;
-					p += n;
-					memcpy(p, " }\n", 3);
-					p += 3;
-				} else {
-					uint64_t c = tb_rd_count(e);
-					p += sprintf(p, "%s: ", tb_reader_stream_file(r, tb_rd_stream(e)));
-					if (kind == TB_RD_DISCARDED_PACKETS)
-						p += sprintf(p, "LOST %" PRIu64 " packet%s", c, c == 1 ? "" : "s");
-					else if (c)
-						p += sprintf(p, "DISCARDED %" PRIu64 " event%s", c, c == 1 ? "" : "s");
-					else
-						p += sprintf(p, "MAY HAVE DISCARDED events (count unknown)");
-					p += sprintf(p, " between [");
-					p = put_time(p, r, tb_rd_ticks(e), raw);
-					p += sprintf(p, "] and [");
-					p = put_time(p, r, tb_rd_ticks_end(e), raw);
-					p += sprintf(p, "]\n");
-				}
-			}
-			fwrite(line, 1, (size_t)(p - line), stdout);
+		if (ob.cap - ob.n < RESERVE && ob_flush(&ob))
 			break;
-grow:
-			cap *= 4;
-			free(line);
-			line = malloc(cap);
-			if (!line)
-				break;
+		if (tb_rd_kind(e) != TB_RD_EVENT) {
+			if (npat || tid >= 0)
+				continue; /* notices belong to no event class and no thread */
+			ob.n = (size_t)(put_notice(ob.b + ob.n, r, e, ns, json, raw, &sc) - ob.b);
+			continue;
 		}
+		if (tid >= 0 && tb_rd_tid(e) != (uint32_t)tid)
+			continue;
+		struct cls *c = &classes[tb_rd_id(e)];
+		if (!c->state && cls_build(c, tb_rd_name(e), pats, npat)) {
+			oom = 1;
+			break;
+		}
+		if (c->state < 0)
+			continue;
+		struct strm *st = &streams[tb_rd_stream(e)];
+		if (!st->have || st->pid != tb_rd_pid(e) || st->tid != tb_rd_tid(e))
+			strm_build(st, r, e);
+		size_t need;
+		char *end;
+		while (!(end = put_event(ob.b + ob.n, ob.cap - ob.n, e, ns, json, raw, &sc, st, c, &need))) {
+			/* fields longer than the free room: write what is there, or grow for a huge line */
+			if (ob.n) {
+				if (ob_flush(&ob))
+					break;
+			} else {
+				char *nb = malloc(need + RESERVE);
+				if (!nb) {
+					oom = 1;
+					break;
+				}
+				free(ob.b);
+				ob.b = nb;
+				ob.cap = need + RESERVE;
+			}
+		}
+		if (!end)
+			break;
+		ob.n = (size_t)(end - ob.b);
 	}
-	free(line);
+	if (!oom && !ob.err)
+		ob_flush(&ob);
+	for (size_t i = 0; classes && i < nclass; i++) {
+		free(classes[i].head[0]);
+		free(classes[i].head[1]);
+	}
+	free(classes);
+	free(streams);
+	free(ob.b);
 	int partial = tb_reader_ndiags(r) != 0;
 	tb_reader_close(r);
-	if (fflush(stdout) || ferror(stdout))
-		return cli_error("dump", "write error on standard output");
+	if (oom)
+		return cli_error("dump", "out of memory");
+	if (ob.err)
+		return cli_error("dump", "write error on standard output: %s", strerror(ob.err));
 	return partial ? TB_EXIT_PARTIAL : TB_EXIT_OK;
 }

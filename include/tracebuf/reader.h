@@ -164,10 +164,11 @@ TB_API const void *tb_rd_payload(const struct tb_rd_event *e, size_t *len);
 /*
  * The event's fields as text ("a = 1, s = \"x\", d = [ 1, 2 ]") or as JSON
  * object members ("\"a\":1,\"s\":\"x\",\"d\":[1,2]").  Like snprintf:
- * writes at most cap bytes (no NUL), returns the length needed.
+ * writes at most cap bytes (no NUL), returns the length needed.  The bytes
+ * of buf after the returned length (up to cap) may be changed too.
  */
 TB_API size_t tb_rd_format_fields(const struct tb_rd_event *e, int json, char *buf, size_t cap);
-/* A quoted, escaped string (JSON: valid UTF-8, other bytes as \u00XX). */
+/* A quoted, escaped string (JSON: valid UTF-8, other bytes as \u00XX); buf and cap as above. */
 TB_API size_t tb_rd_format_string(const char *s, size_t n, int json, char *buf, size_t cap);
 
 #ifdef __cplusplus

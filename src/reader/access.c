@@ -133,7 +133,47 @@ static int64_t f64_to_i64(double d)
 
 int tb_rd_kind(const struct tb_rd_event *e) { return e->kind; }
 uint64_t tb_rd_ticks(const struct tb_rd_event *e) { return e->ts; }
-int64_t tb_rd_ns(const struct tb_rd_event *e) { return tb_rd_ticks_to_ns(e->s->r, e->ts); }
+/* tb_rd_ticks_to_ns() of the event's ticks, incrementally from the stream's previous one (struct rd_ns_cache) */
+int64_t tb_rd_ns(const struct tb_rd_event *e)
+{
+	const struct tb_reader *r = e->s->r;
+	struct rd_ns_cache *c = &e->s->ns;
+	uint64_t t = e->ts, f = r->freq;
+	if (f == 1000000000)
+		return tb_rd_ticks_to_ns(r, t); /* no division at all */
+	uint64_t d = t - c->t;
+	if (c->ok && t >= c->t && d < (1ull << 53) / 1000000000u && f < (1ull << 53)) {
+		uint64_t x = c->rem + d * 1000000000u; /* < freq + 2^53 - 10^9 */
+		if (x < (1ull << 53)) {
+			/* x is exact as a double, so the estimate is off by at most 1 (2 when freq < 4) */
+			uint64_t q = (uint64_t)((double)x * r->freq_inv);
+			int64_t rem = (int64_t)(x - q * f);
+			while (rem < 0) {
+				q--;
+				rem += (int64_t)f;
+			}
+			while (rem >= (int64_t)f) {
+				q++;
+				rem -= (int64_t)f;
+			}
+			if (!__builtin_add_overflow(c->q, q, &c->q)) {
+				c->rem = (uint64_t)rem;
+				c->t = t;
+				return tb_rd_sat64((__int128)r->off_ns + (__int128)c->q);
+			}
+		}
+	}
+	/* first item, time went back (seek) or a long gap: the full computation */
+	unsigned __int128 n = (unsigned __int128)t * 1000000000u, q128 = n / f;
+	c->ok = q128 <= UINT64_MAX;
+	if (!c->ok)
+		return tb_rd_ticks_to_ns(r, t);
+	c->q = (uint64_t)q128;
+	c->rem = (uint64_t)(n - q128 * f);
+	c->t = t;
+	return tb_rd_sat64((__int128)r->off_ns + (__int128)c->q);
+}
+
 uint32_t tb_rd_cpu(const struct tb_rd_event *e) { return e->s->cpu; }
 unsigned tb_rd_stream(const struct tb_rd_event *e) { return e->s->idx; }
 const char *tb_rd_channel(const struct tb_rd_event *e) { return e->s->channel; }
@@ -161,7 +201,7 @@ static inline int raw(const struct tb_rd_event *e, unsigned i)
 	if (!e->k)
 		return -1;
 	const struct rd_vis *v = &e->s->r->vis[e->ci];
-	return i < v->n ? v->idx[i] : -1;
+	return i < v->n ? v->f[i].raw : -1;
 }
 
 static inline const uint8_t *fptr(const struct tb_rd_event *e, int f)

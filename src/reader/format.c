@@ -3,54 +3,112 @@
  * format.c - text and JSON renderings of an event's fields, shared by
  * `tracebuf dump`, `report` and `convert`.  snprintf-like: never writes past
  * cap, returns the length the full rendering needs.
+ *
+ * Speed matters (`tracebuf dump` is mostly this): per class, the fields'
+ * types, length fields and pre-rendered labels are prepared once at open
+ * (tb_rd_fmt_prepare, struct rd_vis); values are read straight from the
+ * payload and numbers converted 8 digits at a time (decimal.h).  Both
+ * renderings are the same code, `json` picks their few differences.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tracebuf/reader.h>
 
+#include "core/format.h"
+#include "reader/decimal.h"
+#include "reader/reader_impl.h"
+
+/* ---------------------------------------------------------------------- */
+/* output                                                                  */
+
+/*
+ * Bytes a writer below may store past the end it returns (decimal.h's whole
+ * words, labels copied RD_LABEL_PAD bytes at a time).
+ */
+#define SLACK 32u
+#define SCRATCH 2048u
+
+/*
+ * A rendering is written in pieces of known maximum length (a label and a
+ * number, a run of a string...).  piece() hands out a place for one: in the
+ * caller's buffer when the piece and SLACK fit there, so the writers store
+ * without checks; else in `scratch`, and done() copies what fits of it into
+ * the buffer (snprintf semantics: the output is cut at cap, n still counts
+ * everything).  A piece is at most SCRATCH - SLACK bytes.
+ */
 struct out {
 	char *b;
 	size_t cap, n;
+	char *at; /* start of the current piece (in b or scratch) */
+	char scratch[SCRATCH];
 };
 
-static inline void put(struct out *o, const char *s, size_t n)
+static inline int fits(const struct out *o, size_t need)
 {
-	if (o->n < o->cap) {
-		size_t k = o->cap - o->n < n ? o->cap - o->n : n;
-		memcpy(o->b + o->n, s, k);
-	}
-	o->n += n;
+	return o->n <= o->cap && o->cap - o->n >= need + SLACK;
 }
 
-static inline void putc_(struct out *o, char c)
+static inline char *piece(struct out *o, size_t need)
 {
-	if (o->n < o->cap)
-		o->b[o->n] = c;
-	o->n++;
+	o->at = fits(o, need) ? o->b + o->n : o->scratch;
+	return o->at;
 }
 
-static void put_u64(struct out *o, uint64_t v)
+static inline void done(struct out *o, const char *end)
 {
-	char t[24];
-	int i = 24;
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(o, t + i, (size_t)(24 - i));
+	size_t k = (size_t)(end - o->at);
+	if (o->at == o->scratch && o->n < o->cap)
+		memcpy(o->b + o->n, o->scratch, o->cap - o->n < k ? o->cap - o->n : k);
+	o->n += k;
 }
 
-static void put_i64(struct out *o, int64_t v)
+/*
+ * How many units of `per` output bytes (after `fixed` bytes) the next piece
+ * takes of the `left` to write: all of them when they fit the buffer, else
+ * as many as fit the scratch.
+ */
+static inline size_t take(const struct out *o, size_t fixed, size_t left, size_t per)
 {
-	if (v < 0) {
-		putc_(o, '-');
-		put_u64(o, (uint64_t)0 - (uint64_t)v);
-	} else {
-		put_u64(o, (uint64_t)v);
-	}
+	if (left <= (SIZE_MAX - fixed - SLACK) / per && fits(o, fixed + left * per))
+		return left;
+	size_t k = (SCRATCH - SLACK - fixed) / per;
+	return left < k ? left : k;
 }
+
+/* the n characters of s at p (no NUL); returns the end */
+static inline char *put_chars(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* copies a label (RD_LABEL_PAD bytes readable past it) */
+static inline char *put_label(char *p, const char *s, size_t n)
+{
+	if (n <= RD_LABEL_PAD)
+		memcpy(p, s, RD_LABEL_PAD);
+	else
+		memcpy(p, s, n);
+	return p + n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* the two renderings                                                      */
+
+/* How sequences are written, [json]; the other differences are a test of `json` where they are. */
+struct style {
+	const char *seq_open, *seq_sep, *seq_close; /* read 2 bytes at a time */
+	uint8_t open_len, sep_len, close_len;
+};
+
+static const struct style styles[2] = {
+	{ "[ ", ", ", " ]", 2, 2, 2 },
+	{ "[", ",", "]", 1, 1, 1 },
+};
 
 /* length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid */
 static size_t utf8_len(const unsigned char *s, size_t n)
@@ -75,123 +133,242 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return k;
 }
 
-static void put_str(struct out *o, const char *str, size_t n, int json)
+static inline int plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+/*
+ * Escapes s[*i..) while *i < stop (a UTF-8 sequence begun before stop is
+ * finished: up to 3 bytes more), at most n: at most 6 bytes per input byte.
+ * Text: \" \\ \n \t \r, other control bytes and invalid UTF-8 as \xXX;
+ * JSON: the same but \u00XX.
+ */
+static char *escape(char *p, const unsigned char *s, size_t *i, size_t stop, size_t n, int json)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)str;
-	putc_(o, '"');
-	size_t i = 0;
-	while (i < n) {
-		size_t run = i;
-		while (run < n && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+	size_t j = *i;
+	while (j < stop) {
+		size_t run = j;
+		while (run < stop && plain(s[run]))
 			run++;
-		put(o, (const char *)s + i, run - i);
-		i = run;
+		memcpy(p, s + j, run - j);
+		p += run - j;
+		j = run;
+		if (j >= stop)
+			break;
+		unsigned char c = s[j];
+		size_t k;
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			*p++ = '\\';
+			*p++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else if (c >= 0x80 && (k = utf8_len(s + j, n - j)) != 0) {
+			memcpy(p, s + j, k);
+			p += k;
+			j += k;
+			continue;
+		} else {
+			/* control byte, or not UTF-8: the byte as U+00XX (JSON) or \xXX (text) */
+			memcpy(p, json ? "\\u00" : "\\x", json ? 4 : 2);
+			p += json ? 4 : 2;
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 15];
+		}
+		j++;
+	}
+	*i = j;
+	return p;
+}
+
+/* label (may be empty) and the quoted, escaped string s[0..n) */
+static void put_str(struct out *o, const char *lab, size_t lablen, const unsigned char *s, size_t n, int json)
+{
+	size_t i = 0, fixed = lablen + 2 + 3; /* label, quotes, an unfinished UTF-8 sequence */
+	char *p = piece(o, fixed + 6 * take(o, fixed, n, 6));
+	p = put_label(p, lab, lablen);
+	*p++ = '"';
+	for (;;) {
+		p = escape(p, s, &i, i + take(o, fixed, n - i, 6), n, json);
 		if (i >= n)
 			break;
-		unsigned char c = s[i];
-		if (c == '"' || c == '\\') {
-			putc_(o, '\\');
-			putc_(o, (char)c);
-			i++;
-		} else if (c == '\n') {
-			put(o, "\\n", 2), i++;
-		} else if (c == '\t') {
-			put(o, "\\t", 2), i++;
-		} else if (c == '\r') {
-			put(o, "\\r", 2), i++;
-		} else if (c >= 0x80) {
-			size_t k = utf8_len(s + i, n - i);
-			if (k) {
-				put(o, (const char *)s + i, k);
-				i += k;
-			} else {
-				/* not UTF-8: the byte as U+00XX (JSON) or \xXX (text) */
-				if (json)
-					put(o, "\\u00", 4);
-				else
-					put(o, "\\x", 2);
-				putc_(o, hex[c >> 4]);
-				putc_(o, hex[c & 15]);
-				i++;
-			}
-		} else {
-			if (json)
-				put(o, "\\u00", 4);
-			else
-				put(o, "\\x", 2);
-			putc_(o, hex[c >> 4]);
-			putc_(o, hex[c & 15]);
-			i++;
-		}
+		done(o, p);
+		fixed = 1 + 3;
+		p = piece(o, fixed + 6 * take(o, fixed, n - i, 6));
 	}
-	putc_(o, '"');
+	*p++ = '"';
+	done(o, p);
+}
+
+/* label and a sequence of cnt elements (u8 or little-endian u64) */
+static void put_seq(struct out *o, const struct style *st, const char *lab, size_t lablen, const uint8_t *v,
+		    uint32_t cnt, int u64)
+{
+	const size_t per = 2 + TB_DEC_U64_MAX; /* separator and number */
+	size_t fixed = lablen + st->open_len + st->close_len;
+	uint32_t j = 0;
+	size_t k = take(o, fixed, cnt, per);
+	char *p = piece(o, fixed + k * per);
+	p = put_label(p, lab, lablen);
+	memcpy(p, st->seq_open, 2);
+	p += st->open_len;
+	for (;;) {
+		for (uint32_t stop = j + (uint32_t)k; j < stop; j++) {
+			if (j) {
+				memcpy(p, st->seq_sep, 2);
+				p += st->sep_len;
+			}
+			p = tb_dec_u64(p, u64 ? tb_rd_ld_uint(v + (size_t)j * 8, 8) : v[j]);
+		}
+		if (j >= cnt)
+			break;
+		done(o, p);
+		fixed = st->close_len;
+		k = take(o, fixed, cnt - j, per);
+		p = piece(o, fixed + k * per);
+	}
+	memcpy(p, st->seq_close, 2);
+	p += st->close_len;
+	done(o, p);
+}
+
+/* a double as "%.17g", kept a floating-point literal (0 -> 0.0); JSON: non-finite values are null */
+static char *put_f64(char *p, double d, int json)
+{
+	if (json && !isfinite(d))
+		return put_chars(p, "null", 4);
+	char t[40];
+	int k = snprintf(t, sizeof t, "%.17g", d);
+	if (!strpbrk(t, ".eEni"))
+		k += snprintf(t + k, sizeof t - (size_t)k, ".0");
+	memcpy(p, t, (size_t)k);
+	return p + k;
+}
+
+#define SCALAR_MAX 32u /* longest number: "%.17g" of a double (24) and ".0" */
+
+/* the longest label: ", ", a field name (< TB_TSDL_NAME_MAX bytes, JSON-escaped) and " = " */
+#define LABEL_MAX (2 + 6 * TB_TSDL_NAME_MAX + 2 + 3)
+/* so a piece always fits the scratch: a label with a number, or with a string's quotes and
+ * some of its bytes (6 each, 3 of an unfinished UTF-8 sequence), or with some sequence elements */
+_Static_assert(LABEL_MAX + 5 + 2 + TB_DEC_U64_MAX + SCALAR_MAX + SLACK <= SCRATCH, "a piece fits the scratch");
+
+static void format_fields(struct out *o, const struct tb_rd_event *e, int json)
+{
+	const struct style *st = &styles[json];
+	const struct tb_tsdl_class *k = e->k;
+	const struct rd_vis *v = &e->s->r->vis[e->ci];
+	const uint32_t *off = k->fixed_size >= 0 ? k->fixed_off : e->off;
+	for (uint32_t i = 0; i < v->n; i++) {
+		const struct rd_vfield *f = &v->f[i];
+		const char *lab = v->labels + f->label[json];
+		size_t lablen = f->label_len[json];
+		const uint8_t *fp = e->payload + off[f->raw];
+		if (f->type == TB_FT_STRING) {
+			put_str(o, lab, lablen, fp, strlen((const char *)fp), json); /* NUL checked when decoded */
+			continue;
+		}
+		if (f->type == TB_FT_BYTES || f->type == TB_FT_U64SEQ) {
+			uint64_t cnt = tb_rd_ld_uint(e->payload + off[f->len_raw], f->len_size);
+			put_seq(o, st, lab, lablen, fp, (uint32_t)cnt, f->type == TB_FT_U64SEQ);
+			continue;
+		}
+		char *p = put_label(piece(o, lablen + SCALAR_MAX), lab, lablen);
+		switch (f->type) {
+		case TB_FT_U8: case TB_FT_U16: case TB_FT_U32: case TB_FT_U64:
+			p = tb_dec_u64(p, tb_rd_ld_uint(fp, f->size));
+			break;
+		case TB_FT_I8: p = tb_dec_i64(p, (int8_t)fp[0]); break;
+		case TB_FT_I16: p = tb_dec_i64(p, (int16_t)tb_rd_ld_uint(fp, 2)); break;
+		case TB_FT_I32: p = tb_dec_i64(p, (int32_t)tb_rd_ld_uint(fp, 4)); break;
+		case TB_FT_I64: p = tb_dec_i64(p, (int64_t)tb_rd_ld_uint(fp, 8)); break;
+		case TB_FT_F64: {
+			double d;
+			memcpy(&d, fp, 8);
+			p = put_f64(p, d, json);
+			break;
+		}
+		default:
+			p = put_chars(p, "null", 4);
+		}
+		done(o, p);
+	}
+}
+
+/* (not `= { ... }`: that would clear the scratch at every call) */
+static inline void out_init(struct out *o, char *buf, size_t cap)
+{
+	o->b = buf;
+	o->cap = cap;
+	o->n = 0;
 }
 
 size_t tb_rd_format_string(const char *s, size_t n, int json, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
-	put_str(&o, s, n, json);
+	static const char nolabel[RD_LABEL_PAD]; /* put_label reads whole words */
+	struct out o;
+	out_init(&o, buf, cap);
+	put_str(&o, nolabel, 0, (const unsigned char *)s, n, json);
 	return o.n;
 }
 
 size_t tb_rd_format_fields(const struct tb_rd_event *e, int json, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
-	unsigned n = tb_rd_nfields(e);
-	for (unsigned i = 0; i < n; i++) {
-		const char *name = tb_rd_field_name(e, i);
-		if (i)
-			put(&o, json ? "," : ", ", json ? 1 : 2);
-		if (json) {
-			put_str(&o, name, strlen(name), 1);
-			putc_(&o, ':');
-		} else {
-			put(&o, name, strlen(name));
-			put(&o, " = ", 3);
+	struct out o;
+	out_init(&o, buf, cap);
+	if (e->k)
+		format_fields(&o, e, !!json);
+	return o.n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* per-class preparation                                                   */
+
+int tb_rd_fmt_prepare(struct tb_reader *r)
+{
+	for (uint32_t ci = 0; ci < r->m.nclasses; ci++) {
+		const struct tb_tsdl_class *k = &r->m.classes[ci];
+		struct rd_vis *v = &r->vis[ci];
+		/* the labels' size: text ", name = " and its NUL, JSON ",\"escaped name\":" */
+		size_t size = RD_LABEL_PAD;
+		for (uint32_t f = 0; f < k->nfields; f++) {
+			const char *name = k->fields[f].name;
+			if (!k->fields[f].is_length)
+				size += strlen(name) + 6 + tb_rd_format_string(name, strlen(name), 1, NULL, 0) + 2;
 		}
-		int t = tb_rd_field_type(e, i);
-		switch (t) {
-		case TB_RD_U8: case TB_RD_U16: case TB_RD_U32: case TB_RD_U64:
-			put_u64(&o, tb_rd_u64(e, i));
-			break;
-		case TB_RD_I8: case TB_RD_I16: case TB_RD_I32: case TB_RD_I64:
-			put_i64(&o, tb_rd_i64(e, i));
-			break;
-		case TB_RD_F64: {
-			double d = tb_rd_f64(e, i);
-			char t2[40];
-			if (json && !isfinite(d)) {
-				put(&o, "null", 4);
-				break;
+		v->labels = calloc(1, size);
+		if (!v->labels)
+			return -ENOMEM;
+		size_t at = 0;
+		v->n = 0;
+		for (uint32_t f = 0; f < k->nfields; f++) {
+			const struct tb_tsdl_field *fd = &k->fields[f];
+			if (fd->is_length)
+				continue;
+			struct rd_vfield *vf = &v->f[v->n];
+			size_t nl = strlen(fd->name);
+			vf->raw = (uint8_t)f;
+			vf->type = fd->type;
+			vf->size = fd->size;
+			if (fd->length_of >= 0) {
+				vf->len_raw = (uint8_t)fd->length_of;
+				vf->len_size = k->fields[fd->length_of].size;
 			}
-			int k = snprintf(t2, sizeof t2, "%.17g", d);
-			if (!strpbrk(t2, ".eEni")) /* keep it a floating-point literal: 0 -> 0.0 */
-				k += snprintf(t2 + k, sizeof t2 - (size_t)k, ".0");
-			put(&o, t2, (size_t)k);
-			break;
-		}
-		case TB_RD_STRING: {
-			size_t len;
-			const char *s = tb_rd_str(e, i, &len);
-			put_str(&o, s, len, json);
-			break;
-		}
-		case TB_RD_BYTES: case TB_RD_U64SEQ: {
-			uint32_t cnt;
-			tb_rd_seq(e, i, &cnt);
-			put(&o, json ? "[" : "[ ", json ? 1 : 2);
-			for (uint32_t j = 0; j < cnt; j++) {
-				if (j)
-					put(&o, json ? "," : ", ", json ? 1 : 2);
-				put_u64(&o, tb_rd_seq_u64(e, i, j));
-			}
-			put(&o, json ? "]" : " ]", json ? 1 : 2);
-			break;
-		}
-		default:
-			put(&o, "null", 4);
+			/* text */
+			vf->label[0] = (uint32_t)at;
+			at += (size_t)sprintf(v->labels + at, "%s%s = ", v->n ? ", " : "", fd->name);
+			vf->label_len[0] = (uint16_t)(at - vf->label[0]);
+			/* JSON */
+			vf->label[1] = (uint32_t)at;
+			if (v->n)
+				v->labels[at++] = ',';
+			at += tb_rd_format_string(fd->name, nl, 1, v->labels + at, size - at);
+			v->labels[at++] = ':';
+			vf->label_len[1] = (uint16_t)(at - vf->label[1]);
+			v->n++;
 		}
 	}
-	return o.n;
+	return 0;
 }

@@ -44,7 +44,7 @@ static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, c
 
 static void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
 {
-	struct rd_diag_slot tmp, *s = r->ndiags < DIAGS_KEPT ? &r->diags[r->ndiags] : &tmp;
+	struct rd_diag_slot tmp = { .what = "" }, *s = r->ndiags < DIAGS_KEPT ? &r->diags[r->ndiags] : &tmp;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(s->what, sizeof s->what, fmt, ap);
@@ -92,10 +92,10 @@ static int add_packet(struct rd_stream *s, const struct rd_packet *p)
 static int index_stream(struct tb_reader *r, struct rd_stream *s)
 {
 	uint64_t off = 0, usual = 0;
-	const struct rd_packet *prev = NULL; /* previous valid packet */
-	int have_first = 0;
+	size_t prev_i = SIZE_MAX; /* index of the previous valid packet (s->pk moves when it grows) */
 	uint64_t inst = 0;
 	while (off < s->size) {
+		const struct rd_packet *prev = prev_i == SIZE_MAX ? NULL : &s->pk[prev_i];
 		uint64_t left = s->size - off;
 		const uint8_t *h = s->base + off;
 		struct rd_packet p;
@@ -139,10 +139,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		else if (p.p.ts_begin > p.p.ts_end)
 			snprintf(why, sizeof why, "timestamp_begin %" PRIu64 " after timestamp_end %" PRIu64,
 				 p.p.ts_begin, p.p.ts_end);
-		else if (have_first && ld64(h + TB_PKT_OFF_INSTANCE) != inst)
+		else if (prev && ld64(h + TB_PKT_OFF_INSTANCE) != inst)
 			snprintf(why, sizeof why, "stream_instance_id 0x%" PRIx64 " differs from the stream's 0x%" PRIx64,
 				 ld64(h + TB_PKT_OFF_INSTANCE), inst);
-		else if (have_first && p.p.cpu != s->cpu)
+		else if (prev && p.p.cpu != s->cpu)
 			snprintf(why, sizeof why, "cpu_id %" PRIu32 " differs from the stream's %" PRIu32, p.p.cpu, s->cpu);
 		else if (prev && p.p.seq <= prev->p.seq)
 			snprintf(why, sizeof why, "packet_seq_num %" PRIu64 " not after the previous packet's %" PRIu64,
@@ -152,15 +152,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
 		if (!why[0]) {
 			p.p.valid = 1;
-			if (!have_first) {
-				have_first = 1;
+			if (!prev) { /* the first valid packet */
 				inst = ld64(h + TB_PKT_OFF_INSTANCE);
-				if (!s->cpu_from_name)
-					s->cpu = p.p.cpu;
-				else if (p.p.cpu != s->cpu) {
-					/* file name and packets disagree: trust the packets */
-					s->cpu = p.p.cpu;
-				}
+				/* the CPU of the file name, unless the packets disagree: trust the packets */
+				s->cpu = p.p.cpu;
 				p.p.discarded_delta = p.p.events_discarded ? UINT64_MAX : 0;
 				p.prev_end = p.p.ts_begin;
 			} else if (p.p.events_discarded < prev->p.events_discarded) {
@@ -186,7 +181,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		if (rc)
 			return rc;
 		if (p.p.valid) {
-			prev = &s->pk[s->npk - 1];
+			prev_i = s->npk - 1;
 			r->total_valid++;
 		}
 		/* where is the next packet? */
@@ -293,8 +288,10 @@ static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct
 {
 	struct tb_reader *r = calloc(1, sizeof *r);
 	*out = NULL;
-	if (!r)
-		return tb_fail(-ENOMEM, "out of memory");
+	if (!r) {
+		tb_fail(-ENOMEM, "out of memory");
+		return -ENOMEM; /* (not `return tb_fail()`: the analyzer cannot see that it is never 0) */
+	}
 	r->last = -1;
 	if (opts && opts->size >= offsetof(struct tb_reader_opts, diag_arg) + sizeof(void *)) {
 		r->flags = opts->flags;
@@ -306,7 +303,8 @@ static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct
 	r->diags = calloc(DIAGS_KEPT, sizeof *r->diags);
 	if (!r->diags) {
 		free(r);
-		return tb_fail(-ENOMEM, "out of memory");
+		tb_fail(-ENOMEM, "out of memory");
+		return -ENOMEM;
 	}
 	snprintf(r->dir, sizeof r->dir, "%s", dir);
 	snprintf(r->meta_path, sizeof r->meta_path, "%s/metadata", dir);
@@ -318,6 +316,7 @@ static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct
 static int reader_classes(struct tb_reader *r)
 {
 	r->freq = r->m.clock_freq;
+	r->freq_inv = 1.0 / (double)r->freq;
 	r->off_ns = tb_rd_sat64((__int128)r->m.clock_offset_s * 1000000000 +
 			  (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
 	/* the thread-attribution class */
@@ -329,14 +328,8 @@ static int reader_classes(struct tb_reader *r)
 			r->thread_id = TB_EVENT_ID_THREAD;
 	}
 	r->vis = calloc(r->m.nclasses, sizeof *r->vis);
-	if (!r->vis)
+	if (!r->vis || tb_rd_fmt_prepare(r))
 		return tb_fail(-ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < r->m.nclasses; i++) {
-		const struct tb_tsdl_class *k = &r->m.classes[i];
-		for (uint32_t f = 0; f < k->nfields; f++)
-			if (!k->fields[f].is_length)
-				r->vis[i].idx[r->vis[i].n++] = (uint8_t)f;
-	}
 	return 0;
 }
 
@@ -512,6 +505,8 @@ void tb_reader_close(struct tb_reader *r)
 	}
 	free(r->streams);
 	free(r->heap);
+	for (uint32_t i = 0; r->vis && i < r->m.nclasses; i++)
+		free(r->vis[i].labels);
 	free(r->vis);
 	free(r->diags);
 	tb_tsdl_free(&r->m);

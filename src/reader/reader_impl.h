@@ -34,6 +34,23 @@ struct rd_packet {
 	uint8_t reported;  /* a decoding problem of this packet was reported */
 };
 
+/*
+ * Tick -> ns of a stream's items without a 128-bit division each
+ * (tb_rd_ns()): the exact quotient and remainder of its latest tick count t,
+ *   t * 10^9 = q * freq + rem   (0 <= rem < freq),
+ * give those of a later t + d:
+ *   (t + d) * 10^9 = (q + x / freq) * freq + x % freq,  x = rem + d * 10^9,
+ * and while x < 2^53 (d up to a few ms of ticks: the usual gap between two
+ * events of a stream) x / freq is found without a division: x * (1.0 /
+ * freq) in doubles is within 1 of it, and the remainder, computed exactly
+ * in integers, says which.  Same result as tb_rd_ticks_to_ns(), to the
+ * nanosecond; larger gaps take the 128-bit way again.
+ */
+struct rd_ns_cache {
+	int ok;           /* t, q, rem hold */
+	uint64_t t, q, rem;
+};
+
 struct rd_stream {
 	struct tb_reader *r;
 	unsigned idx;
@@ -54,13 +71,40 @@ struct rd_stream {
 	uint64_t pos, end;  /* byte positions in the file */
 	uint64_t clock;     /* ticks of the previous record (or timestamp_begin) */
 	uint32_t pid, tid;
+	struct rd_ns_cache ns;
 	struct tb_rd_event cur;
+};
+
+/*
+ * The visible fields of one class (sequence lengths are hidden), with what
+ * the renderings need, prepared once at open (tb_rd_fmt_prepare(), format.c)
+ * so that formatting an event is no per-field walk through the accessors:
+ * type and length field come from here, the value straight from the payload
+ * (fixed offsets of the class, or the offsets the decoder stored in the
+ * event), and the separator and name before the value are one pre-rendered
+ * label per rendering (text ", name = ", JSON ",\"name\":").
+ */
+struct rd_vfield {
+	uint8_t raw;           /* index in the class's fields */
+	uint8_t type;          /* TB_FT_* */
+	uint8_t size;          /* bytes of a fixed-size field, 0 otherwise */
+	uint8_t len_raw;       /* sequences: raw index of their length field */
+	uint8_t len_size;      /* sequences: bytes of that length field */
+	uint16_t label_len[2]; /* [json] */
+	uint32_t label[2];     /* [json]: offset of the label in rd_vis.labels */
 };
 
 struct rd_vis {
 	uint32_t n;
-	uint8_t idx[TB_TSDL_FIELDS_MAX]; /* visible -> raw field index */
+	struct rd_vfield f[TB_TSDL_FIELDS_MAX]; /* visible field i */
+	char *labels;          /* the labels, then RD_LABEL_PAD readable bytes */
 };
+
+/* Labels are followed by this many readable bytes (format.c copies them in whole words). */
+#define RD_LABEL_PAD 32u
+
+/* Builds r->vis[ci] for every class (after the metadata was parsed). Return: 0, -ENOMEM. */
+int tb_rd_fmt_prepare(struct tb_reader *r) __attribute__((visibility("hidden")));
 
 struct tb_reader {
 	char dir[PATH_MAX];
@@ -75,6 +119,7 @@ struct tb_reader {
 	struct rd_vis *vis;  /* per class index */
 	int32_t thread_id;   /* class id of tracebuf:thread, -1 none */
 	uint64_t freq;
+	double freq_inv;     /* 1.0 / freq (struct rd_ns_cache) */
 	int64_t off_ns;      /* Unix-epoch ns of tick 0 */
 	struct rd_stream *streams;
 	unsigned nstreams;
