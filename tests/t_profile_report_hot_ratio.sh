@@ -5,18 +5,13 @@
 # of (hot_a + hot_b) by total samples (the CPU time in each, callees included)
 # is 75% +- 10 points; `convert --to folded` has the same counts (summed over
 # the stacks that end in them) as the report's self column.
-# Skipped (77) while the sampler (libtracebuf-profile.so, `tracebuf profile`,
-# prof_hot) is not built.
+# Skipped (77) where the sampler is not built (see tests/profile/prof_env.sh).
 set -u
-CLI=${TB_CLI:?}; B=${TB_BUILD:?}
+. "$(dirname "$0")/lib/recorder_env.sh"
+. "$(dirname "$0")/profile/prof_env.sh"   # skips where the sampler cannot run (TSan), ASan options
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ -e "$B/libtracebuf-profile.so" ] || skip "$B/libtracebuf-profile.so is not built (the sampler)"
-"$CLI" profile --help >/dev/null 2>&1 || skip "this tracebuf has no 'profile' command"
-HOT=$B/tests/profile/prof_hot
+HOT=$P/prof_hot
 [ -x "$HOT" ] || skip "$HOT is not built"
-T=$(mktemp -d /tmp/tbprof-XXXXXX); trap 'rm -rf "$T"' EXIT
-mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
 unset DEBUGINFOD_URLS
 
 "$CLI" profile -q -F 999 -o "$T/trace" -- "$HOT" > "$T/hot.out" 2> "$T/hot.err" \
