@@ -17,8 +17,12 @@ for mode in overwrite discard overwrite discard; do
 	for i in $(seq 100); do "$CLI" stat "$S" > /dev/null 2>&1 && break; sleep 0.05; done
 	sleep 0.$((1 + RANDOM % 6))
 	wl=$(pgrep -P $rp) || fail "workload not running"
-	kill -9 $wl $rp; wait $rp 2>/dev/null; rc=$?
+	# The recorder first: killed after its workload, it may see the workload die (SIGCHLD),
+	# finish the trace, remove the session file and exit 137 (128 + the workload's SIGKILL)
+	# by itself before the second kill; recover then finds no session (the old flake).
+	kill -9 $rp; kill -9 $wl; wait $rp 2>/dev/null; rc=$?
 	[ $rc -eq 137 ] || fail "the recorder was not killed, it exited $rc"
+	[ -e "$S" ] || fail "the session file is gone: the recorder finished by itself before the kill"
 	"$CLI" recover "$S" -o "$T/r$n" 2> "$T/r$n.err"; rc=$?
 	[ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/r$n.err"; fail "recover ($mode) exited $rc"; }
 	head -2 "$T/r$n.err"

@@ -19,8 +19,12 @@ for n in $(seq "$runs"); do
 	for i in $(seq 100); do "$CLI" stat "$S" > /dev/null 2>&1 && break; sleep 0.02; done
 	sleep 0.0$((RANDOM % 10))$((RANDOM % 10))
 	wl=$(pgrep -P $rp) || fail "workload not running"
-	kill -9 $wl $rp; wait $rp 2>/dev/null; rc=$?
+	# The recorder first: killed after its workload, it may see the workload die (SIGCHLD),
+	# finish the trace, remove the session file and exit 137 (128 + the workload's SIGKILL)
+	# by itself before the second kill; recover then finds no session (the old flake).
+	kill -9 $rp; kill -9 $wl; wait $rp 2>/dev/null; rc=$?
 	[ $rc -eq 137 ] || fail "the recorder was not killed, it exited $rc"
+	[ -e "$S" ] || fail "the session file is gone: the recorder finished by itself before the kill"
 	"$CLI" recover "$S" -o "$T/r" 2> "$T/r.err"; rc=$?
 	[ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/r.err"; fail "recover ($mode) exited $rc"; }
 	[ $rc -eq 3 ] && rc3=$((rc3 + 1))
