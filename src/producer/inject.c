@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* inject.c - the stress build's injection points: delay, yield or raise SIGALRM between each prepared step and its commit (see inject.h). */
 #ifdef TB_INJECT
 #define _GNU_SOURCE
 #include "inject.h"
@@ -16,13 +17,16 @@ uint32_t tb_inject_spin[8];
 static int inj_delay, inj_yield, inj_signal, inj_ready;
 static __thread uint64_t inj_rng __attribute__((tls_model("initial-exec")));
 
+/* Runs until the first call completes, possibly nested in a signal handler
+ * that interrupted it: strtok_r (strtok's hidden state would be shared by
+ * the two), each store the same value. */
 static void inj_config(void)
 {
 	const char *e = getenv("TB_INJECT");
 	if (e) {
-		char buf[256];
+		char buf[256], *save = NULL;
 		snprintf(buf, sizeof buf, "%s", e);
-		for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 			int v = atoi(strchr(t, '=') ? strchr(t, '=') + 1 : "0");
 			if (!strncmp(t, "delay=", 6))
 				inj_delay = v;
