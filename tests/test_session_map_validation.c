@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Session files: creation is safe (0600, O_EXCL, no symlinks, no unsafe
- * directory, enough room), attach accepts a good file, and every field of
- * the map that could be corrupted is refused with the right error and a
- * message naming the field.
+ * or symlinked directory, enough room), attach accepts a good file, and
+ * every field of the map that could be corrupted is refused with the right
+ * error and a message naming the field; the creator's uid in the header
+ * must be the file's owner; timings from the map are clamped (a hostile
+ * block timeout cannot make producers wait for ever); unlink never removes a
+ * file that replaced the session file.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -99,6 +102,15 @@ int main(void)
 	bad.name = NULL;
 	bad.mode = 9;
 	CHECK_RC(tb_session_create(&bo, &s), -EINVAL);
+	bad.mode = 0;
+	bad.block_timeout_ns = TB_MAX_BLOCK_TIMEOUT_NS + 1;
+	CHECK_RC(tb_session_create(&bo, &s), -EINVAL);
+	CHECK(strstr(tb_errmsg(), "block timeout"), "%s", tb_errmsg());
+	bad.block_timeout_ns = 0;
+	bad.flush_period_ns = TB_MAX_FLUSH_PERIOD_NS + 1;
+	CHECK_RC(tb_session_create(&bo, &s), -EINVAL);
+	CHECK(strstr(tb_errmsg(), "flush period"), "%s", tb_errmsg());
+	bad.flush_period_ns = 0;
 	bo.size = 3;
 	CHECK_RC(tb_session_create(&bo, &s), -EINVAL);
 
@@ -121,6 +133,18 @@ int main(void)
 	CHECK(mkdir(unsafe, 0777) == 0 && chmod(unsafe, 0777) == 0);
 	struct tb_session_opts uo = { .size = sizeof uo, .dir = unsafe };
 	CHECK_RC(tb_session_create(&uo, &s), -EPERM);
+	/* a session directory that is a symbolic link, even to a good directory:
+	 * refused (it could be pointed elsewhere between the check and the use) */
+	char dlink[600];
+	snprintf(dlink, sizeof dlink, "%s/dirlink", dir);
+	CHECK(symlink(dir, dlink) == 0);
+	struct tb_session_opts lo = { .size = sizeof lo, .dir = dlink };
+	CHECK_RC(tb_session_create(&lo, &s), -EPERM);
+	CHECK(strstr(tb_errmsg(), "symbolic link"), "%s", tb_errmsg());
+	char lpath[700];
+	snprintf(lpath, sizeof lpath, "%s/s.tb", dlink);
+	struct tb_session_opts lp = { .size = sizeof lp, .path = lpath };
+	CHECK_RC(tb_session_create(&lp, &s), -EPERM);
 
 	/* attach refuses: symlink, group-writable, another owner, not a session */
 	char link[600];
@@ -179,5 +203,35 @@ int main(void)
 	u32_at(pt + offsetof(struct tb_proc_table, capacity), 1, -EBADMSG, "process table");
 	/* fields a validator does not need to trust still attach */
 	u64_at(offsetof(struct tb_map, consumer_heartbeat_ns), 42, 0, NULL);
+
+	/* the header's creator must be the file's owner (a copied or forged file) */
+	u32_at(offsetof(struct tb_map, creator_uid), (uint32_t)geteuid() + 1, -EPERM, "created by uid");
+
+	/* timings from the map are clamped, not trusted */
+	char hostile[600];
+	snprintf(hostile, sizeof hostile, "%s/corrupt", dir);
+	uint64_t forever = UINT64_MAX;
+	CHECK_RC(attach_corrupt(c0 + offsetof(struct tb_chan_desc, block_timeout_ns), &forever, 8, NULL), 0);
+	fd = open(hostile, O_RDWR);
+	CHECK(fd >= 0 && pwrite(fd, &forever, 8, (off_t)(c0 + offsetof(struct tb_chan_desc, flush_period_ns))) == 8);
+	close(fd);
+	CHECK_RC(tb_session_attach(hostile, 0, &s), 0);
+	CHECK_EQ_U64(s->chan[0].block_timeout_ns, TB_MAX_BLOCK_TIMEOUT_NS);
+	CHECK_EQ_U64(s->chan[0].flush_period_ns, TB_MAX_FLUSH_PERIOD_NS);
+	CHECK_EQ_U64(s->chan[1].block_timeout_ns, 100000000ull); /* an untouched value stays */
+
+	/* unlink removes the session file only while its name still names it */
+	char moved[700];
+	snprintf(moved, sizeof moved, "%s.moved", hostile);
+	CHECK(rename(hostile, moved) == 0);
+	fd = open(hostile, O_CREAT | O_WRONLY | O_EXCL, 0600); /* another file under the name */
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_RC(tb_session_unlink(s), -ESTALE);
+	CHECK(access(hostile, F_OK) == 0, "the other file must still be there");
+	CHECK(rename(moved, hostile) == 0);
+	CHECK_RC(tb_session_unlink(s), 0);
+	CHECK(access(hostile, F_OK) != 0);
+	tb_session_close(s);
 	return 0;
 }

@@ -42,8 +42,8 @@ struct tb_channel_opts {
 	uint32_t mode;             /* enum tb_mode_opt; default TB_DISCARD */
 	uint32_t no_attribution;   /* 1: no tracebuf:thread records */
 	uint32_t watermark;        /* default 1 full sub-buffer */
-	uint64_t block_timeout_ns; /* TB_BLOCK; default 100 ms */
-	uint64_t flush_period_ns;  /* default 1 s */
+	uint64_t block_timeout_ns; /* TB_BLOCK; default 100 ms, at most 10 s (more is refused) */
+	uint64_t flush_period_ns;  /* default 1 s, at most 1 hour (more is refused) */
 	const char *events;        /* glob patterns, comma separated; default "*" */
 };
 
@@ -64,7 +64,9 @@ struct tb_session_opts {
  * tb_session_create - create a session file and map it.
  * Not async-signal-safe.  The file is created 0600 with O_EXCL|O_NOFOLLOW in
  * a directory that must not be writable by others (unless sticky and owned
- * by us or root).  Pages of the rings are not touched.
+ * by us or root) nor be a symbolic link; the directory is opened once and
+ * the file created, published and later removed relative to it.  Pages of
+ * the rings are not touched.
  * Return: 0, -EINVAL (bad option, see tb_errmsg), -EEXIST, -ENOSPC (the
  * directory cannot hold the rings; tb_errmsg says how much is needed),
  * -EACCES/-EPERM (unsafe directory), other -errno from the system.
@@ -73,22 +75,32 @@ TB_API int tb_session_create(const struct tb_session_opts *opts, struct tb_sessi
 
 enum {
 	TB_ATTACH_READONLY = 1, /* map read-only (recover, inspect) */
-	TB_ATTACH_ANY_OWNER = 2 /* tests only: skip the owner check */
+	TB_ATTACH_ANY_OWNER = 2 /* tests only: skip the owner and creator checks */
 };
 
 /*
  * tb_session_attach - map an existing session file and validate it: magic,
- * version, sizes, every offset and count.  Refuses a file owned by another
- * user or writable by group/other.
+ * version, sizes, every offset and count.  Accepts only a file owned by the
+ * caller's effective uid (root included: no exception) whose header names
+ * that same uid as its creator, not writable by group/other, and not a
+ * symbolic link.  Timings read from the file are clamped (block timeout
+ * 10 s, flush period 1 hour).  The mapping is guarded against the
+ * truncation of the file by another process: this installs a SIGBUS handler
+ * in the process (once; it passes every other SIGBUS on to the handler
+ * installed before it).  The producers' automatic attach ($TRACEBUF_SESSION)
+ * does not install it.
  * Return: 0, -EBADMSG (not a tracebuf session or corrupt; tb_errmsg says
- * which field), -EPROTO (format version), -EPERM (ownership/mode), -errno.
+ * which field), -EPROTO (format version), -EPERM (ownership/mode, creator,
+ * symbolic link), -errno.
  */
 TB_API int tb_session_attach(const char *path, unsigned flags, struct tb_session **out);
 
 /* Unmaps; the file stays.  NULL is fine. */
 TB_API void tb_session_close(struct tb_session *s);
 
-/* Removes the session file (the mapping stays valid until close). */
+/* Removes the session file (the mapping stays valid until close): the name
+ * in the directory the file was created or opened in, and only while it
+ * still names that file (-ESTALE otherwise). */
 TB_API int tb_session_unlink(struct tb_session *s);
 
 TB_API const char *tb_session_path(const struct tb_session *s);

@@ -31,6 +31,7 @@
 #include <tracebuf/session.h>
 
 #include "consumer/engine_impl.h"
+#include "platform/sigbus.h"
 
 uint64_t tb_mono_ns(void)
 {
@@ -60,6 +61,24 @@ void tb_engine_set_error(struct tb_engine *e, int err)
 		__atomic_store_n(&e->err, err, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&e->err_lock);
+}
+
+int tb_engine_damaged(struct tb_engine *e)
+{
+	uint64_t now = 0;
+	if (!tb_session_damaged(e->s, &now))
+		return 0;
+	/* relaxed: only elects the thread that words the error; the error
+	 * itself is published under err_lock (tb_engine_set_error) */
+	if (!__atomic_exchange_n(&e->damage_reported, 1, __ATOMIC_RELAXED)) {
+		tb_fail(-EIO,
+			"session file %s was truncated to %" PRIu64 " bytes (from %" PRIu64
+			") while it was being read (by another process of your uid, or root); the pages it lost read "
+			"as zeros now, so recording stopped: the trace holds the packets written before",
+			e->s->path, now, e->s->size);
+		tb_engine_set_error(e, -EIO);
+	}
+	return 1;
 }
 
 int tb_engine_error(struct tb_engine *e)
@@ -131,6 +150,10 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	pthread_cond_init(&e->fl_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	snprintf(e->dir, sizeof e->dir, "%s", dir);
+	/* survive a truncation of the session file from here on (attach
+	 * already did it for attached sessions; created ones get it here) */
+	if (tb_session_guard(s) < 0)
+		tb_engine_warn(e, "%s", tb_errmsg());
 
 	int rc;
 	e->nstreams = s->nchannels * s->ncpus;
@@ -252,7 +275,10 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 		}
 		struct tb_packet_info info;
 		r = tb_ring_copy(s, ch, cpu, pos, e->buf, &info);
-		if (r < 0) {
+		if (tb_engine_damaged(e)) {
+			/* the copy may hold zeros of a truncated file: never written */
+			tb_stat_add(&st->st.dropped, 1);
+		} else if (r < 0) {
 			tb_stat_add(&st->st.bad, 1);
 			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
 				       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, tb_errmsg());
@@ -288,6 +314,13 @@ static void *drain_main(void *arg)
 		/* acquire: pairs with the release store in stop_threads(); the
 		 * final flushes happened before it, so the pass below sees them */
 		int stopping = __atomic_load_n(&e->drain_stop, __ATOMIC_ACQUIRE);
+		if (tb_engine_damaged(e)) {
+			/* the session file was truncated: nothing more is taken from it */
+			if (stopping)
+				break;
+			sleep_ns(10000000);
+			continue;
+		}
 		unsigned n = drain_pass(e);
 		__atomic_store_n(&map->consumer_heartbeat_ns, tb_mono_ns(), __ATOMIC_RELAXED);
 		if (n) {
@@ -493,6 +526,10 @@ static int emit_packet(void *arg, const void *pkt, uint64_t len, const struct tb
 {
 	struct emit_ctx *x = arg;
 	struct tb_engine *e = x->e;
+	if (tb_engine_damaged(e)) { /* the copy may hold zeros of a truncated file */
+		tb_stat_add(&tb_stream_at(e, x->ch, x->cpu)->st.dropped, 1);
+		return 0;
+	}
 	/* a closed partial packet (snapshot, dead ring) is shorter than a sub-buffer */
 	if (len != info->packet_bytes || len > e->s->chan[x->ch].sb_size || len % 8 ||
 	    info->content_bytes > len || info->content_bytes < TB_PACKET_HEADER_SIZE) {
@@ -534,9 +571,11 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 	if (!(e->flags & TB_ENG_READONLY))
 		__atomic_store_n(&s->map->state, TB_STATE_STOPPING, __ATOMIC_RELAXED);
 	stop_threads(e);
-	if (!(e->flags & TB_ENG_READONLY))
+	/* a truncated session file: nothing more is taken from it */
+	int damaged = tb_engine_damaged(e);
+	if (!(e->flags & TB_ENG_READONLY) && !damaged)
 		drain_pass(e); /* nothing should be left; cheap when so */
-	for (unsigned ch = 0; ch < s->nchannels; ch++)
+	for (unsigned ch = 0; ch < s->nchannels && !damaged; ch++)
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
 			if (!ring_touched(e, ch, cpu))
 				continue;

@@ -74,6 +74,7 @@ struct tb_engine {
 	unsigned nfl;
 
 	int finished;
+	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
 };
 
 static inline struct tb_stream *tb_stream_at(struct tb_engine *e, unsigned ch, unsigned cpu)
@@ -100,6 +101,14 @@ TB_HIDDEN void tb_streams_close(struct tb_engine *e);
 /* Rewrites metadata if the registry or process table changed since it was written. */
 TB_HIDDEN int tb_engine_metadata_sync(struct tb_engine *e);
 TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
+/*
+ * 1 when the session file was truncated under us (platform/sigbus.h): the
+ * pages it lost read as zeros, so nothing copied from the session any more
+ * may be written; the first call that sees it sets the engine error (-EIO,
+ * a sentence naming the file and the sizes).  Call it after copying from
+ * the session and before writing what was copied.  Any thread.
+ */
+TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
 TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 TB_HIDDEN uint64_t tb_mono_ns(void);
 

@@ -136,6 +136,13 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 	memcpy(info.uuid, s->uuid, 16);
 
 	int rc;
+	/* The registry and process table copies above may hold zeros of a
+	 * truncated session file: then the metadata on disk (written before
+	 * every packet on disk) is kept as it is. */
+	if (tb_engine_damaged(e)) {
+		rc = -EIO;
+		goto out;
+	}
 	int fd = openat(e->dirfd, ".metadata.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {

@@ -44,6 +44,12 @@
 #define TB_MAX_SB_COUNT 65536u
 #define TB_MAX_SB_SIZE (256u << 20) /* 256 MiB */
 #define TB_PAYLOAD_MAX_LEN 65536u   /* bound of a string or sequence field */
+/* Bounds of the channel timings (tb_chan_desc): longer is refused at
+ * creation and clamped at attach, so that a map written by another process
+ * cannot make a block-mode producer wait longer per event, or a flusher
+ * never visit. */
+#define TB_MAX_BLOCK_TIMEOUT_NS 10000000000ull    /* 10 s */
+#define TB_MAX_FLUSH_PERIOD_NS 3600000000000ull   /* 1 hour */
 
 enum tb_protocol {
 	TB_PROTO_RSEQ = 1,     /* per-CPU rings written in rseq critical sections */

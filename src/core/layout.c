@@ -192,8 +192,13 @@ int tb_map_validate(uint8_t *base, uint64_t size, struct tb_session *s)
 		v->watermark = cd[c].watermark ? cd[c].watermark : 1;
 		if (v->watermark > v->sb_count)
 			v->watermark = v->sb_count;
-		v->block_timeout_ns = cd[c].block_timeout_ns;
+		/* timings from the map are clamped, not trusted: a hostile map
+		 * must not make a block-mode producer wait for ever (docs/SECURITY.md) */
+		v->block_timeout_ns = cd[c].block_timeout_ns < TB_MAX_BLOCK_TIMEOUT_NS ? cd[c].block_timeout_ns
+										: TB_MAX_BLOCK_TIMEOUT_NS;
 		v->flush_period_ns = cd[c].flush_period_ns ? cd[c].flush_period_ns : 1000000000ull;
+		if (v->flush_period_ns > TB_MAX_FLUSH_PERIOD_NS)
+			v->flush_period_ns = TB_MAX_FLUSH_PERIOD_NS;
 		v->ring_size = l.ring_size[c];
 		v->data_off = l.data_off[c];
 		v->ring0_off = tb_layout_ring_off(&p, &l, c, 0);

@@ -33,7 +33,9 @@ struct tb_chan_view {
 
 struct tb_session {
 	int fd;
+	int dirfd;              /* the directory holding the file (-1 unknown): unlink goes through it */
 	int readonly;
+	int guard;              /* slot + 1 of the SIGBUS guard (platform/sigbus.h), 0 = not guarded */
 	char path[PATH_MAX];
 	uint8_t *base;          /* the mapping */
 	uint64_t size;
@@ -61,6 +63,11 @@ struct tb_session {
 };
 
 TB_HIDDEN int tb_session_fast_init(struct tb_session *s);
+
+/* tb_session_attach() flag for the producer's automatic attach only: no
+ * SIGBUS guard (an application that merely links the library keeps its
+ * signal handlers).  Not in the public header. */
+#define TB_ATTACH_NO_GUARD_ (1u << 30)
 
 static inline struct tb_ctl *tb_ctl_of(const struct tb_session *s, unsigned ch, unsigned cpu)
 {

@@ -24,6 +24,7 @@
 #include "core/session_impl.h"
 #include "platform/clock.h"
 #include "platform/rseq.h"
+#include "platform/sigbus.h"
 
 #define DEF_SB_SIZE (256u << 10)
 #define DEF_SB_COUNT 8u
@@ -35,24 +36,67 @@ static int env_true(const char *name)
 	return e && *e && strcmp(e, "0") != 0;
 }
 
-/* Refuse directories others could use to swap our file: writable by group
- * or others is only fine with the sticky bit (like /dev/shm and /tmp). */
-static int check_dir(const char *dir)
+/*
+ * Opens the session directory and checks it through the descriptor, which
+ * the caller then uses for every operation on the file (openat, renameat2,
+ * unlinkat): the directory checked is the directory used, whatever happens
+ * to its path meanwhile.  The directory itself must not be a symbolic link
+ * (O_NOFOLLOW: a link can be pointed elsewhere at any time; give the real
+ * path).  Refused: writable by group or others without the sticky bit
+ * (others could swap our file), owned by anybody but us or root.
+ */
+static int open_dir(const char *dir, int *out)
 {
+	*out = -1;
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		struct stat lst;
+		if ((e == ENOTDIR || e == ELOOP) && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
+			return tb_fail(-EPERM,
+				       "session directory %s is a symbolic link; give the directory it points to (a link "
+				       "can be swapped between the check and the use)",
+				       dir);
+		if (e == ENOTDIR)
+			return tb_fail(-ENOTDIR, "session directory %s is not a directory", dir);
+		return tb_fail(-e, "session directory %s: %s; create it or set TRACEBUF_SHM_DIR", dir, strerror(e));
+	}
 	struct stat st;
-	if (stat(dir, &st) != 0)
-		return tb_fail(-errno, "session directory %s: %s; create it or set TRACEBUF_SHM_DIR", dir,
-			       strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return tb_fail(-ENOTDIR, "session directory %s is not a directory", dir);
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-		return tb_fail(-EPERM,
-			       "session directory %s is writable by others without the sticky bit (mode %o); use a private directory",
-			       dir, st.st_mode & 07777);
-	if (st.st_uid != geteuid() && st.st_uid != 0)
-		return tb_fail(-EPERM, "session directory %s belongs to uid %u, not to us (%u) or root", dir,
-			       st.st_uid, geteuid());
+	int rc = 0;
+	if (fstat(fd, &st) != 0)
+		rc = tb_fail(-errno, "session directory %s: %s", dir, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		rc = tb_fail(-ENOTDIR, "session directory %s is not a directory", dir);
+	else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		rc = tb_fail(-EPERM,
+			     "session directory %s is writable by others without the sticky bit (mode %o); use a private directory",
+			     dir, st.st_mode & 07777);
+	else if (st.st_uid != geteuid() && st.st_uid != 0)
+		rc = tb_fail(-EPERM, "session directory %s belongs to uid %u, not to us (%u) or root", dir, st.st_uid,
+			     geteuid());
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	*out = fd;
 	return 0;
+}
+
+/* Splits `path` into its directory (into dir[PATH_MAX]) and its last component. */
+static const char *split_path(const char *path, char *dir)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		strcpy(dir, ".");
+		return path;
+	}
+	if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = 0;
+	}
+	return slash + 1;
 }
 
 static void random_bytes(uint8_t *p, size_t n)
@@ -168,6 +212,12 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 		cd[c].watermark = co->watermark ? co->watermark : 1;
 		cd[c].block_timeout_ns = co->block_timeout_ns ? co->block_timeout_ns : 100000000ull;
 		cd[c].flush_period_ns = co->flush_period_ns ? co->flush_period_ns : 1000000000ull;
+		if (cd[c].block_timeout_ns > TB_MAX_BLOCK_TIMEOUT_NS)
+			return tb_fail(-EINVAL, "channel '%s': block timeout %" PRIu64 " ns is above the maximum, %llu s",
+				       name, cd[c].block_timeout_ns, TB_MAX_BLOCK_TIMEOUT_NS / 1000000000ull);
+		if (cd[c].flush_period_ns > TB_MAX_FLUSH_PERIOD_NS)
+			return tb_fail(-EINVAL, "channel '%s': flush period %" PRIu64 " ns is above the maximum, %llu s",
+				       name, cd[c].flush_period_ns, TB_MAX_FLUSH_PERIOD_NS / 1000000000ull);
 		const char *ev = co->events ? co->events : "*";
 		if (strlen(ev) >= sizeof cd[c].events)
 			return tb_fail(-EINVAL, "channel '%s': event patterns longer than %zu bytes", name,
@@ -193,12 +243,14 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	if (!s)
 		return tb_fail(-ENOMEM, "out of memory");
 	s->fd = -1;
+	s->dirfd = -1;
 	uint8_t uuid[16];
 	random_bytes(uuid, sizeof uuid);
 	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40); /* RFC 4122 version 4 */
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 
 	char dir[PATH_MAX], tmp[PATH_MAX + 32];
+	const char *name;
 	tmp[0] = 0;
 	if (opts.path) {
 		if (strlen(opts.path) >= sizeof s->path) {
@@ -206,14 +258,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 			return tb_fail(-ENAMETOOLONG, "session path too long");
 		}
 		strcpy(s->path, opts.path);
-		strcpy(dir, opts.path);
-		char *slash = strrchr(dir, '/');
-		if (slash == dir)
-			dir[1] = 0;
-		else if (slash)
-			*slash = 0;
-		else
-			strcpy(dir, ".");
+		name = split_path(s->path, dir);
 	} else {
 		const char *d = opts.dir ? opts.dir : getenv("TRACEBUF_SHM_DIR");
 		if (!d || !*d)
@@ -221,12 +266,14 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 		snprintf(dir, sizeof dir, "%s", d);
 		snprintf(s->path, sizeof s->path, "%s/tracebuf-%d-%02x%02x%02x%02x", d, (int)getpid(), uuid[0], uuid[1],
 			 uuid[2], uuid[3]);
+		name = strrchr(s->path, '/') + 1;
 	}
-	rc = check_dir(dir);
+	/* From here on the file is only ever reached relative to s->dirfd. */
+	rc = open_dir(dir, &s->dirfd);
 	if (rc)
 		goto fail;
 	struct statvfs vfs;
-	if (statvfs(dir, &vfs) == 0) {
+	if (fstatvfs(s->dirfd, &vfs) == 0) {
 		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 		if (avail < l.file_size) {
 			rc = tb_fail(-ENOSPC,
@@ -238,14 +285,16 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	}
 	/* Created under a temporary name and renamed when complete, so that
 	 * nobody can attach to a half-written file; O_EXCL on both names. */
-	if (access(s->path, F_OK) == 0) {
-		rc = tb_fail(-EEXIST, "session file %s already exists", s->path);
+	struct stat exist;
+	if (!*name || fstatat(s->dirfd, name, &exist, AT_SYMLINK_NOFOLLOW) == 0) {
+		rc = *name ? tb_fail(-EEXIST, "session file %s already exists", s->path)
+			   : tb_fail(-EINVAL, "session path %s names a directory, not a file", s->path);
 		goto fail;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp-%02x%02x%02x%02x", s->path, uuid[4], uuid[5], uuid[6], uuid[7]);
-	s->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	snprintf(tmp, sizeof tmp, "%s.tmp-%02x%02x%02x%02x", name, uuid[4], uuid[5], uuid[6], uuid[7]);
+	s->fd = openat(s->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->fd < 0) {
-		rc = tb_fail(-errno, "cannot create session file %s: %s", tmp, strerror(errno));
+		rc = tb_fail(-errno, "cannot create session file %s/%s: %s", dir, tmp, strerror(errno));
 		goto fail;
 	}
 	if (ftruncate(s->fd, (off_t)l.file_size) != 0) {
@@ -315,12 +364,12 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	rc = tb_registry_builtin(s);
 	if (!rc)
 		rc = tb_session_fast_init(s);
-	if (!rc && renameat2(AT_FDCWD, tmp, AT_FDCWD, s->path, RENAME_NOREPLACE) != 0) {
+	if (!rc && renameat2(s->dirfd, tmp, s->dirfd, name, RENAME_NOREPLACE) != 0) {
 		int e = errno;
 		if (e == EINVAL || e == ENOSYS) { /* file system without RENAME_NOREPLACE */
-			e = link(tmp, s->path) == 0 ? 0 : errno;
+			e = linkat(s->dirfd, tmp, s->dirfd, name, 0) == 0 ? 0 : errno;
 			if (!e)
-				unlink(tmp);
+				unlinkat(s->dirfd, tmp, 0);
 		}
 		if (e)
 			rc = tb_fail(-e, "cannot publish session file %s: %s", s->path, strerror(e));
@@ -334,10 +383,12 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	return 0;
 
 fail_unlink:
-	unlink(tmp);
+	unlinkat(s->dirfd, tmp, 0);
 fail:
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	free(s);
 	return rc;
 }
@@ -348,9 +399,18 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 	if (!path || strlen(path) >= PATH_MAX)
 		return tb_fail(-EINVAL, "no session path given");
 	int ro = !!(flags & TB_ATTACH_READONLY);
-	int fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	/* The file is opened relative to its directory, which stays open: a
+	 * later tb_session_unlink() removes the name in that directory only,
+	 * and only if it still names this file. */
+	char dir[PATH_MAX];
+	const char *name = split_path(path, dir);
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return tb_fail(-errno, "cannot open the directory of session file %s: %s", path, strerror(errno));
+	int fd = openat(dfd, name, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
+		close(dfd);
 		if (e == ELOOP)
 			return tb_fail(-EPERM, "session file %s is a symbolic link; refusing to follow it", path);
 		return tb_fail(-e, "cannot open session file %s: %s", path, strerror(e));
@@ -401,6 +461,20 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 		free(s);
 		goto fail;
 	}
+	/* The creator's uid in the header must be the owner of the file: a
+	 * session made by tb_session_create() always is (created 0600 by its
+	 * creator's euid); a file whose header names another uid was copied
+	 * or forged.  One read, decided on the local copy. */
+	uint32_t creator = __atomic_load_n(&s->map->creator_uid, __ATOMIC_RELAXED);
+	if (!(flags & TB_ATTACH_ANY_OWNER) && creator != st.st_uid) {
+		rc = tb_fail(-EPERM,
+			     "session file %s says it was created by uid %u but belongs to uid %u (copied or forged); "
+			     "refusing to attach",
+			     path, creator, st.st_uid);
+		munmap(base, (size_t)st.st_size);
+		free(s);
+		goto fail;
+	}
 	rc = tb_session_fast_init(s);
 	if (rc) {
 		munmap(base, (size_t)st.st_size);
@@ -408,12 +482,19 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 		goto fail;
 	}
 	s->fd = fd;
+	s->dirfd = dfd;
 	s->readonly = ro;
 	snprintf(s->path, sizeof s->path, "%s", path);
+	/* A consumer (anything but the producers' automatic attach) survives
+	 * the truncation of the file from here on; unguarded if that fails
+	 * (64 mappings), as before. */
+	if (!(flags & TB_ATTACH_NO_GUARD_))
+		tb_session_guard(s);
 	*out = s;
 	return 0;
 fail:
 	close(fd);
+	close(dfd);
 	return rc;
 }
 
@@ -442,16 +523,34 @@ void tb_session_close(struct tb_session *s)
 		return;
 	if (tb_producer_session() == s || s->retired)
 		return; /* a producer session stays mapped for the life of the process */
+	tb_session_unguard(s); /* before the mapping goes */
 	munmap(s->base, s->size);
 	free(s->fast);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	free(s);
 }
 
 int tb_session_unlink(struct tb_session *s)
 {
-	if (unlink(s->path) != 0)
+	if (s->dirfd < 0) {
+		if (unlink(s->path) != 0)
+			return tb_fail(-errno, "cannot remove session file %s: %s", s->path, strerror(errno));
+		return 0;
+	}
+	/* The name, in the directory the file was created or opened in, must
+	 * still be this file: never remove a file that replaced it. */
+	const char *name = strrchr(s->path, '/');
+	name = name ? name + 1 : s->path;
+	struct stat now, ours;
+	if (fstatat(s->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0)
+		return tb_fail(-errno, "cannot remove session file %s: %s", s->path, strerror(errno));
+	if (s->fd >= 0 && fstat(s->fd, &ours) == 0 && (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino))
+		return tb_fail(-ESTALE, "session file %s was replaced by another file since it was opened; not removing it",
+			       s->path);
+	if (unlinkat(s->dirfd, name, 0) != 0)
 		return tb_fail(-errno, "cannot remove session file %s: %s", s->path, strerror(errno));
 	return 0;
 }

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -44,12 +45,14 @@
 /* ---------------------------------------------------------------------- */
 
 static __thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tb_owner_tok __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tb_aborts __attribute__((tls_model("initial-exec")));
 static uint32_t tb_pid;
 
 static void atfork_child(void)
 {
 	tb_tid = 0; /* the only thread of the child is the one that forked */
+	tb_owner_tok = 0;
 	tb_pid = 0;
 }
 
@@ -71,6 +74,87 @@ uint32_t tb_self_tid(void)
 {
 	uint32_t t = tb_tid;
 	return __builtin_expect(t != 0, 1) ? t : self_tid_first();
+}
+
+/* Appends the decimal digits of v at p; returns the end. */
+static char *put_u32(char *p, uint32_t v)
+{
+	char d[10];
+	int n = 0;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *str)
+{
+	while (*str)
+		*p++ = *str++;
+	return p;
+}
+
+/*
+ * Low 32 bits of the start time of thread `tid` (field 22 of
+ * /proc/<tid>/task/<tid>/stat: clock ticks since boot), never 0; 0 when it
+ * cannot be read (no such thread, no /proc).  With the tid, it names a
+ * thread for as long as tids are not reused within one clock tick (10 ms).
+ * Async-signal-safe: open, read, close, no stdio.
+ */
+uint32_t tb_thread_stamp(uint32_t tid)
+{
+	char path[64], *p = path;
+	p = put_str(p, "/proc/");
+	p = put_u32(p, tid);
+	p = put_str(p, "/task/");
+	p = put_u32(p, tid);
+	p = put_str(p, "/stat");
+	*p = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[1024];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": comm may hold spaces and ')', so the
+	 * fields are counted from the last ')'; field 22 follows the 20th
+	 * space after it */
+	const char *q = strrchr(buf, ')');
+	for (int f = 0; q && f < 20; f++) {
+		q = strchr(q, ' ');
+		if (q)
+			q++;
+	}
+	if (!q || *q < '0' || *q > '9')
+		return 0;
+	uint64_t v = 0;
+	while (*q >= '0' && *q <= '9')
+		v = v * 10 + (uint64_t)(*q++ - '0');
+	uint32_t stamp = (uint32_t)v;
+	return stamp ? stamp : 1;
+}
+
+/* What a fallback writer stores in a ring's owner word: its tid in the low
+ * half, its start time stamp in the high half (0 if unreadable).  Computed
+ * once per thread (the first fallback append: gettid + three calls on
+ * /proc), then one TLS load, like the tid alone before. */
+static __attribute__((noinline)) uint64_t owner_token_first(void)
+{
+	uint32_t tid = tb_self_tid();
+	/* async-signal-safe: a handler interrupting this stores the same value */
+	tb_owner_tok = (uint64_t)tb_thread_stamp(tid) << 32 | tid;
+	return tb_owner_tok;
+}
+
+static inline uint64_t owner_token(void)
+{
+	uint64_t t = tb_owner_tok;
+	return __builtin_expect(t != 0, 1) ? t : owner_token_first();
 }
 
 uint32_t tb_self_pid(void)
@@ -605,12 +689,13 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 /* the fallback protocol                                                   */
 /* ---------------------------------------------------------------------- */
 
-static int own(struct tb_ctl *c, uint32_t tid)
+/* `tok` is owner_token(): (start time stamp << 32) | tid. */
+static int own(struct tb_ctl *c, uint64_t tok)
 {
 	uint64_t zero = 0;
 	/* Acquire pairs with the release in unown(): the previous owner's
 	 * stores to the ring and the state are visible to us. */
-	return __atomic_compare_exchange_n(&c->owner, &zero, (uint64_t)tid, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&c->owner, &zero, tok, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 static void unown(struct tb_ctl *c)
@@ -680,7 +765,8 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 	uint64_t stage_buf[STAGE_MAX / 8 + 1];
 	struct prep p;
 	p.stage = stage_buf;
-	uint32_t tid = tb_self_tid();
+	uint64_t tok = owner_token();
+	uint32_t tid = (uint32_t)tok;
 	uint64_t block_left = cv->block_timeout_ns;
 	/* first choice: the CPU's slot among the slots of this CPU (there are
 	 * several per CPU in a fallback session), picked by thread id so that
@@ -699,7 +785,7 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 		for (i = 0; i < s->ncpus; i++) {
 			unsigned slot = ((unsigned)cpu0 + i) % s->ncpus;
 			ring_ref(&r, s, ch, slot);
-			if (own(r.ctl, tid))
+			if (own(r.ctl, tok))
 				break;
 		}
 		if (i == s->ncpus) {
@@ -740,10 +826,32 @@ int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payloa
 	return append_fallback(s, ch, id, payload, len);
 }
 
-/* kill(tid, 0) says whether the owner of a fallback ring still exists. */
-static int owner_dead(uint64_t owner)
+/*
+ * Whether the owner `o` of a fallback ring (an owner_token() value, or
+ * anything a hostile process wrote) is gone, so that a flusher may take the
+ * ring over.  A slow path (flushers only): system calls are fine here.
+ *   - a tid no thread can have (0, or above the kernel's PID_MAX_LIMIT):
+ *     gone (and never given to kill(): a negative pid names a group);
+ *   - kill(tid, 0) fails with ESRCH: no such thread, gone;
+ *   - the thread with that tid started at another time than the owner
+ *     recorded: the tid was reused by a new thread, the owner is gone;
+ *   - no start time recorded (0: /proc unreadable for the owner, or an older
+ *     library), or none readable now: only kill() can tell, and it said
+ *     alive: not gone (the next visit decides again).
+ */
+static int owner_gone(uint64_t o)
 {
-	return owner && kill((pid_t)owner, 0) != 0 && errno == ESRCH;
+	uint32_t tid = (uint32_t)o, stamp = (uint32_t)(o >> 32);
+	if (o == 0)
+		return 0; /* free: own() takes it */
+	if (tid == 0 || tid > (1u << 22))
+		return 1;
+	if (kill((pid_t)tid, 0) != 0 && errno == ESRCH)
+		return 1;
+	if (stamp == 0)
+		return 0;
+	uint32_t now = tb_thread_stamp(tid);
+	return now != 0 && now != stamp;
 }
 
 int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns)
@@ -756,14 +864,17 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 	p.stage = stage_buf;
 	int owned = 0;
 	if (!r.rseq) {
-		if (!own(c, tb_self_tid())) {
+		uint64_t tok = owner_token();
+		if (!own(c, tok)) {
 			uint64_t o = __atomic_load_n(&c->owner, __ATOMIC_RELAXED);
 			/* a writer killed while owning: take the ring over (its
 			 * partial stores are all past head or in the _before /
-			 * _after state, which stays consistent) */
-			if (!owner_dead(o) ||
-			    !__atomic_compare_exchange_n(&c->owner, &o, (uint64_t)tb_self_tid(), 0, __ATOMIC_ACQUIRE,
-							 __ATOMIC_RELAXED))
+			 * _after state, which stays consistent).  The CAS from
+			 * the exact value judged gone: a ring released and taken
+			 * again meanwhile is not taken from its new owner.
+			 * Acquire as in own(). */
+			if (!owner_gone(o) ||
+			    !__atomic_compare_exchange_n(&c->owner, &o, tok, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 				return -EBUSY;
 		}
 		owned = 1;

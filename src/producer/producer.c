@@ -225,7 +225,7 @@ __attribute__((constructor)) static void tb_autoattach(void)
 	if (!path || !*path)
 		return;
 	struct tb_session *s;
-	int rc = tb_session_attach(path, 0, &s);
+	int rc = tb_session_attach(path, TB_ATTACH_NO_GUARD_, &s);
 	if (rc == 0) {
 		rc = tb_producer_use(s);
 		if (rc)

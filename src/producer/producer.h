@@ -22,6 +22,10 @@ enum { TB_SW_DONE = 0, TB_SW_FULL = 1, TB_SW_RETRY = 2, TB_SW_NOTHING = 3 };
 /* Thread identity, cached (reset in the child after fork). */
 TB_HIDDEN uint32_t tb_self_tid(void);
 TB_HIDDEN uint32_t tb_self_pid(void);
+/* Low 32 bits of the start time of thread `tid` (/proc), never 0; 0 when
+ * unreadable.  Fallback owner words hold (stamp << 32) | tid, so that a
+ * reused tid is not taken for the owner.  Async-signal-safe. */
+TB_HIDDEN uint32_t tb_thread_stamp(uint32_t tid);
 
 /*
  * tb_append - write one record (event `id`, payload) to channel `ch` of
