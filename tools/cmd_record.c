@@ -55,7 +55,7 @@ static void record_usage(FILE *f)
 		"  --events PATTERNS         event classes to record, globs, comma separated (*)\n"
 		"  --flush-period DUR        close a CPU's partial packet idle that long (1s)\n"
 		"  --watermark N             full sub-buffers that wake the consumer (1)\n"
-		"  --block-timeout DUR       block mode: longest wait of a producer (100ms)\n"
+		"  --block-timeout DUR       block mode: longest wait of a producer (100ms, at most 10s)\n"
 		"  --no-attribution          no tracebuf:thread records\n"
 		"  --session PATH            session file to create (default: new file in /dev/shm)\n"
 		"  --shm-dir DIR             directory of the session file ($TRACEBUF_SHM_DIR)\n"

@@ -410,7 +410,7 @@ static void *flusher_main(void *arg)
 				  "its partial packets are collected at the end only", cpu);
 		return NULL;
 	}
-	uint64_t next[TB_MAX_CHANNELS];
+	uint64_t next[TB_MAX_CHANNELS] = { 0 };
 	uint64_t now = tb_mono_ns();
 	for (unsigned ch = 0; ch < s->nchannels; ch++) {
 		/* spread the phases: CPU k of n visits first at now + P * (1 + k/n) */

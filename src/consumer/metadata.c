@@ -56,10 +56,10 @@ static void env_add(struct env_list *l, const char *key, const char *str, int64_
 	if (l->n >= l->cap)
 		return;
 	struct tb_ctf_env *x = &l->v[l->n];
-	snprintf(l->strs[l->n * 2], sizeof l->strs[0], "%s", key);
-	x->key = l->strs[l->n * 2];
+	snprintf(l->strs[(size_t)l->n * 2], sizeof l->strs[0], "%s", key);
+	x->key = l->strs[(size_t)l->n * 2];
 	if (str) {
-		snprintf(l->strs[l->n * 2 + 1], sizeof l->strs[0], "%s", str);
+		snprintf(l->strs[(size_t)l->n * 2 + 1], sizeof l->strs[0], "%s", str);
 		x->str = l->strs[l->n * 2 + 1];
 	} else {
 		x->str = NULL;

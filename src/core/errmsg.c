@@ -9,13 +9,12 @@
 
 static __thread char tb_msg[512] __attribute__((tls_model("initial-exec")));
 
-int tb_fail(int err, const char *fmt, ...)
+void tb_set_errmsg(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(tb_msg, sizeof tb_msg, fmt, ap);
 	va_end(ap);
-	return err;
 }
 
 const char *tb_errmsg(void)

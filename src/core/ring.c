@@ -72,7 +72,7 @@ static int check_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_
 		what = "cpu_id of another CPU";
 	else if (h.packet_size != len * 8)
 		what = "packet_size is not the sub-buffer size";
-	else if (h.content_size % 8 || h.content_size < TB_PACKET_HEADER_SIZE * 8 || h.content_size > h.packet_size)
+	else if (h.content_size % 8 || h.content_size < TB_PACKET_HEADER_SIZE * 8ull || h.content_size > h.packet_size)
 		what = "content_size out of bounds";
 	else if (h.timestamp_end < h.timestamp_begin)
 		what = "timestamp_end before timestamp_begin";

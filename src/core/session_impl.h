@@ -91,7 +91,16 @@ static inline uint8_t *tb_sb_at(const struct tb_session *s, unsigned ch, unsigne
 	return tb_ring_of(s, ch, cpu) + c->data_off + ((pos & c->ring_mask) & ~(c->sb_size - 1));
 }
 
-/* Thread-local error message helpers (src/core/errmsg.c). */
-TB_HIDDEN int tb_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Thread-local error message helpers (src/core/errmsg.c).
+ * tb_fail(err, fmt, ...) sets the message tb_errmsg() returns and evaluates
+ * to err (evaluated first).  A macro, so that callers (and static analysers) see that
+ * `return tb_fail(-EX, ...)` returns -EX. */
+TB_HIDDEN void tb_set_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define tb_fail(err, ...)                                                            \
+	__extension__({                                                              \
+		int tb__err = (err); /* before the message: `-errno` stays errno's */ \
+		tb_set_errmsg(__VA_ARGS__);                                          \
+		tb__err;                                                             \
+	})
 
 #endif

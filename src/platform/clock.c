@@ -60,7 +60,7 @@ void tb_clock_calibrate(uint32_t kind, struct tb_clock_calib *out)
 	}
 	uint64_t t0, m0, t1, m1;
 	pair(CLOCK_MONOTONIC, &t0, &m0);
-	struct timespec d = { 0, 20 * 1000 * 1000 };
+	struct timespec d = { 0, 20L * 1000 * 1000 };
 	while (nanosleep(&d, &d) != 0)
 		;
 	pair(CLOCK_MONOTONIC, &t1, &m1);

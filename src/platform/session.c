@@ -87,11 +87,11 @@ static const char *split_path(const char *path, char *dir)
 {
 	const char *slash = strrchr(path, '/');
 	if (!slash) {
-		strcpy(dir, ".");
+		memcpy(dir, ".", 2);
 		return path;
 	}
 	if (slash == path) {
-		strcpy(dir, "/");
+		memcpy(dir, "/", 2);
 	} else {
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = 0;
@@ -123,16 +123,21 @@ static void random_bytes(uint8_t *p, size_t n)
 
 static uint32_t possible_cpus(void)
 {
+	/* "0-63", "0", or a list such as "0-3,8-11": the highest CPU + 1 */
 	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	unsigned a, b = 0;
+	char line[256];
 	uint32_t n = 0;
-	if (f) {
-		if (fscanf(f, "%u-%u", &a, &b) == 2)
-			n = b + 1;
-		else if (a == 0)
-			n = 1;
-		fclose(f);
+	if (f && fgets(line, sizeof line, f)) {
+		for (char *p = line, *end; *p >= '0' && *p <= '9'; p = end + 1) {
+			unsigned long v = strtoul(p, &end, 10);
+			if (v < 65536 && v + 1 > n)
+				n = (uint32_t)v + 1;
+			if (*end != '-' && *end != ',')
+				break;
+		}
 	}
+	if (f)
+		fclose(f);
 	if (!n) {
 		long c = sysconf(_SC_NPROCESSORS_CONF);
 		n = c > 0 ? (uint32_t)c : 1;
@@ -144,7 +149,7 @@ static int map_file(int fd, uint64_t size, int readonly, uint8_t **out)
 {
 	void *p = mmap(NULL, size, readonly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
-		return -errno;
+		return errno > 0 ? -errno : -ENOMEM; /* never 0: the caller then uses *out */
 	*out = p;
 	return 0;
 }
@@ -201,7 +206,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 		for (unsigned d = 0; d < c; d++)
 			if (!strcmp(cd[d].name, name))
 				return tb_fail(-EINVAL, "two channels are named '%s'", name);
-		strcpy(cd[c].name, name);
+		memcpy(cd[c].name, name, strlen(name) + 1); /* 1..31 characters, checked above */
 		cd[c].sb_size = co->sb_size ? co->sb_size : DEF_SB_SIZE;
 		cd[c].sb_count = co->sb_count ? co->sb_count : DEF_SB_COUNT;
 		cd[c].mode = co->mode ? co->mode : TB_MODE_DISCARD;
@@ -222,7 +227,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 		if (strlen(ev) >= sizeof cd[c].events)
 			return tb_fail(-EINVAL, "channel '%s': event patterns longer than %zu bytes", name,
 				       sizeof cd[c].events - 1);
-		strcpy(cd[c].events, ev);
+		memcpy(cd[c].events, ev, strlen(ev) + 1); /* length checked above */
 		p.sb_size[c] = cd[c].sb_size;
 		p.sb_count[c] = cd[c].sb_count;
 	}
@@ -257,7 +262,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 			free(s);
 			return tb_fail(-ENAMETOOLONG, "session path too long");
 		}
-		strcpy(s->path, opts.path);
+		memcpy(s->path, opts.path, strlen(opts.path) + 1); /* length checked above */
 		name = split_path(s->path, dir);
 	} else {
 		const char *d = opts.dir ? opts.dir : getenv("TRACEBUF_SHM_DIR");
@@ -311,6 +316,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 
 	/* Fill everything but the magic; the rings stay untouched (sparse). */
 	struct tb_map *m = (struct tb_map *)base;
+	/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): map_file() set base, it returned 0 */
 	m->version = TB_FORMAT_VERSION;
 	m->hdr_size = sizeof *m;
 	m->page_size = p.page_size;

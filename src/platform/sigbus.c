@@ -45,7 +45,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		p->sa_handler(sig);
 		return;
 	}
-	int sent = si->si_code <= 0; /* kill(), sigqueue(), tgkill(): not a fault */
+	int sent = si && si->si_code <= 0; /* kill(), sigqueue(), tgkill(): not a fault */
 	if (sent && p->sa_handler == SIG_IGN)
 		return;
 	/* The default action.  A fault cannot be ignored (the kernel kills a
@@ -94,6 +94,7 @@ static int absorb(uintptr_t a)
 		 * faults in tb_session_damaged() sees the damage.  Pairs with
 		 * the acquire load there. */
 		__atomic_fetch_add(&g->faults, 1, __ATOMIC_SEQ_CST);
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): the guarded mapping's own pages */
 		void *p = mmap((void *)(b + keep), (size_t)(g->size - keep), g->prot,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		return p != MAP_FAILED;

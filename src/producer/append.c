@@ -399,7 +399,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	op(p, &r->desc[qidx].disc_begin, disc, 0);
 	if (reuse) {
 		for (unsigned k = 0; k < TB_PACKET_HEADER_SIZE / 8; k++)
-			op(p, (uint64_t *)(qsb + 8 * k), p->stage[k], r->ts_in_cs && 8 * k == TB_PKT_OFF_TS_BEGIN);
+			op(p, (uint64_t *)(qsb + 8 * (size_t)k), p->stage[k], r->ts_in_cs && 8 * k == TB_PKT_OFF_TS_BEGIN);
 	} else if (r->ts_in_cs) {
 		op(p, (uint64_t *)(qsb + TB_PKT_OFF_TS_BEGIN), 0, 1);
 	}
@@ -777,6 +777,7 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 		cpu = 0;
 	if (ncpu < 1 || ncpu > s->ncpus)
 		ncpu = s->ncpus;
+	/* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): s->ncpus >= 1 (tb_map_validate), so ncpu >= 1 */
 	unsigned per = s->ncpus / ncpu;
 	int cpu0 = (int)(((unsigned)cpu % ncpu) * per + (per ? tid % per : 0));
 	struct ring_ref r;
@@ -791,6 +792,7 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 		if (i == s->ncpus) {
 			/* every slot owned (nested signal handlers, or dead owners):
 			 * never wait, count */
+			/* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): s->ncpus >= 1 (tb_map_validate) */
 			struct tb_ctl *c = tb_ctl_of(s, ch, (unsigned)cpu0 % s->ncpus);
 			__atomic_fetch_add(&c->lost_busy, 1, __ATOMIC_RELAXED);
 			return -EBUSY;
@@ -816,7 +818,7 @@ int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payloa
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	/* the largest [escape] + extended record must fit an empty packet */
-	uint64_t worst = (uint64_t)len + 2 * TB_EXTENDED_HDR_SIZE + TB_THREAD_PAYLOAD_SIZE + 8;
+	uint64_t worst = (uint64_t)len + 2ull * TB_EXTENDED_HDR_SIZE + TB_THREAD_PAYLOAD_SIZE + 8;
 	if (len > TB_PAYLOAD_MAX_LEN + 4096 || worst + TB_PACKET_HEADER_SIZE > cv->sb_size) {
 		tb_count(s, ch, offsetof(struct tb_ctl, lost_toobig), 1);
 		return -ENOSPC;

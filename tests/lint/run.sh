@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build-lint}
+case $B in /*) ;; *) B=$PWD/$B ;; esac   # cppcheck's --file-filter needs absolute paths
 for t in clang-tidy run-clang-tidy cppcheck; do
   command -v "$t" >/dev/null || { echo "lint: $t not installed (apt-get install clang-tidy cppcheck)"; exit 1; }
 done
