@@ -33,4 +33,13 @@ TB_CMD(stat);
 /* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+#include <stddef.h>
+#include <stdint.h>
+struct tb_reader;
+/* The name in a metadata env value "comm=NAME exe=EXE ..." (written by
+ * src/consumer/metadata.c for key proc_<pid>), else the whole value, into buf. */
+const char *cli_env_comm(const char *value, char *buf, size_t cap);
+/* The recorded name of process pid into buf; NULL when the trace has none. */
+const char *cli_proc_name(struct tb_reader *r, uint32_t pid, char *buf, size_t cap);
+
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_symbols.h"
 
 /* ---------------------------------------------------------------------- */
@@ -351,26 +352,6 @@ static int set_counters(struct prof *p, const struct tb_rd_event *e)
 	return 0;
 }
 
-/* the env's "proc_<pid>" = "comm=NAME exe=..." -> NAME (src/consumer/metadata.c) */
-static char *env_comm(struct tb_reader *r, uint32_t pid)
-{
-	char key[32];
-	snprintf(key, sizeof key, "proc_%" PRIu32, pid);
-	for (unsigned i = 0; i < tb_reader_nenv(r); i++) {
-		if (strcmp(tb_reader_env_key(r, i), key))
-			continue;
-		const char *v = tb_reader_env_value(r, i), *stop = v + strlen(v);
-		if (!strncmp(v, "comm=", 5)) {
-			v += 5;
-			const char *x = strstr(v, " exe=");
-			if (x)
-				stop = x;
-		}
-		return strndup(v, (size_t)(stop - v));
-	}
-	return NULL;
-}
-
 static const struct pmap *sort_maps_base;
 static int cmp_by_start(const void *a, const void *b)
 {
@@ -417,7 +398,9 @@ static int finish_procs(struct prof *p)
 			const char *b = strrchr(exe, '/');
 			q->name = strdup(b && b[1] ? b + 1 : exe);
 		} else {
-			q->name = env_comm(p->r, q->pub.pid);
+			char nb[256];
+			const char *n = cli_proc_name(p->r, q->pub.pid, nb, sizeof nb);
+			q->name = n ? strdup(n) : NULL;
 		}
 		if (!q->name && asprintf(&q->name, "pid %" PRIu32, q->pub.pid) < 0)
 			q->name = NULL;

@@ -188,26 +188,6 @@ static void put_ts(struct conv *c, const char *key, int64_t ns)
 	fprintf(c->out, "\"%s\":%s%" PRIu64 ".%03d", key, sign, (uint64_t)(v / 1000), (int)(v % 1000));
 }
 
-static const char *proc_name(struct tb_reader *r, uint32_t pid, char *buf, size_t cap)
-{
-	char key[32];
-	snprintf(key, sizeof key, "proc_%" PRIu32, pid);
-	for (unsigned i = 0; i < tb_reader_nenv(r); i++) {
-		if (strcmp(tb_reader_env_key(r, i), key))
-			continue;
-		const char *v = tb_reader_env_value(r, i), *stop = v + strlen(v);
-		if (!strncmp(v, "comm=", 5)) {
-			v += 5;
-			const char *x = strstr(v, " exe=");
-			if (x)
-				stop = x;
-		}
-		snprintf(buf, cap, "%.*s", (int)(stop - v), v);
-		return buf;
-	}
-	return NULL;
-}
-
 static void put_name_meta(struct conv *c, const char *what, uint32_t pid, uint32_t tid, const char *name)
 {
 	char *j = jdup(name, strlen(name));
@@ -226,7 +206,7 @@ static struct tstate *track(struct conv *c, uint32_t pid, uint32_t tid)
 		return t;
 	t->key = (uint64_t)pid << 32 | tid;
 	char buf[128], nb[160];
-	const char *pn = pid ? proc_name(c->r, pid, buf, sizeof buf) : "no thread record";
+	const char *pn = pid ? cli_proc_name(c->r, pid, buf, sizeof buf) : "no thread record";
 	struct tstate *p = cli_table_get(&c->procs, pid, 0, &isnew);
 	if (!p)
 		return NULL;

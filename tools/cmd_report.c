@@ -138,14 +138,7 @@ static void load_procs(struct report *rp)
 			continue;
 		struct proc_name *p = &rp->procs[rp->nprocs++];
 		p->pid = (uint32_t)pid;
-		const char *name = v, *stop = v + strlen(v);
-		if (!strncmp(v, "comm=", 5)) {
-			name = v + 5;
-			const char *x = strstr(name, " exe=");
-			if (x)
-				stop = x;
-		}
-		snprintf(p->name, sizeof p->name, "%.*s", (int)(stop - name), name);
+		cli_env_comm(v, p->name, sizeof p->name);
 	}
 }
 
@@ -415,6 +408,24 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 	return ids;
 }
 
+/* ,"diagnostics":{"count":N,"items":[...]}} and the end of the report's JSON object */
+static void json_diags(FILE *f, const struct tb_reader *r)
+{
+	uint64_t nd = tb_reader_ndiags(r);
+	fprintf(f, ",\"diagnostics\":{\"count\":%" PRIu64 ",\"items\":[", nd);
+	for (uint64_t i = 0; i < nd; i++) {
+		const struct tb_rd_diag *d = tb_reader_diag(r, i);
+		if (!d)
+			break;
+		fprintf(f, "%s{\"file\":", i ? "," : "");
+		jstr(f, d->file);
+		fprintf(f, ",\"offset\":%" PRIu64 ",\"error\":\"%s\",\"what\":", d->offset, errname(d->err));
+		jstr(f, d->what);
+		fputc('}', f);
+	}
+	fputs("]}}\n", f);
+}
+
 static void print_json(const struct report *rp, FILE *f)
 {
 	struct tb_reader *r = rp->r;
@@ -508,19 +519,7 @@ static void print_json(const struct report *rp, FILE *f)
 	} else {
 		fputs("null", f);
 	}
-	uint64_t nd = tb_reader_ndiags(r);
-	fprintf(f, ",\"diagnostics\":{\"count\":%" PRIu64 ",\"items\":[", nd);
-	for (uint64_t i = 0; i < nd; i++) {
-		const struct tb_rd_diag *d = tb_reader_diag(r, i);
-		if (!d)
-			break;
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		jstr(f, d->file);
-		fprintf(f, ",\"offset\":%" PRIu64 ",\"error\":\"%s\",\"what\":", d->offset, errname(d->err));
-		jstr(f, d->what);
-		fputc('}', f);
-	}
-	fputs("]}}\n", f);
+	json_diags(f, r);
 }
 
 static void print_text(const struct report *rp, FILE *f, size_t max_threads, size_t max_ranges)
@@ -989,19 +988,7 @@ static void profile_json(const struct preport *pr, FILE *f, size_t top, int thre
 		}
 		fputc(']', f);
 	}
-	uint64_t nd = tb_reader_ndiags(pr->r);
-	fprintf(f, ",\"diagnostics\":{\"count\":%" PRIu64 ",\"items\":[", nd);
-	for (uint64_t i = 0; i < nd; i++) {
-		const struct tb_rd_diag *d = tb_reader_diag(pr->r, i);
-		if (!d)
-			break;
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		jstr(f, d->file);
-		fprintf(f, ",\"offset\":%" PRIu64 ",\"error\":\"%s\",\"what\":", d->offset, errname(d->err));
-		jstr(f, d->what);
-		fputc('}', f);
-	}
-	fputs("]}}\n", f);
+	json_diags(f, pr->r);
 }
 
 static int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, size_t top, int threads,

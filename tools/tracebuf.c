@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* tracebuf.c - subcommand dispatch and the one usage table. */
+/* tracebuf.c - subcommand dispatch and the one usage table; helpers of cli.h. */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <tracebuf/reader.h>
 
 #include "cli.h"
 
@@ -42,6 +45,29 @@ int cli_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return TB_EXIT_FAIL;
+}
+
+const char *cli_env_comm(const char *value, char *buf, size_t cap)
+{
+	const char *name = value, *stop = value + strlen(value);
+	if (!strncmp(value, "comm=", 5)) {
+		name = value + 5;
+		const char *x = strstr(name, " exe=");
+		if (x)
+			stop = x;
+	}
+	snprintf(buf, cap, "%.*s", (int)(stop - name), name);
+	return buf;
+}
+
+const char *cli_proc_name(struct tb_reader *r, uint32_t pid, char *buf, size_t cap)
+{
+	char key[32];
+	snprintf(key, sizeof key, "proc_%" PRIu32, pid);
+	for (unsigned i = 0; i < tb_reader_nenv(r); i++)
+		if (!strcmp(tb_reader_env_key(r, i), key))
+			return cli_env_comm(tb_reader_env_value(r, i), buf, cap);
+	return NULL;
 }
 
 static void usage(FILE *f)
