@@ -12,8 +12,12 @@ for round in 1 2; do
 	"$CLI" record -q --session "$S" --sb-size 16K --sb-count 4 -o "$D" -- \
 		"$WL" --threads 2 --events 300000 --sleep-us 100 > "$T/w$round.out" &
 	rp=$!
+	# the workload runs once the recorder started it (seconds under
+	# valgrind or on a loaded machine), then writes for a random while
+	wl=
+	for _ in $(seq 300); do wl=$(pgrep -P $rp) && break; sleep 0.1; done
+	[ -n "$wl" ] || fail "workload not running 30 s after record started"
 	sleep 0.$((3 + RANDOM % 5))
-	wl=$(pgrep -P $rp) || fail "workload not running"
 	kill -9 $rp; wait $rp 2>/dev/null
 	sleep 0.3 # producers run without a consumer: they lose and count
 	"$CLI" record --attach "$S" -o "$D" 2> "$T/attach$round.err" || { cat "$T/attach$round.err"; fail "attach"; }
