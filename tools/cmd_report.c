@@ -10,10 +10,8 @@
  * Memory: per class, per stream, per thread and per loss notice; nothing
  * per event.  Output: a compact text summary, or one JSON object.
  *
- * `report --profile DIR` reads a `tracebuf profile` trace instead: the
- * samples symbolised (cli_profile.c, cli_symbols.c), oprofile's counters and
- * the hottest functions by self and total, per thread if asked
- * (docs/PROFILE-READING.md).
+ * `report --profile DIR` reads a `tracebuf profile` trace instead
+ * (cli_report_profile.c); the formatting both share is cli_report.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,10 +26,7 @@
 
 #include "cli.h"
 #include "cli_map.h"
-#include "cli_profile.h"
-#include "cli_symbols.h"
-
-#define NS ((int64_t)1000000000)
+#include "cli_report.h"
 
 static void usage(FILE *f)
 {
@@ -109,17 +104,6 @@ struct report {
 	uint64_t bucket_n, best_n;
 	int64_t best_bucket;
 };
-
-/* a - b without overflow (damaged timestamps can be anywhere) */
-static int64_t sat(__int128 d)
-{
-	return d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : (int64_t)d;
-}
-
-static int64_t diff(int64_t a, int64_t b)
-{
-	return sat((__int128)a - b);
-}
 
 /* "comm=NAME exe=EXE attached_ns=N" (src/consumer/metadata.c) -> NAME; else the whole value */
 static void load_procs(struct report *rp)
@@ -255,7 +239,7 @@ static int collect(struct report *rp)
 			last_key = key;
 		}
 		last_thr->n++;
-		int64_t b = diff(tb_rd_ns(e), rp->ns0) / NS;
+		int64_t b = rpt_diff(tb_rd_ns(e), rp->ns0) / NS;
 		if (b != rp->bucket) {
 			rp->bucket = b;
 			rp->bucket_n = 0;
@@ -286,37 +270,23 @@ static int collect(struct report *rp)
 /* ---------------------------------------------------------------------- */
 /* formatting                                                              */
 
-/* 1234567 -> "1,234,567" */
-static const char *grp(char *buf, uint64_t v)
-{
-	char t[32];
-	int n = snprintf(t, sizeof t, "%" PRIu64, v), o = 0;
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = t[i];
-	}
-	buf[o] = 0;
-	return buf;
-}
-
 /* events per second over the span, "-" when the span is empty */
 static const char *rate(char *buf, const struct report *rp, uint64_t n)
 {
-	int64_t d = diff(rp->ns1, rp->ns0);
+	int64_t d = rpt_diff(rp->ns1, rp->ns0);
 	if (d <= 0)
 		return "-";
 	double r = (double)n * 1e9 / (double)d;
 	if (r < 10)
 		snprintf(buf, 32, "%.2f", r);
 	else
-		grp(buf, (uint64_t)(r + 0.5));
+		rpt_grp(buf, (uint64_t)(r + 0.5));
 	return buf;
 }
 
 static double rate_v(const struct report *rp, uint64_t n)
 {
-	int64_t d = diff(rp->ns1, rp->ns0);
+	int64_t d = rpt_diff(rp->ns1, rp->ns0);
 	return d > 0 ? (double)n * 1e9 / (double)d : 0;
 }
 
@@ -348,52 +318,6 @@ static const char *tod(char *buf, int64_t ns)
 	return buf;
 }
 
-static const char *dur(char *buf, int64_t ns)
-{
-	if (ns < 1000)
-		sprintf(buf, "%" PRId64 " ns", ns);
-	else if (ns < 1000000)
-		sprintf(buf, "%.3f us", ns / 1e3);
-	else if (ns < NS)
-		sprintf(buf, "%.3f ms", ns / 1e6);
-	else if (ns < 600 * NS)
-		sprintf(buf, "%.3f s", ns / 1e9);
-	else
-		sprintf(buf, "%" PRId64 " h %02" PRId64 " min %06.3f s", ns / (3600 * NS), ns / (60 * NS) % 60,
-			(double)(ns % (60 * NS)) / 1e9);
-	return buf;
-}
-
-static void jstr(FILE *f, const char *s)
-{
-	char buf[1024];
-	size_t n = tb_rd_format_string(s, strlen(s), 1, buf, sizeof buf);
-	if (n <= sizeof buf) {
-		fwrite(buf, 1, n, f);
-		return;
-	}
-	char *b = malloc(n);
-	if (!b) {
-		fputs("\"\"", f);
-		return;
-	}
-	tb_rd_format_string(s, strlen(s), 1, b, n);
-	fwrite(b, 1, n, f);
-	free(b);
-}
-
-static const char *errname(int err)
-{
-	switch (err) {
-	case -EBADMSG: return "EBADMSG";
-	case -ENODATA: return "ENODATA";
-	case -ERANGE: return "ERANGE";
-	case -ENOENT: return "ENOENT";
-	case -EACCES: return "EACCES";
-	default: return "EIO";
-	}
-}
-
 static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 {
 	uint32_t *ids = malloc((rp->ncls ? rp->ncls : 1) * sizeof *ids);
@@ -408,42 +332,24 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 	return ids;
 }
 
-/* ,"diagnostics":{"count":N,"items":[...]}} and the end of the report's JSON object */
-static void json_diags(FILE *f, const struct tb_reader *r)
-{
-	uint64_t nd = tb_reader_ndiags(r);
-	fprintf(f, ",\"diagnostics\":{\"count\":%" PRIu64 ",\"items\":[", nd);
-	for (uint64_t i = 0; i < nd; i++) {
-		const struct tb_rd_diag *d = tb_reader_diag(r, i);
-		if (!d)
-			break;
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		jstr(f, d->file);
-		fprintf(f, ",\"offset\":%" PRIu64 ",\"error\":\"%s\",\"what\":", d->offset, errname(d->err));
-		jstr(f, d->what);
-		fputc('}', f);
-	}
-	fputs("]}}\n", f);
-}
-
 static void print_json(const struct report *rp, FILE *f)
 {
 	struct tb_reader *r = rp->r;
 	char b[64];
 	fputs("{\"trace\":", f);
-	jstr(f, rp->dir);
+	rpt_jstr(f, rp->dir);
 	fprintf(f, ",\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"start\":\"%s\"", rp->ns0, rp->ns1,
 		utc(b, rp->ns0, 1));
 	fprintf(f, ",\"end\":\"%s\",\"duration_ns\":%" PRId64 ",\"clock_freq\":%" PRIu64, utc(b, rp->ns1, 1),
-		diff(rp->ns1, rp->ns0), tb_reader_clock_freq(r));
+		rpt_diff(rp->ns1, rp->ns0), tb_reader_clock_freq(r));
 	fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f,\"bytes\":%" PRIu64, rp->events,
 		rate_v(rp, rp->events), rp->bytes);
 	fputs(",\"streams\":[", f);
 	for (unsigned s = 0; s < tb_reader_nstreams(r); s++) {
 		fprintf(f, "%s{\"file\":", s ? "," : "");
-		jstr(f, tb_reader_stream_file(r, s));
+		rpt_jstr(f, tb_reader_stream_file(r, s));
 		fputs(",\"channel\":", f);
-		jstr(f, tb_reader_stream_channel(r, s));
+		rpt_jstr(f, tb_reader_stream_channel(r, s));
 		fprintf(f, ",\"cpu\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"packets\":%zu,\"events\":%" PRIu64 "}",
 			tb_reader_stream_cpu(r, s), tb_reader_stream_bytes(r, s), tb_reader_npackets(r, s),
 			rp->stream_events[s]);
@@ -454,7 +360,7 @@ static void print_json(const struct report *rp, FILE *f)
 	for (uint32_t i = 0; ids && i < nc; i++) {
 		const char *name = tb_reader_class_name(r, ids[i]);
 		fprintf(f, "%s{\"name\":", i ? "," : "");
-		jstr(f, name ? name : "?");
+		rpt_jstr(f, name ? name : "?");
 		fprintf(f, ",\"id\":%" PRIu32 ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f,\"payload_bytes\":%" PRIu64 "}",
 			ids[i], rp->cls[ids[i]].n, rate_v(rp, rp->cls[ids[i]].n), rp->cls[ids[i]].bytes);
 	}
@@ -472,7 +378,7 @@ static void print_json(const struct report *rp, FILE *f)
 		const char *pn = pid ? proc_name(rp, pid) : NULL;
 		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", pid, tid);
 		if (pn)
-			jstr(f, pn);
+			rpt_jstr(f, pn);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f}", rp->thr[i].n, rate_v(rp, rp->thr[i].n));
@@ -500,7 +406,7 @@ static void print_json(const struct report *rp, FILE *f)
 				continue;
 			fprintf(f, "%s{\"stream\":", f2 ? "" : ",");
 			f2 = 0;
-			jstr(f, tb_reader_stream_file(r, l->stream));
+			rpt_jstr(f, tb_reader_stream_file(r, l->stream));
 			fprintf(f, ",\"kind\":\"%s\",\"count\":", l->kind == TB_RD_DISCARDED_PACKETS ? "packets" : "events");
 			if (l->count)
 				fprintf(f, "%" PRIu64, l->count);
@@ -513,13 +419,13 @@ static void print_json(const struct report *rp, FILE *f)
 	}
 	fputs("]},\"busiest_second\":", f);
 	if (rp->best_bucket >= 0) {
-		int64_t s0 = sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
+		int64_t s0 = rpt_sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
 		fprintf(f, "{\"index\":%" PRId64 ",\"start_ns\":%" PRId64 ",\"start\":\"%s\",\"events\":%" PRIu64 "}",
 			rp->best_bucket, s0, utc(b, s0, 1), rp->best_n);
 	} else {
 		fputs("null", f);
 	}
-	json_diags(f, r);
+	rpt_json_diags(f, r);
 }
 
 static void print_text(const struct report *rp, FILE *f, size_t max_threads, size_t max_ranges)
@@ -531,13 +437,13 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	uint32_t *ids = sorted_classes(rp, &nc);
 	fprintf(f, "trace    %s\n", rp->dir);
 	if (!rp->events && !rp->nloss) {
-		fprintf(f, "events   none (%u stream file%s, %s bytes)\n", ns, ns == 1 ? "" : "s", grp(a, rp->bytes));
+		fprintf(f, "events   none (%u stream file%s, %s bytes)\n", ns, ns == 1 ? "" : "s", rpt_grp(a, rp->bytes));
 	} else {
-		fprintf(f, "time     %s .. %s UTC (%s)\n", utc(a, rp->ns0, 0), tod(b, rp->ns1), dur(c, diff(rp->ns1, rp->ns0)));
-		fprintf(f, "events   %s (%s/s); %u class%s, %zu CPU%s, %zu thread%s\n", grp(a, rp->events),
+		fprintf(f, "time     %s .. %s UTC (%s)\n", utc(a, rp->ns0, 0), tod(b, rp->ns1), rpt_dur(c, rpt_diff(rp->ns1, rp->ns0)));
+		fprintf(f, "events   %s (%s/s); %u class%s, %zu CPU%s, %zu thread%s\n", rpt_grp(a, rp->events),
 			rate(b, rp, rp->events), nc, nc == 1 ? "" : "es", rp->ncpus, rp->ncpus == 1 ? "" : "s",
 			rp->thr_n, rp->thr_n == 1 ? "" : "s");
-		fprintf(f, "bytes    %s in %u stream file%s", grp(a, rp->bytes), ns, ns == 1 ? "" : "s");
+		fprintf(f, "bytes    %s in %u stream file%s", rpt_grp(a, rp->bytes), ns, ns == 1 ? "" : "s");
 		if (rp->events)
 			fprintf(f, " (%.1f B/event)", (double)rp->bytes / (double)rp->events);
 		fputc('\n', f);
@@ -551,19 +457,19 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		lcpus += rp->cpus[i].lost_ev || rp->cpus[i].lost_pk || rp->cpus[i].unknown;
 	}
 	if (lev || lpk || lun) {
-		fprintf(f, "lost     %s event%s", grp(a, lev), lev == 1 ? "" : "s");
+		fprintf(f, "lost     %s event%s", rpt_grp(a, lev), lev == 1 ? "" : "s");
 		if (lpk)
-			fprintf(f, " + %s packet%s", grp(b, lpk), lpk == 1 ? "" : "s");
+			fprintf(f, " + %s packet%s", rpt_grp(b, lpk), lpk == 1 ? "" : "s");
 		if (lun)
-			fprintf(f, " + %s loss%s of unknown size", grp(c, lun), lun == 1 ? "" : "es");
+			fprintf(f, " + %s loss%s of unknown size", rpt_grp(c, lun), lun == 1 ? "" : "es");
 		fprintf(f, " on %zu CPU%s, cause unknown (see below)\n", lcpus, lcpus == 1 ? "" : "s");
 	} else if (rp->events) {
 		fprintf(f, "lost     none\n");
 	}
 	if (rp->best_bucket >= 0) {
-		int64_t s0 = sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
+		int64_t s0 = rpt_sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
 		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s events%s\n", rp->best_bucket + 1, tod(a, s0),
-			grp(b, rp->best_n), diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
+			rpt_grp(b, rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
 	}
 
 	if (nc) {
@@ -579,7 +485,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		for (uint32_t i = 0; i < nc; i++) {
 			const struct cls_stat *k = &rp->cls[ids[i]];
 			const char *n = tb_reader_class_name(r, ids[i]);
-			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, n ? n : "?", grp(a, k->n),
+			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, n ? n : "?", rpt_grp(a, k->n),
 				100.0 * (double)k->n / (double)rp->events, rate(b, rp, k->n), (double)k->bytes / (double)k->n);
 		}
 	}
@@ -589,8 +495,8 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		fprintf(f, "\n%-5s %13s %12s %13s %13s\n", "cpu", "events", "per s", "lost events", "lost packets");
 		for (size_t i = 0; i < rp->ncpus; i++) {
 			const struct cpu_stat *k = &rp->cpus[i];
-			fprintf(f, "%5" PRIu32 " %13s %12s %13s %13s%s\n", k->cpu, grp(a, k->events), rate(b, rp, k->events),
-				grp(c, k->lost_ev), grp(d, k->lost_pk), k->unknown ? " + unknown" : "");
+			fprintf(f, "%5" PRIu32 " %13s %12s %13s %13s%s\n", k->cpu, rpt_grp(a, k->events), rate(b, rp, k->events),
+				rpt_grp(c, k->lost_ev), rpt_grp(d, k->lost_pk), k->unknown ? " + unknown" : "");
 		}
 	}
 
@@ -600,13 +506,13 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		for (size_t i = 0; i < show; i++) {
 			uint32_t pid = (uint32_t)(rp->thr[i].key >> 32), tid = (uint32_t)rp->thr[i].key;
 			if (!tid && !pid) {
-				fprintf(f, "  %-16s %9s %9s %13s %12s\n", "(no thread record)", "-", "-", grp(a, rp->thr[i].n),
+				fprintf(f, "  %-16s %9s %9s %13s %12s\n", "(no thread record)", "-", "-", rpt_grp(a, rp->thr[i].n),
 					rate(b, rp, rp->thr[i].n));
 				continue;
 			}
 			const char *pn = proc_name(rp, pid);
 			fprintf(f, "  %-16.16s %9" PRIu32 " %9" PRIu32 " %13s %12s\n", pn ? pn : "?", pid, tid,
-				grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n));
+				rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n));
 		}
 		if (show < rp->thr_n)
 			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", rp->thr_n - show,
@@ -619,9 +525,9 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			const struct cpu_stat *k = &rp->cpus[i];
 			if (!k->lost_ev && !k->lost_pk && !k->unknown)
 				continue;
-			fprintf(f, "  cpu %" PRIu32 ": %s event%s", k->cpu, grp(a, k->lost_ev), k->lost_ev == 1 ? "" : "s");
+			fprintf(f, "  cpu %" PRIu32 ": %s event%s", k->cpu, rpt_grp(a, k->lost_ev), k->lost_ev == 1 ? "" : "s");
 			if (k->lost_pk)
-				fprintf(f, ", %s packet%s", grp(b, k->lost_pk), k->lost_pk == 1 ? "" : "s");
+				fprintf(f, ", %s packet%s", rpt_grp(b, k->lost_pk), k->lost_pk == 1 ? "" : "s");
 			size_t nr = 0, shown = 0;
 			for (size_t j = 0; j < rp->nloss; j++)
 				nr += tb_reader_stream_cpu(r, rp->loss[j].stream) == k->cpu;
@@ -638,12 +544,12 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 				int64_t b0 = tb_reader_ticks_to_ns(r, l->b), b1 = tb_reader_ticks_to_ns(r, l->e);
 				char cnt[64];
 				if (l->kind == TB_RD_DISCARDED_PACKETS)
-					snprintf(cnt, sizeof cnt, "%s packet%s", grp(a, l->count), l->count == 1 ? "" : "s");
+					snprintf(cnt, sizeof cnt, "%s packet%s", rpt_grp(a, l->count), l->count == 1 ? "" : "s");
 				else if (l->count)
-					snprintf(cnt, sizeof cnt, "%s event%s", grp(a, l->count), l->count == 1 ? "" : "s");
+					snprintf(cnt, sizeof cnt, "%s event%s", rpt_grp(a, l->count), l->count == 1 ? "" : "s");
 				else
 					snprintf(cnt, sizeof cnt, "events (count unknown)");
-				fprintf(f, "    %s .. %s (%s) %s: %s\n", tod(b, b0), tod(c, b1), dur(d, diff(b1, b0)),
+				fprintf(f, "    %s .. %s (%s) %s: %s\n", tod(b, b0), tod(c, b1), rpt_dur(d, rpt_diff(b1, b0)),
 					tb_reader_stream_file(r, l->stream), cnt);
 			}
 		}
@@ -651,381 +557,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	uint64_t nd = tb_reader_ndiags(r);
 	if (nd)
 		fprintf(f, "\ndamaged  %s problem%s in the input; that data was skipped (details on stderr)\n",
-			grp(a, nd), nd == 1 ? "" : "s");
-}
-
-/* ---------------------------------------------------------------------- */
-/* report --profile                                                        */
-
-struct pthr {
-	uint32_t pid, tid;
-	struct prof_agg agg;
-};
-
-struct preport {
-	struct tb_reader *r;
-	struct prof *p;
-	const char *dir;
-	struct prof_agg all;
-	struct cli_table thr_tab; /* (pid, tid) -> struct pthr, first-seen order */
-	struct prof_totals t;
-	int64_t first_ns, last_ns;
-};
-
-static struct pthr *pthr_get(struct preport *pr, uint32_t pid, uint32_t tid)
-{
-	int isnew;
-	struct pthr *t = cli_table_get(&pr->thr_tab, pid, tid, &isnew);
-	if (t && isnew) {
-		t->pid = pid;
-		t->tid = tid;
-	}
-	return t;
-}
-
-static int profile_collect(struct preport *pr)
-{
-	int rc = prof_load(pr->p);
-	const struct tb_rd_event *e;
-	struct prof_sample *s = malloc(sizeof *s);
-	if (!s)
-		return -ENOMEM;
-	int any = 0;
-	while (!rc && tb_reader_next(pr->r, &e) > 0) {
-		int k = prof_event(pr->p, e, s);
-		if (k <= 0) {
-			rc = k;
-			continue;
-		}
-		if (!any || s->ns < pr->first_ns)
-			pr->first_ns = s->ns;
-		if (!any || s->ns > pr->last_ns)
-			pr->last_ns = s->ns;
-		any = 1;
-		if (s->invalid)
-			continue;
-		struct pthr *t = pthr_get(pr, s->pid, s->tid);
-		if (!t || prof_agg_add(&pr->all, s) || prof_agg_add(&t->agg, s))
-			rc = -ENOMEM;
-	}
-	free(s);
-	prof_totals(pr->p, &pr->t);
-	return rc;
-}
-
-static int cmp_pthr(const void *a, const void *b)
-{
-	const struct pthr *x = a, *y = b;
-	if (x->agg.periods != y->agg.periods)
-		return x->agg.periods > y->agg.periods ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-/* the distinct hz / unwinder values of the processes, "/"-separated */
-static void proc_values(const struct prof *p, int unwinder, char *buf, size_t cap)
-{
-	size_t o = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < prof_nprocs(p); i++) {
-		const struct prof_proc *q = prof_proc(p, i);
-		if (!q->has_info)
-			continue;
-		char v[64];
-		if (unwinder)
-			snprintf(v, sizeof v, "%s", q->unwinder && q->unwinder[0] ? q->unwinder : "?");
-		else
-			snprintf(v, sizeof v, "%" PRIu32, q->hz);
-		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++) {
-			const struct prof_proc *w = prof_proc(p, j);
-			if (!w->has_info)
-				continue;
-			char u[64];
-			if (unwinder)
-				snprintf(u, sizeof u, "%s", w->unwinder && w->unwinder[0] ? w->unwinder : "?");
-			else
-				snprintf(u, sizeof u, "%" PRIu32, w->hz);
-			seen = !strcmp(u, v);
-		}
-		if (!seen && o + strlen(v) + 2 < cap)
-			o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "/" : "", v);
-	}
-}
-
-static const char *counters_source(const struct prof_totals *t)
-{
-	if (!t->nprocs)
-		return "none";
-	if (t->with_counters == t->nprocs)
-		return "sampler";
-	return t->with_counters ? "mixed" : "trace";
-}
-
-/* the module column: the file, or "file+0xOFF" for an address without symbol, "-" in no mapping */
-static const char *module_col(const struct prof_fn *f)
-{
-	return f->kind == PROF_NOSYM ? f->label : f->module ? f->module : "-";
-}
-
-static void text_table(const struct preport *pr, FILE *f, const struct prof_agg *a, int by_total, size_t top,
-		       const char *indent)
-{
-	char b[64];
-	struct prof_row *rows;
-	size_t n = prof_agg_sorted(a, pr->p, by_total, &rows);
-	size_t show = top && top < n ? top : n;
-	int w = 8;
-	for (size_t i = 0; i < show; i++) {
-		const struct prof_fn *fn = prof_fn(pr->p, rows[i].fid);
-		int l = (int)strlen(fn->kind == PROF_NOSYM ? fn->name : fn->label);
-		w = l > w ? l : w;
-	}
-	if (w > 60)
-		w = 60;
-	fprintf(f, "%s%9s %7s  %-*s  %s\n", indent, "samples", "%", w, "function", "module");
-	for (size_t i = 0; i < show; i++) {
-		const struct prof_fn *fn = prof_fn(pr->p, rows[i].fid);
-		uint64_t v = by_total ? rows[i].total : rows[i].self;
-		fprintf(f, "%s%9s %7.2f  %-*s  %s\n", indent, grp(b, v), a->periods ? 100.0 * (double)v / (double)a->periods : 0.0,
-			w, fn->kind == PROF_NOSYM ? fn->name : fn->label, module_col(fn));
-	}
-	if (show < n)
-		fprintf(f, "%s... %zu more (--top 0 shows all)\n", indent, n - show);
-	free(rows);
-}
-
-static void profile_text(const struct preport *pr, FILE *f, size_t top, int threads, size_t max_threads)
-{
-	const struct prof_totals *t = &pr->t;
-	char a[64], b[64], c[64], hz[256], unw[256];
-	proc_values(pr->p, 0, hz, sizeof hz);
-	proc_values(pr->p, 1, unw, sizeof unw);
-	fprintf(f, "trace     %s\n", pr->dir);
-	fprintf(f, "profile   %s sample%s", grp(a, t->samples), t->samples == 1 ? "" : "s");
-	if (t->periods != t->samples)
-		fprintf(f, " (%s periods with the timer overruns)", grp(b, t->periods));
-	if (t->samples)
-		fprintf(f, " over %s", dur(c, diff(pr->last_ns, pr->first_ns)));
-	fprintf(f, " at %s Hz\n", hz[0] ? hz : "?");
-	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s\n", pr->thr_tab.n, pr->thr_tab.n == 1 ? "" : "s", t->nprocs,
-		t->nprocs == 1 ? "" : "es", unw[0] ? unw : "? (no profile:info)");
-	if (sym_unavailable())
-		fprintf(f, "symbols   none: %s\n", sym_unavailable());
-	else
-		fprintf(f, "symbols   %s: ELF symbol tables, separate debuginfo by build-id or debuglink\n", sym_backend());
-	size_t np = prof_nproblems(pr->p);
-	if (np)
-		fprintf(f, "          %zu problem%s with the mapped files (stderr says which): their addresses are "
-			   "module+offset\n", np, np == 1 ? "" : "s");
-
-	const char *src = counters_source(t);
-	if (!strcmp(src, "sampler"))
-		fprintf(f, "counters  from the sampler (profile:counters of %zu process%s)\n", t->nprocs,
-			t->nprocs == 1 ? "" : "es");
-	else if (!strcmp(src, "trace"))
-		fprintf(f, "counters  from the trace: no process wrote profile:counters (did it exit normally?)\n");
-	else if (!strcmp(src, "mixed"))
-		fprintf(f, "counters  from the sampler for %zu process%s, from the trace for %zu without profile:counters\n",
-			t->with_counters, t->with_counters == 1 ? "" : "es", t->nprocs - t->with_counters);
-	else
-		fprintf(f, "counters  none: no samples and no profile:counters in the trace\n");
-	fprintf(f, "  %-20s %12s\n", "received", grp(a, t->c.received));
-	fprintf(f, "  %-20s %12s", "lost to overflow", grp(a, t->c.lost));
-	if (!t->with_counters && t->nprocs)
-		fprintf(f, "  (events of any class the trace lost%s)", t->trace_lost_unknown ? ", and losses of unknown size" : "");
-	fputc('\n', f);
-	fprintf(f, "  %-20s %12s  (%s with PC 0, %s in no recorded mapping)\n", "invalid PC", grp(a, t->c.invalid_pc),
-		grp(b, t->pc_zero), grp(c, t->unmapped));
-	fprintf(f, "  %-20s %12s\n", "backtrace aborted", grp(a, t->c.aborted));
-	fprintf(f, "  %-20s %12s\n", "truncated", grp(a, t->c.truncated));
-	fprintf(f, "  %-20s %12s\n", "timer overruns", grp(a, t->c.overruns));
-
-	if (!pr->all.samples) {
-		fprintf(f, "\nno sample with a valid PC\n");
-	} else {
-		fprintf(f, "\nself: samples whose PC is in the function (%% of the %s with a valid PC)\n", grp(a, pr->all.periods));
-		text_table(pr, f, &pr->all, 0, top, "  ");
-		fprintf(f, "\ntotal: samples with the function anywhere on the stack (once per sample)\n");
-		text_table(pr, f, &pr->all, 1, top, "  ");
-	}
-	if (threads) {
-		size_t show = max_threads && max_threads < pr->thr_tab.n ? max_threads : pr->thr_tab.n;
-		for (size_t i = 0; i < show; i++) {
-			const struct pthr *th = (const struct pthr *)cli_table_at(&pr->thr_tab, i);
-			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
-			fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid, q ? q->name : "?",
-				grp(a, th->agg.periods));
-			fprintf(f, "  self\n");
-			text_table(pr, f, &th->agg, 0, top, "    ");
-			fprintf(f, "  total\n");
-			text_table(pr, f, &th->agg, 1, top, "    ");
-		}
-		if (show < pr->thr_tab.n)
-			fprintf(f, "\n... %zu more thread%s (--threads=0 shows all)\n", pr->thr_tab.n - show,
-				pr->thr_tab.n - show == 1 ? "" : "s");
-	}
-	uint64_t nd = tb_reader_ndiags(pr->r);
-	if (nd)
-		fprintf(f, "\ndamaged   %s problem%s in the input; that data was skipped (details on stderr)\n", grp(a, nd),
-			nd == 1 ? "" : "s");
-}
-
-static void json_rows(const struct preport *pr, FILE *f, const struct prof_agg *a, int by_total, size_t top)
-{
-	struct prof_row *rows;
-	size_t n = prof_agg_sorted(a, pr->p, by_total, &rows);
-	size_t show = top && top < n ? top : n;
-	fputc('[', f);
-	for (size_t i = 0; i < show; i++) {
-		const struct prof_fn *fn = prof_fn(pr->p, rows[i].fid);
-		uint64_t v = by_total ? rows[i].total : rows[i].self;
-		fprintf(f, "%s{\"function\":", i ? "," : "");
-		jstr(f, fn->kind == PROF_SYM ? fn->name : "[unknown]");
-		fputs(",\"label\":", f);
-		jstr(f, fn->label);
-		fputs(",\"module\":", f);
-		if (fn->module)
-			jstr(f, fn->module);
-		else
-			fputs("null", f);
-		fputs(",\"path\":", f);
-		if (fn->path)
-			jstr(f, fn->path);
-		else
-			fputs("null", f);
-		if (fn->kind == PROF_NOSYM)
-			fprintf(f, ",\"offset\":%" PRIu64 ",\"offset_is\":\"%s\"", fn->off,
-				fn->file_offset ? "file offset" : "ELF address");
-		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.2f}", v,
-			a->periods ? 100.0 * (double)v / (double)a->periods : 0.0);
-	}
-	fputc(']', f);
-	free(rows);
-}
-
-static void profile_json(const struct preport *pr, FILE *f, size_t top, int threads, size_t max_threads)
-{
-	const struct prof_totals *t = &pr->t;
-	fputs("{\"trace\":", f);
-	jstr(f, pr->dir);
-	fprintf(f, ",\"samples\":%" PRIu64 ",\"periods\":%" PRIu64 ",\"valid_samples\":%" PRIu64
-		   ",\"valid_periods\":%" PRIu64 ",\"first_ns\":%" PRId64 ",\"last_ns\":%" PRId64 ",\"duration_ns\":%" PRId64
-		   ",\"threads\":%zu,\"processes\":%zu",
-		t->samples, t->periods, pr->all.samples, pr->all.periods, pr->first_ns, pr->last_ns,
-		t->samples ? diff(pr->last_ns, pr->first_ns) : 0, pr->thr_tab.n, t->nprocs);
-	fputs(",\"symbols\":{\"backend\":", f);
-	jstr(f, sym_backend());
-	fputs(",\"unavailable\":", f);
-	if (sym_unavailable())
-		jstr(f, sym_unavailable());
-	else
-		fputs("null", f);
-	fputs(",\"problems\":[", f);
-	for (size_t i = 0; i < prof_nproblems(pr->p); i++) {
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		jstr(f, prof_problem_file(pr->p, i));
-		fputs(",\"what\":", f);
-		jstr(f, prof_problem_what(pr->p, i));
-		fputc('}', f);
-	}
-	fprintf(f, "]},\"counters\":{\"source\":\"%s\",\"received\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"invalid_pc\":%" PRIu64
-		   ",\"invalid_pc_zero\":%" PRIu64 ",\"invalid_pc_unmapped\":%" PRIu64 ",\"aborted\":%" PRIu64
-		   ",\"truncated\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"trace_lost_events\":%" PRIu64
-		   ",\"trace_loss_notices_count_unknown\":%" PRIu64 "}",
-		counters_source(t), t->c.received, t->c.lost, t->c.invalid_pc, t->pc_zero, t->unmapped, t->c.aborted,
-		t->c.truncated, t->c.overruns, t->trace_lost, t->trace_lost_unknown);
-	fputs(",\"by_process\":[", f);
-	int first = 1;
-	for (size_t i = 0; i < prof_nprocs(pr->p); i++) {
-		const struct prof_proc *q = prof_proc(pr->p, i);
-		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"name\":", first ? "" : ",", q->pid);
-		first = 0;
-		jstr(f, q->name);
-		fputs(",\"exe\":", f);
-		if (q->exe)
-			jstr(f, q->exe);
-		else
-			fputs("null", f);
-		fputs(",\"hz\":", f);
-		if (q->has_info)
-			fprintf(f, "%" PRIu32 ",\"unwinder\":", q->hz);
-		else
-			fputs("null,\"unwinder\":", f);
-		if (q->unwinder)
-			jstr(f, q->unwinder);
-		else
-			fputs("null", f);
-		fprintf(f, ",\"maps\":%" PRIu32 ",\"map_generations\":%" PRIu32 ",\"samples\":%" PRIu64 ",\"periods\":%" PRIu64
-			   ",\"invalid_pc_unmapped\":%" PRIu64 ",\"counters\":",
-			q->nmaps, q->ngens, q->seen.received, q->periods, q->unmapped);
-		if (q->has_counters)
-			fprintf(f, "{\"received\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"invalid_pc\":%" PRIu64 ",\"aborted\":%" PRIu64
-				   ",\"truncated\":%" PRIu64 ",\"overruns\":%" PRIu64 "}}",
-				q->sampler.received, q->sampler.lost, q->sampler.invalid_pc, q->sampler.aborted,
-				q->sampler.truncated, q->sampler.overruns);
-		else
-			fputs("null}", f);
-	}
-	fputs("],\"self\":", f);
-	json_rows(pr, f, &pr->all, 0, top);
-	fputs(",\"total\":", f);
-	json_rows(pr, f, &pr->all, 1, top);
-	if (threads) {
-		size_t show = max_threads && max_threads < pr->thr_tab.n ? max_threads : pr->thr_tab.n;
-		fputs(",\"by_thread\":[", f);
-		for (size_t i = 0; i < show; i++) {
-			const struct pthr *th = (const struct pthr *)cli_table_at(&pr->thr_tab, i);
-			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
-			fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", th->pid, th->tid);
-			jstr(f, q ? q->name : "?");
-			fprintf(f, ",\"samples\":%" PRIu64 ",\"periods\":%" PRIu64 ",\"self\":", th->agg.samples, th->agg.periods);
-			json_rows(pr, f, &th->agg, 0, top);
-			fputs(",\"total\":", f);
-			json_rows(pr, f, &th->agg, 1, top);
-			fputc('}', f);
-		}
-		fputc(']', f);
-	}
-	json_diags(f, pr->r);
-}
-
-static int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, size_t top, int threads,
-			  size_t max_threads)
-{
-	struct preport pr;
-	memset(&pr, 0, sizeof pr);
-	pr.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct pthr);
-	pr.r = r;
-	pr.dir = dir;
-	pr.p = prof_open(r, "report", quiet);
-	if (!pr.p)
-		return cli_error("report", "out of memory");
-	int rc = TB_EXIT_OK;
-	if (!prof_present(pr.p)) {
-		rc = cli_error("report", "%s has no profile:sample events: it was not written by `tracebuf profile` "
-					 "(without --profile, report summarises any trace)", dir);
-	} else if (profile_collect(&pr)) {
-		rc = cli_error("report", "out of memory");
-	} else {
-		/* busiest first; the (pid, tid) index is not used after this */
-		qsort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
-		if (json)
-			profile_json(&pr, stdout, top, threads, max_threads);
-		else
-			profile_text(&pr, stdout, top, threads, max_threads);
-		if (fflush(stdout) || ferror(stdout))
-			rc = cli_error("report", "write error on standard output");
-		else if (tb_reader_ndiags(r))
-			rc = TB_EXIT_PARTIAL;
-	}
-	for (size_t i = 0; i < pr.thr_tab.n; i++)
-		prof_agg_free(&((struct pthr *)cli_table_at(&pr.thr_tab, i))->agg);
-	cli_table_free(&pr.thr_tab);
-	prof_agg_free(&pr.all);
-	prof_close(pr.p);
-	return rc;
+			rpt_grp(a, nd), nd == 1 ? "" : "s");
 }
 
 /* ---------------------------------------------------------------------- */
