@@ -8,7 +8,6 @@
  * seeded set of bit flips of each seed.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,47 +29,36 @@ static void run(const uint8_t *p, size_t len)
 	free(in);
 }
 
+/* a seed: it must validate; then every truncation at an 8-byte step and
+ * seeded single bit flips of its header and tables */
+static void run_seed(uint8_t *buf, size_t len, const char *path, void *rngp)
+{
+	uint64_t *rng = rngp;
+	run(buf, len);
+	CHECK(tb_fuzz_map_last_valid, "seed %s does not validate: %s", path, tb_errmsg());
+	for (size_t cut = 0; cut < len && cut < 8192; cut += 8)
+		run(buf, cut);
+	for (int i = 0; i < 3000; i++) {
+		*rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+		size_t at = (size_t)(*rng % (len < 8192 ? len : 8192));
+		buf[at] ^= (uint8_t)(1u << (*rng >> 60 & 7));
+		run(buf, len);
+		buf[at] ^= (uint8_t)(1u << (*rng >> 60 & 7));
+	}
+}
+
+static void run_input(uint8_t *buf, size_t len, const char *path, void *arg)
+{
+	(void)path, (void)arg;
+	run(buf, len);
+}
+
 static unsigned replay(const char *src, const char *sub, int seeds)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/tests/fuzz/%s/map", src, sub);
-	DIR *d = opendir(path);
-	unsigned n = 0;
-	if (!d)
-		return 0;
-	struct dirent *de;
 	uint64_t rng = 0x5eed;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char p[8192];
-		snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-		FILE *f = fopen(p, "rb");
-		CHECK(f, "%s", p);
-		uint8_t *buf = malloc(1 << 20);
-		CHECK(buf);
-		size_t len = fread(buf, 1, 1 << 20, f);
-		fclose(f);
-		run(buf, len);
-		n++;
-		if (seeds) {
-			CHECK(tb_fuzz_map_last_valid, "seed %s does not validate: %s", p, tb_errmsg());
-			/* truncations at every 8th byte of the header and tables */
-			for (size_t cut = 0; cut < len && cut < 8192; cut += 8)
-				run(buf, cut);
-			/* single bit flips of the header and tables */
-			for (int i = 0; i < 3000; i++) {
-				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-				size_t at = (size_t)(rng % (len < 8192 ? len : 8192));
-				buf[at] ^= (uint8_t)(1u << (rng >> 60 & 7));
-				run(buf, len);
-				buf[at] ^= (uint8_t)(1u << (rng >> 60 & 7));
-			}
-		}
-		free(buf);
-	}
-	closedir(d);
-	return n;
+	return tbt_for_each_file(path, seeds ? run_seed : run_input, &rng);
 }
 
 int main(void)

@@ -6,7 +6,6 @@
  * libFuzzer: none may crash (run under `make test-asan` for the sanitizers).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,35 +14,22 @@
 /* the targets' code, compiled into this test (tests/CMakeLists.txt builds one .c per test) */
 #include "fuzz/fuzz_targets.c"
 
+struct target {
+	int (*fn)(const uint8_t *, size_t);
+};
+
+static void run(uint8_t *buf, size_t len, const char *path, void *t)
+{
+	(void)path;
+	((struct target *)t)->fn(buf, len);
+}
+
 static unsigned replay(const char *src, const char *sub, const char *target, int (*fn)(const uint8_t *, size_t))
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/tests/fuzz/%s/%s", src, sub, target);
-	DIR *d = opendir(path);
-	unsigned n = 0;
-	if (!d)
-		return 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char p[8192];
-		snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-		FILE *f = fopen(p, "rb");
-		CHECK(f, "%s", p);
-		uint8_t *buf = malloc(1 << 20);
-		size_t len = fread(buf, 1, 1 << 20, f);
-		fclose(f);
-		/* an exact-size copy, as libFuzzer hands it */
-		uint8_t *in = malloc(len ? len : 1);
-		memcpy(in, buf, len);
-		free(buf);
-		fn(in, len);
-		free(in);
-		n++;
-	}
-	closedir(d);
-	return n;
+	struct target t = { fn };
+	return tbt_for_each_file(path, run, &t);
 }
 
 int main(void)

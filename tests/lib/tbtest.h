@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,5 +52,13 @@ const char *tbt_tmpdir(void);
 int tbt_fallback(void);
 /* Seconds a stress loop should run: $STRESS_SECONDS or the default. */
 double tbt_seconds(double dflt);
+/*
+ * Calls fn on the contents of every file of directory `dir` (names not
+ * starting with '.'; at most 1 MiB read from each) in an exact-size buffer
+ * of its own, as libFuzzer hands an input; fn may modify it.  Returns the
+ * number of files; 0 when the directory does not exist.
+ */
+unsigned tbt_for_each_file(const char *dir, void (*fn)(uint8_t *buf, size_t len, const char *path, void *arg),
+			   void *arg);
 
 #endif
