@@ -3,17 +3,17 @@
  * tsdl.c - parser of the TSDL subset written by src/ctf/ctf_write.c.
  *
  * Two steps: a recursive-descent parser builds type trees for the blocks
- * (trace, env, clock, stream, event) and typealiases; then the trees are
- * checked against tracebuf's fixed layouts and the event payloads are
- * flattened into struct tb_tsdl_class.  Errors longjmp out with a message
- * "metadata line N: ...".  Everything is allocated from one arena whose
- * total size is bounded, so hostile metadata cannot exhaust memory; nesting
- * depth is bounded, so it cannot exhaust the stack.
+ * (trace, env, clock, stream, event) and typealiases from the tokens and
+ * values of the lexer (tsdl_lex.c); then the trees are checked against
+ * tracebuf's fixed layouts and the event payloads are flattened into struct
+ * tb_tsdl_class.  Errors longjmp out (tsdl_perr) with a message
+ * "metadata line N: ...".  Everything is allocated from the lexer's arena
+ * (tsdl_alloc) whose total size is bounded, so hostile metadata cannot
+ * exhaust memory; nesting depth is bounded, so it cannot exhaust the stack.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +21,9 @@
 #include "core/format.h"
 #include "core/session_impl.h"
 #include "reader/tsdl.h"
+#include "reader/tsdl_impl.h"
 
-#define ARENA_MAX (32u << 20)
 #define DEPTH_MAX 16
-#define IDENT_MAX 256
-
-enum tok_kind { T_EOF, T_IDENT, T_NUM, T_STR, T_PUNCT };
-
-struct tok {
-	enum tok_kind kind;
-	int line;
-	char text[IDENT_MAX]; /* identifier, punctuation, or string contents */
-	uint64_t num;
-};
 
 enum ty_kind { K_INT = 1, K_FLOAT, K_STRING, K_STRUCT, K_VARIANT, K_ENUM };
 
@@ -72,368 +62,6 @@ struct alias {
 	struct alias *next;
 };
 
-struct chunk {
-	struct chunk *next;
-	size_t used, cap;
-	_Alignas(16) unsigned char data[];
-};
-
-struct ctx {
-	const char *p, *end;
-	int line;
-	struct tok tk;      /* current token */
-	jmp_buf jb;
-	int err;
-	int err_line;
-	struct chunk *arena;
-	size_t arena_total;
-	struct alias *aliases;
-	int depth;
-	/* collected blocks */
-	int seen_trace, seen_clock, seen_stream;
-	struct ty *pkt_header, *pkt_context, *ev_header;
-	int trace_le_line;
-	struct tb_tsdl_meta *m;
-	uint32_t cls_cap;
-};
-
-static void __attribute__((noreturn, format(printf, 3, 4))) perr(struct ctx *c, int line, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	c->err = tb_fail(-EBADMSG, "metadata line %d: %s", line, msg);
-	c->err_line = line;
-	longjmp(c->jb, 1);
-}
-
-static void *aalloc(struct ctx *c, size_t n)
-{
-	n = (n + 15) & ~(size_t)15;
-	if (!c->arena || c->arena->cap - c->arena->used < n) {
-		size_t cap = n > 65536 ? n : 65536;
-		if (c->arena_total + cap > ARENA_MAX)
-			perr(c, c->line, "metadata too large or too complex (more than %u MiB of types)",
-			     ARENA_MAX >> 20);
-		struct chunk *k = malloc(sizeof *k + cap);
-		if (!k) {
-			c->err = tb_fail(-ENOMEM, "out of memory parsing the metadata");
-			longjmp(c->jb, 1);
-		}
-		k->next = c->arena;
-		k->used = 0;
-		k->cap = cap;
-		c->arena = k;
-		c->arena_total += cap;
-	}
-	void *r = c->arena->data + c->arena->used;
-	c->arena->used += n;
-	memset(r, 0, n);
-	return r;
-}
-
-/* ---------------------------------------------------------------------- */
-/* lexer                                                                   */
-
-/* copies a name into a bounded field, refusing to truncate it */
-static void setname(struct ctx *c, int line, char *dst, size_t cap, const char *src)
-{
-	size_t n = strlen(src);
-	if (n >= cap)
-		perr(c, line, "name '%.40s...' longer than %zu bytes", src, cap - 1);
-	memcpy(dst, src, n + 1);
-}
-
-static void next(struct ctx *c)
-{
-	struct tok *t = &c->tk;
-	for (;;) {
-		while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) {
-			if (*c->p == '\n')
-				c->line++;
-			c->p++;
-		}
-		if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '*') {
-			int l0 = c->line;
-			c->p += 2;
-			while (c->end - c->p >= 2 && !(c->p[0] == '*' && c->p[1] == '/')) {
-				if (*c->p == '\n')
-					c->line++;
-				c->p++;
-			}
-			if (c->end - c->p < 2)
-				perr(c, l0, "unterminated comment");
-			c->p += 2;
-			continue;
-		}
-		if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '/') {
-			while (c->p < c->end && *c->p != '\n')
-				c->p++;
-			continue;
-		}
-		break;
-	}
-	t->line = c->line;
-	t->text[0] = 0;
-	t->num = 0;
-	if (c->p >= c->end) {
-		t->kind = T_EOF;
-		snprintf(t->text, sizeof t->text, "end of file");
-		return;
-	}
-	char ch = *c->p;
-	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_') {
-		size_t n = 0;
-		while (c->p < c->end && ((*c->p >= 'a' && *c->p <= 'z') || (*c->p >= 'A' && *c->p <= 'Z') ||
-					 *c->p == '_' || (*c->p >= '0' && *c->p <= '9'))) {
-			if (n + 1 >= sizeof t->text)
-				perr(c, c->line, "identifier longer than %d characters", IDENT_MAX - 1);
-			t->text[n++] = *c->p++;
-		}
-		t->text[n] = 0;
-		t->kind = T_IDENT;
-		return;
-	}
-	if (ch >= '0' && ch <= '9') {
-		uint64_t v = 0;
-		int base = 10;
-		const char *s = c->p;
-		if (c->end - c->p > 2 && ch == '0' && (c->p[1] == 'x' || c->p[1] == 'X')) {
-			base = 16;
-			c->p += 2;
-		} else if (ch == '0' && c->end - c->p > 1 && c->p[1] >= '0' && c->p[1] <= '7') {
-			base = 8;
-			c->p++;
-		}
-		int digits = 0;
-		while (c->p < c->end) {
-			int d;
-			char x = *c->p;
-			if (x >= '0' && x <= '9')
-				d = x - '0';
-			else if (base == 16 && x >= 'a' && x <= 'f')
-				d = x - 'a' + 10;
-			else if (base == 16 && x >= 'A' && x <= 'F')
-				d = x - 'A' + 10;
-			else
-				break;
-			if (d >= base)
-				perr(c, c->line, "bad digit '%c' in number", x);
-			if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-				perr(c, c->line, "number too large");
-			v = v * (uint64_t)base + (uint64_t)d;
-			digits++;
-			c->p++;
-		}
-		if (base == 16 && !digits)
-			perr(c, c->line, "hexadecimal number without digits");
-		/* integer suffixes (u, l, ul, ull) are allowed by TSDL */
-		while (c->p < c->end && (*c->p == 'u' || *c->p == 'U' || *c->p == 'l' || *c->p == 'L'))
-			c->p++;
-		if (c->p < c->end && ((*c->p >= 'a' && *c->p <= 'z') || (*c->p >= 'A' && *c->p <= 'Z') ||
-				      *c->p == '_' || *c->p == '.'))
-			perr(c, c->line, "malformed number '%.*s' (floating point and suffixes are not part of the subset)",
-			     (int)(c->p - s + 1 > 40 ? 40 : c->p - s + 1), s);
-		t->kind = T_NUM;
-		t->num = v;
-		snprintf(t->text, sizeof t->text, "%" PRIu64, v);
-		return;
-	}
-	if (ch == '"') {
-		size_t n = 0;
-		int l0 = c->line;
-		c->p++;
-		for (;;) {
-			if (c->p >= c->end)
-				perr(c, l0, "unterminated string");
-			char x = *c->p++;
-			if (x == '"')
-				break;
-			if (x == '\n')
-				perr(c, l0, "newline in string literal");
-			if (x == '\\') {
-				if (c->p >= c->end)
-					perr(c, l0, "unterminated string");
-				char e = *c->p++;
-				switch (e) {
-				case 'n': x = '\n'; break;
-				case 't': x = '\t'; break;
-				case 'r': x = '\r'; break;
-				case '\\': x = '\\'; break;
-				case '"': x = '"'; break;
-				case '\'': x = '\''; break;
-				case '0': x = 0; break;
-				default:
-					perr(c, l0, "unsupported escape '\\%c' in string", e);
-				}
-				if (!x)
-					perr(c, l0, "NUL character in string");
-			}
-			if (n + 1 >= sizeof t->text)
-				perr(c, l0, "string longer than %d bytes", IDENT_MAX - 1);
-			t->text[n++] = x;
-		}
-		t->text[n] = 0;
-		t->kind = T_STR;
-		return;
-	}
-	t->kind = T_PUNCT;
-	if (c->end - c->p >= 2 && c->p[0] == ':' && c->p[1] == '=') {
-		memcpy(t->text, ":=", 3);
-		c->p += 2;
-		return;
-	}
-	if (c->end - c->p >= 3 && !memcmp(c->p, "...", 3)) {
-		memcpy(t->text, "...", 4);
-		c->p += 3;
-		return;
-	}
-	if (strchr("{}()[]<>;=:,.-+*", ch) && ch) {
-		t->text[0] = ch;
-		t->text[1] = 0;
-		c->p++;
-		return;
-	}
-	if ((unsigned char)ch < 0x20 || (unsigned char)ch >= 0x7f)
-		perr(c, c->line, "unexpected byte 0x%02x", (unsigned char)ch);
-	perr(c, c->line, "unexpected character '%c'", ch);
-}
-
-static int is_p(struct ctx *c, const char *p)
-{
-	return c->tk.kind == T_PUNCT && !strcmp(c->tk.text, p);
-}
-
-static int is_id(struct ctx *c, const char *id)
-{
-	return c->tk.kind == T_IDENT && !strcmp(c->tk.text, id);
-}
-
-static const char *tokdesc(struct ctx *c)
-{
-	static __thread char b[IDENT_MAX + 16];
-	switch (c->tk.kind) {
-	case T_EOF: return "end of file";
-	case T_STR: snprintf(b, sizeof b, "string \"%.60s\"", c->tk.text); return b;
-	default: snprintf(b, sizeof b, "'%.60s'", c->tk.text); return b;
-	}
-}
-
-static void expect(struct ctx *c, const char *p)
-{
-	if (!is_p(c, p))
-		perr(c, c->tk.line, "expected '%s', found %s", p, tokdesc(c));
-	next(c);
-}
-
-static void ident(struct ctx *c, char *out)
-{
-	if (c->tk.kind != T_IDENT)
-		perr(c, c->tk.line, "expected an identifier, found %s", tokdesc(c));
-	snprintf(out, IDENT_MAX, "%s", c->tk.text);
-	next(c);
-}
-
-/* a number, possibly negative */
-static int64_t snum(struct ctx *c, uint64_t *u, int *neg)
-{
-	int n = 0;
-	if (is_p(c, "-")) {
-		n = 1;
-		next(c);
-	} else if (is_p(c, "+")) {
-		next(c);
-	}
-	if (c->tk.kind != T_NUM)
-		perr(c, c->tk.line, "expected a number, found %s", tokdesc(c));
-	uint64_t v = c->tk.num;
-	if (n && v > (uint64_t)INT64_MAX + 1)
-		perr(c, c->tk.line, "number too small");
-	next(c);
-	if (u)
-		*u = v;
-	if (neg)
-		*neg = n;
-	return n ? (int64_t)(0 - v) : (int64_t)v;
-}
-
-/* value of "name = value;" in a block: number, string, identifier or dotted identifier */
-struct val {
-	int kind; /* T_NUM, T_STR, T_IDENT */
-	int neg;
-	uint64_t u;
-	int64_t i;
-	char s[IDENT_MAX];
-	int line;
-};
-
-static void value(struct ctx *c, struct val *v)
-{
-	memset(v, 0, sizeof *v);
-	v->line = c->tk.line;
-	if (c->tk.kind == T_NUM || is_p(c, "-") || is_p(c, "+")) {
-		v->kind = T_NUM;
-		v->i = snum(c, &v->u, &v->neg);
-		return;
-	}
-	if (c->tk.kind == T_STR) {
-		v->kind = T_STR;
-		snprintf(v->s, sizeof v->s, "%s", c->tk.text);
-		next(c);
-		return;
-	}
-	if (c->tk.kind == T_IDENT) {
-		v->kind = T_IDENT;
-		size_t n = 0;
-		for (;;) {
-			size_t l = strlen(c->tk.text);
-			if (n + l + 2 >= sizeof v->s)
-				perr(c, v->line, "value too long");
-			memcpy(v->s + n, c->tk.text, l + 1);
-			n += l;
-			next(c);
-			if (!is_p(c, "."))
-				break;
-			v->s[n++] = '.';
-			v->s[n] = 0;
-			next(c);
-			if (c->tk.kind != T_IDENT)
-				perr(c, c->tk.line, "expected an identifier after '.', found %s", tokdesc(c));
-		}
-		return;
-	}
-	perr(c, c->tk.line, "expected a value, found %s", tokdesc(c));
-}
-
-static int vbool(struct ctx *c, const struct val *v, const char *what)
-{
-	if (v->kind == T_NUM && !v->neg && v->u <= 1)
-		return (int)v->u;
-	if (v->kind == T_IDENT && (!strcmp(v->s, "true") || !strcmp(v->s, "TRUE")))
-		return 1;
-	if (v->kind == T_IDENT && (!strcmp(v->s, "false") || !strcmp(v->s, "FALSE")))
-		return 0;
-	perr(c, v->line, "%s must be true or false", what);
-}
-
-static uint64_t vuint(struct ctx *c, const struct val *v, const char *what)
-{
-	if (v->kind != T_NUM || v->neg)
-		perr(c, v->line, "%s must be a non-negative integer", what);
-	return v->u;
-}
-
-static int vorder(struct ctx *c, const struct val *v)
-{
-	if (v->kind == T_IDENT && (!strcmp(v->s, "le") || !strcmp(v->s, "native")))
-		return 0;
-	if (v->kind == T_IDENT && (!strcmp(v->s, "be") || !strcmp(v->s, "network")))
-		return 1;
-	perr(c, v->line, "byte_order must be le, be, native or network");
-}
-
 /* ---------------------------------------------------------------------- */
 /* types                                                                   */
 
@@ -449,70 +77,70 @@ static struct ty *lookup_alias(struct ctx *c, const char *name)
 
 static void int_attrs(struct ctx *c, struct ty *t)
 {
-	expect(c, "{");
+	tsdl_expect(c, "{");
 	t->align = 0;
-	while (!is_p(c, "}")) {
+	while (!tsdl_is_p(c, "}")) {
 		char key[IDENT_MAX];
 		struct val v;
 		int kl = c->tk.line;
-		ident(c, key);
-		expect(c, "=");
-		value(c, &v);
-		expect(c, ";");
+		tsdl_ident(c, key);
+		tsdl_expect(c, "=");
+		tsdl_value(c, &v);
+		tsdl_expect(c, ";");
 		if (!strcmp(key, "size")) {
-			t->size = (uint32_t)(vuint(c, &v, "size") > 64 ? 65 : v.u);
+			t->size = (uint32_t)(tsdl_vuint(c, &v, "size") > 64 ? 65 : v.u);
 			if (t->size == 0 || t->size > 64)
-				perr(c, kl, "integer size %" PRIu64 " outside 1..64", v.u);
+				tsdl_perr(c, kl, "integer size %" PRIu64 " outside 1..64", v.u);
 		} else if (!strcmp(key, "align")) {
-			uint64_t a = vuint(c, &v, "align");
+			uint64_t a = tsdl_vuint(c, &v, "align");
 			if (!a || a > 4096 || (a & (a - 1)))
-				perr(c, kl, "align = %" PRIu64 " is not a power of two", a);
+				tsdl_perr(c, kl, "align = %" PRIu64 " is not a power of two", a);
 			t->align = (uint32_t)a;
 		} else if (!strcmp(key, "signed")) {
-			t->sign = vbool(c, &v, "signed");
+			t->sign = tsdl_vbool(c, &v, "signed");
 		} else if (!strcmp(key, "byte_order")) {
-			t->be = vorder(c, &v);
+			t->be = tsdl_vorder(c, &v);
 		} else if (!strcmp(key, "base") || !strcmp(key, "encoding")) {
 			/* display only */
 		} else if (!strcmp(key, "map")) {
 			if (v.kind != T_IDENT || strncmp(v.s, "clock.", 6))
-				perr(c, kl, "map must name a clock (clock.NAME.value)");
+				tsdl_perr(c, kl, "map must name a clock (clock.NAME.value)");
 			t->mapped = 1;
 		} else {
-			perr(c, kl, "unsupported integer attribute '%s'", key);
+			tsdl_perr(c, kl, "unsupported integer attribute '%s'", key);
 		}
 	}
-	next(c);
+	tsdl_next(c);
 	if (!t->size)
-		perr(c, t->line, "integer without size");
+		tsdl_perr(c, t->line, "integer without size");
 	if (!t->align)
 		t->align = (t->size % 8) ? 1 : 8;
 }
 
 static void float_attrs(struct ctx *c, struct ty *t)
 {
-	expect(c, "{");
+	tsdl_expect(c, "{");
 	t->align = 8;
-	while (!is_p(c, "}")) {
+	while (!tsdl_is_p(c, "}")) {
 		char key[IDENT_MAX];
 		struct val v;
 		int kl = c->tk.line;
-		ident(c, key);
-		expect(c, "=");
-		value(c, &v);
-		expect(c, ";");
+		tsdl_ident(c, key);
+		tsdl_expect(c, "=");
+		tsdl_value(c, &v);
+		tsdl_expect(c, ";");
 		if (!strcmp(key, "exp_dig"))
-			t->exp = (uint32_t)(vuint(c, &v, key) > 64 ? 65 : v.u);
+			t->exp = (uint32_t)(tsdl_vuint(c, &v, key) > 64 ? 65 : v.u);
 		else if (!strcmp(key, "mant_dig"))
-			t->mant = (uint32_t)(vuint(c, &v, key) > 64 ? 65 : v.u);
+			t->mant = (uint32_t)(tsdl_vuint(c, &v, key) > 64 ? 65 : v.u);
 		else if (!strcmp(key, "align"))
-			t->align = (uint32_t)(vuint(c, &v, key) > 4096 ? 4097 : v.u);
+			t->align = (uint32_t)(tsdl_vuint(c, &v, key) > 4096 ? 4097 : v.u);
 		else if (!strcmp(key, "byte_order"))
-			t->be = vorder(c, &v);
+			t->be = tsdl_vorder(c, &v);
 		else
-			perr(c, kl, "unsupported floating_point attribute '%s'", key);
+			tsdl_perr(c, kl, "unsupported floating_point attribute '%s'", key);
 	}
-	next(c);
+	tsdl_next(c);
 }
 
 /* declarations of a struct or variant body, up to the closing brace */
@@ -520,47 +148,47 @@ static struct decl *decl_list(struct ctx *c)
 {
 	struct decl *head = NULL, **tail = &head;
 	unsigned n = 0;
-	expect(c, "{");
-	while (!is_p(c, "}")) {
-		if (is_id(c, "typealias") || is_id(c, "typedef"))
-			perr(c, c->tk.line, "'%s' inside a struct or variant is not supported", c->tk.text);
+	tsdl_expect(c, "{");
+	while (!tsdl_is_p(c, "}")) {
+		if (tsdl_is_id(c, "typealias") || tsdl_is_id(c, "typedef"))
+			tsdl_perr(c, c->tk.line, "'%s' inside a struct or variant is not supported", c->tk.text);
 		struct ty *t = type_spec(c);
-		struct decl *d = aalloc(c, sizeof *d);
+		struct decl *d = tsdl_alloc(c, sizeof *d);
 		d->line = c->tk.line;
 		d->t = t;
-		ident(c, d->name);
-		if (is_p(c, "[")) {
-			next(c);
+		tsdl_ident(c, d->name);
+		if (tsdl_is_p(c, "[")) {
+			tsdl_next(c);
 			if (c->tk.kind == T_NUM) {
 				d->arr = 1;
 				d->len = c->tk.num;
-				next(c);
+				tsdl_next(c);
 			} else if (c->tk.kind == T_IDENT) {
 				d->arr = 2;
 				snprintf(d->lenref, sizeof d->lenref, "%s", c->tk.text);
-				next(c);
-				if (is_p(c, "."))
-					perr(c, c->tk.line, "sequence length '%s.…': only a field of the same struct is supported",
-					     d->lenref);
+				tsdl_next(c);
+				if (tsdl_is_p(c, "."))
+					tsdl_perr(c, c->tk.line, "sequence length '%s.…': only a field of the same struct is supported",
+						  d->lenref);
 			} else {
-				perr(c, c->tk.line, "expected an array length, found %s", tokdesc(c));
+				tsdl_perr(c, c->tk.line, "expected an array length, found %s", tsdl_tokdesc(c));
 			}
-			expect(c, "]");
-			if (is_p(c, "["))
-				perr(c, c->tk.line, "multi-dimensional arrays are not supported");
+			tsdl_expect(c, "]");
+			if (tsdl_is_p(c, "["))
+				tsdl_perr(c, c->tk.line, "multi-dimensional arrays are not supported");
 		}
-		if (is_p(c, ","))
-			perr(c, c->tk.line, "several declarators in one declaration are not supported");
-		expect(c, ";");
+		if (tsdl_is_p(c, ","))
+			tsdl_perr(c, c->tk.line, "several declarators in one declaration are not supported");
+		tsdl_expect(c, ";");
 		for (struct decl *o = head; o; o = o->next)
 			if (!strcmp(o->name, d->name))
-				perr(c, d->line, "field '%s' declared twice", d->name);
+				tsdl_perr(c, d->line, "field '%s' declared twice", d->name);
 		if (++n > 1024)
-			perr(c, d->line, "more than 1024 fields in one struct");
+			tsdl_perr(c, d->line, "more than 1024 fields in one struct");
 		*tail = d;
 		tail = &d->next;
 	}
-	next(c);
+	tsdl_next(c);
 	return head;
 }
 
@@ -568,119 +196,119 @@ static struct ty *type_spec(struct ctx *c)
 {
 	int line = c->tk.line;
 	if (c->tk.kind != T_IDENT)
-		perr(c, line, "expected a type, found %s", tokdesc(c));
+		tsdl_perr(c, line, "expected a type, found %s", tsdl_tokdesc(c));
 	if (++c->depth > DEPTH_MAX)
-		perr(c, line, "types nested deeper than %d", DEPTH_MAX);
+		tsdl_perr(c, line, "types nested deeper than %d", DEPTH_MAX);
 	struct ty *t;
-	if (is_id(c, "integer")) {
-		next(c);
-		t = aalloc(c, sizeof *t);
+	if (tsdl_is_id(c, "integer")) {
+		tsdl_next(c);
+		t = tsdl_alloc(c, sizeof *t);
 		t->kind = K_INT;
 		t->line = line;
 		int_attrs(c, t);
-	} else if (is_id(c, "floating_point")) {
-		next(c);
-		t = aalloc(c, sizeof *t);
+	} else if (tsdl_is_id(c, "floating_point")) {
+		tsdl_next(c);
+		t = tsdl_alloc(c, sizeof *t);
 		t->kind = K_FLOAT;
 		t->line = line;
 		float_attrs(c, t);
-	} else if (is_id(c, "string")) {
-		next(c);
-		t = aalloc(c, sizeof *t);
+	} else if (tsdl_is_id(c, "string")) {
+		tsdl_next(c);
+		t = tsdl_alloc(c, sizeof *t);
 		t->kind = K_STRING;
 		t->line = line;
 		t->align = 8;
-		if (is_p(c, "{")) {
-			next(c);
-			while (!is_p(c, "}")) {
+		if (tsdl_is_p(c, "{")) {
+			tsdl_next(c);
+			while (!tsdl_is_p(c, "}")) {
 				char key[IDENT_MAX];
 				struct val v;
 				int kl = c->tk.line;
-				ident(c, key);
-				expect(c, "=");
-				value(c, &v);
-				expect(c, ";");
+				tsdl_ident(c, key);
+				tsdl_expect(c, "=");
+				tsdl_value(c, &v);
+				tsdl_expect(c, ";");
 				if (strcmp(key, "encoding"))
-					perr(c, kl, "unsupported string attribute '%s'", key);
+					tsdl_perr(c, kl, "unsupported string attribute '%s'", key);
 			}
-			next(c);
+			tsdl_next(c);
 		}
-	} else if (is_id(c, "struct")) {
-		next(c);
+	} else if (tsdl_is_id(c, "struct")) {
+		tsdl_next(c);
 		if (c->tk.kind == T_IDENT)
-			perr(c, c->tk.line, "named structs ('struct %s') are not supported", c->tk.text);
-		t = aalloc(c, sizeof *t);
+			tsdl_perr(c, c->tk.line, "named structs ('struct %s') are not supported", c->tk.text);
+		t = tsdl_alloc(c, sizeof *t);
 		t->kind = K_STRUCT;
 		t->line = line;
 		t->fields = decl_list(c);
 		t->align = 8;
-		if (is_id(c, "align")) {
-			next(c);
-			expect(c, "(");
+		if (tsdl_is_id(c, "align")) {
+			tsdl_next(c);
+			tsdl_expect(c, "(");
 			uint64_t a;
-			snum(c, &a, NULL);
+			tsdl_snum(c, &a, NULL);
 			if (a != 8 && a != 1)
-				perr(c, line, "struct align(%" PRIu64 ") is not supported (only 8)", a);
-			expect(c, ")");
+				tsdl_perr(c, line, "struct align(%" PRIu64 ") is not supported (only 8)", a);
+			tsdl_expect(c, ")");
 		}
-	} else if (is_id(c, "variant")) {
-		next(c);
-		t = aalloc(c, sizeof *t);
+	} else if (tsdl_is_id(c, "variant")) {
+		tsdl_next(c);
+		t = tsdl_alloc(c, sizeof *t);
 		t->kind = K_VARIANT;
 		t->line = line;
 		if (c->tk.kind == T_IDENT)
-			perr(c, c->tk.line, "named variants are not supported");
-		expect(c, "<");
-		ident(c, t->tag);
-		expect(c, ">");
+			tsdl_perr(c, c->tk.line, "named variants are not supported");
+		tsdl_expect(c, "<");
+		tsdl_ident(c, t->tag);
+		tsdl_expect(c, ">");
 		t->fields = decl_list(c);
-	} else if (is_id(c, "enum")) {
-		next(c);
-		t = aalloc(c, sizeof *t);
+	} else if (tsdl_is_id(c, "enum")) {
+		tsdl_next(c);
+		t = tsdl_alloc(c, sizeof *t);
 		t->kind = K_ENUM;
 		t->line = line;
 		if (c->tk.kind == T_IDENT)
-			perr(c, c->tk.line, "named enums are not supported");
-		expect(c, ":");
+			tsdl_perr(c, c->tk.line, "named enums are not supported");
+		tsdl_expect(c, ":");
 		t->base = type_spec(c);
 		if (t->base->kind != K_INT)
-			perr(c, line, "enum container must be an integer");
-		expect(c, "{");
+			tsdl_perr(c, line, "enum container must be an integer");
+		tsdl_expect(c, "{");
 		int64_t nextv = 0;
 		struct enumerator **tail = &t->enums;
 		unsigned n = 0;
-		while (!is_p(c, "}")) {
-			struct enumerator *e = aalloc(c, sizeof *e);
+		while (!tsdl_is_p(c, "}")) {
+			struct enumerator *e = tsdl_alloc(c, sizeof *e);
 			if (c->tk.kind == T_IDENT || c->tk.kind == T_STR) {
 				snprintf(e->label, sizeof e->label, "%s", c->tk.text);
-				next(c);
+				tsdl_next(c);
 			} else {
-				perr(c, c->tk.line, "expected an enumerator, found %s", tokdesc(c));
+				tsdl_perr(c, c->tk.line, "expected an enumerator, found %s", tsdl_tokdesc(c));
 			}
 			e->lo = e->hi = nextv;
-			if (is_p(c, "=")) {
-				next(c);
-				e->lo = e->hi = snum(c, NULL, NULL);
-				if (is_p(c, "...")) {
-					next(c);
-					e->hi = snum(c, NULL, NULL);
+			if (tsdl_is_p(c, "=")) {
+				tsdl_next(c);
+				e->lo = e->hi = tsdl_snum(c, NULL, NULL);
+				if (tsdl_is_p(c, "...")) {
+					tsdl_next(c);
+					e->hi = tsdl_snum(c, NULL, NULL);
 				}
 			}
 			if (e->hi < e->lo)
-				perr(c, c->tk.line, "enumerator '%s': empty range", e->label);
+				tsdl_perr(c, c->tk.line, "enumerator '%s': empty range", e->label);
 			nextv = e->hi == INT64_MAX ? e->hi : e->hi + 1;
 			*tail = e;
 			tail = &e->next;
 			if (++n > 4096)
-				perr(c, line, "enum with more than 4096 enumerators");
-			if (is_p(c, ","))
-				next(c);
-			else if (!is_p(c, "}"))
-				perr(c, c->tk.line, "expected ',' or '}' in enum, found %s", tokdesc(c));
+				tsdl_perr(c, line, "enum with more than 4096 enumerators");
+			if (tsdl_is_p(c, ","))
+				tsdl_next(c);
+			else if (!tsdl_is_p(c, "}"))
+				tsdl_perr(c, c->tk.line, "expected ',' or '}' in enum, found %s", tsdl_tokdesc(c));
 		}
-		next(c);
-	} else if (is_id(c, "typealias") || is_id(c, "typedef")) {
-		perr(c, line, "'%s' is not a type", c->tk.text);
+		tsdl_next(c);
+	} else if (tsdl_is_id(c, "typealias") || tsdl_is_id(c, "typedef")) {
+		tsdl_perr(c, line, "'%s' is not a type", c->tk.text);
 	} else {
 		t = lookup_alias(c, c->tk.text);
 		if (!t) {
@@ -688,10 +316,10 @@ static struct ty *type_spec(struct ctx *c)
 						       "int", "short", "char", "float", "double", "void" };
 			for (size_t i = 0; i < sizeof unsup / sizeof unsup[0]; i++)
 				if (!strcmp(c->tk.text, unsup[i]))
-					perr(c, line, "C type '%s' is not supported; use a typealias", c->tk.text);
-			perr(c, line, "unknown type '%s'", c->tk.text);
+					tsdl_perr(c, line, "C type '%s' is not supported; use a typealias", c->tk.text);
+			tsdl_perr(c, line, "unknown type '%s'", c->tk.text);
 		}
-		next(c);
+		tsdl_next(c);
 	}
 	c->depth--;
 	return t;
@@ -714,18 +342,18 @@ static int hexval(char ch)
 static void parse_uuid(struct ctx *c, const struct val *v, uint8_t out[16])
 {
 	if (v->kind != T_STR || strlen(v->s) != 36)
-		perr(c, v->line, "uuid must be a string \"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\"");
+		tsdl_perr(c, v->line, "uuid must be a string \"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\"");
 	int k = 0;
 	for (int i = 0; i < 36;) {
 		if (i == 8 || i == 13 || i == 18 || i == 23) {
 			if (v->s[i] != '-')
-				perr(c, v->line, "malformed uuid \"%s\"", v->s);
+				tsdl_perr(c, v->line, "malformed uuid \"%s\"", v->s);
 			i++;
 			continue;
 		}
 		int hi = hexval(v->s[i]), lo = hexval(v->s[i + 1]);
 		if (hi < 0 || lo < 0)
-			perr(c, v->line, "malformed uuid \"%s\"", v->s);
+			tsdl_perr(c, v->line, "malformed uuid \"%s\"", v->s);
 		out[k++] = (uint8_t)(hi << 4 | lo);
 		i += 2;
 	}
@@ -742,9 +370,9 @@ struct item {
 
 static int block_item(struct ctx *c, struct item *it)
 {
-	if (is_p(c, "}")) {
-		next(c);
-		expect(c, ";");
+	if (tsdl_is_p(c, "}")) {
+		tsdl_next(c);
+		tsdl_expect(c, ";");
 		return 0;
 	}
 	memset(it, 0, sizeof *it);
@@ -752,42 +380,42 @@ static int block_item(struct ctx *c, struct item *it)
 	size_t n = 0;
 	for (;;) {
 		if (c->tk.kind != T_IDENT)
-			perr(c, c->tk.line, "expected an attribute name, found %s", tokdesc(c));
+			tsdl_perr(c, c->tk.line, "expected an attribute name, found %s", tsdl_tokdesc(c));
 		size_t l = strlen(c->tk.text);
 		if (n + l + 2 >= sizeof it->key)
-			perr(c, it->line, "attribute name too long");
+			tsdl_perr(c, it->line, "attribute name too long");
 		memcpy(it->key + n, c->tk.text, l + 1);
 		n += l;
-		next(c);
-		if (!is_p(c, "."))
+		tsdl_next(c);
+		if (!tsdl_is_p(c, "."))
 			break;
 		it->key[n++] = '.';
-		next(c);
+		tsdl_next(c);
 	}
-	if (is_p(c, ":=")) {
-		next(c);
+	if (tsdl_is_p(c, ":=")) {
+		tsdl_next(c);
 		it->is_type = 1;
 		it->t = type_spec(c);
-	} else if (is_p(c, "=")) {
-		next(c);
-		value(c, &it->v);
+	} else if (tsdl_is_p(c, "=")) {
+		tsdl_next(c);
+		tsdl_value(c, &it->v);
 	} else {
-		perr(c, c->tk.line, "expected '=' or ':=' after '%s', found %s", it->key, tokdesc(c));
+		tsdl_perr(c, c->tk.line, "expected '=' or ':=' after '%s', found %s", it->key, tsdl_tokdesc(c));
 	}
-	expect(c, ";");
+	tsdl_expect(c, ";");
 	return 1;
 }
 
 static void need_value(struct ctx *c, const struct item *it)
 {
 	if (it->is_type)
-		perr(c, it->line, "'%s' must be a value, not a type", it->key);
+		tsdl_perr(c, it->line, "'%s' must be a value, not a type", it->key);
 }
 
 static void need_type(struct ctx *c, const struct item *it)
 {
 	if (!it->is_type)
-		perr(c, it->line, "'%s' must be a type (':=')", it->key);
+		tsdl_perr(c, it->line, "'%s' must be a type (':=')", it->key);
 }
 
 static void trace_block(struct ctx *c, int line)
@@ -795,46 +423,46 @@ static void trace_block(struct ctx *c, int line)
 	struct item it;
 	int major = -1, minor = -1, bo = -1;
 	if (c->seen_trace++)
-		perr(c, line, "second trace block");
-	expect(c, "{");
+		tsdl_perr(c, line, "second trace block");
+	tsdl_expect(c, "{");
 	while (block_item(c, &it)) {
 		if (!strcmp(it.key, "major")) {
 			need_value(c, &it);
-			major = (int)(vuint(c, &it.v, "major") > 100 ? 100 : it.v.u);
+			major = (int)(tsdl_vuint(c, &it.v, "major") > 100 ? 100 : it.v.u);
 		} else if (!strcmp(it.key, "minor")) {
 			need_value(c, &it);
-			minor = (int)(vuint(c, &it.v, "minor") > 100 ? 100 : it.v.u);
+			minor = (int)(tsdl_vuint(c, &it.v, "minor") > 100 ? 100 : it.v.u);
 		} else if (!strcmp(it.key, "uuid")) {
 			need_value(c, &it);
 			parse_uuid(c, &it.v, c->m->uuid);
 			c->m->has_uuid = 1;
 		} else if (!strcmp(it.key, "byte_order")) {
 			need_value(c, &it);
-			bo = vorder(c, &it.v);
+			bo = tsdl_vorder(c, &it.v);
 			c->trace_le_line = it.line;
 		} else if (!strcmp(it.key, "packet.header")) {
 			need_type(c, &it);
 			c->pkt_header = it.t;
 		} else {
-			perr(c, it.line, "unsupported trace attribute '%s'", it.key);
+			tsdl_perr(c, it.line, "unsupported trace attribute '%s'", it.key);
 		}
 	}
 	if (major != 1 || minor != 8)
-		perr(c, line, "trace block: CTF %d.%d, only 1.8 is supported", major, minor);
+		tsdl_perr(c, line, "trace block: CTF %d.%d, only 1.8 is supported", major, minor);
 	if (bo != 0)
-		perr(c, line, "trace block: byte_order must be le (tracebuf traces are little endian)");
+		tsdl_perr(c, line, "trace block: byte_order must be le (tracebuf traces are little endian)");
 }
 
 static void env_block(struct ctx *c, int line)
 {
 	struct item it;
-	expect(c, "{");
+	tsdl_expect(c, "{");
 	while (block_item(c, &it)) {
 		need_value(c, &it);
 		if (c->m->nenv >= TB_TSDL_ENV_MAX)
 			continue; /* kept: the first TB_TSDL_ENV_MAX */
 		struct tb_tsdl_env *e = &c->m->env[c->m->nenv++];
-		setname(c, it.line, e->key, sizeof e->key, it.key);
+		tsdl_setname(c, it.line, e->key, sizeof e->key, it.key);
 		if (it.v.kind == T_NUM) {
 			e->num = it.v.i;
 		} else {
@@ -848,53 +476,53 @@ static void clock_block(struct ctx *c, int line)
 {
 	struct item it;
 	if (c->seen_clock++)
-		perr(c, line, "second clock block (one clock is supported)");
-	expect(c, "{");
+		tsdl_perr(c, line, "second clock block (one clock is supported)");
+	tsdl_expect(c, "{");
 	while (block_item(c, &it)) {
 		need_value(c, &it);
 		if (!strcmp(it.key, "name")) {
 			if (it.v.kind == T_NUM)
-				perr(c, it.line, "clock name must be an identifier or a string");
-			setname(c, it.line, c->m->clock_name, sizeof c->m->clock_name, it.v.s);
+				tsdl_perr(c, it.line, "clock name must be an identifier or a string");
+			tsdl_setname(c, it.line, c->m->clock_name, sizeof c->m->clock_name, it.v.s);
 		} else if (!strcmp(it.key, "freq")) {
-			c->m->clock_freq = vuint(c, &it.v, "freq");
+			c->m->clock_freq = tsdl_vuint(c, &it.v, "freq");
 			if (!c->m->clock_freq)
-				perr(c, it.line, "clock freq must not be 0");
+				tsdl_perr(c, it.line, "clock freq must not be 0");
 		} else if (!strcmp(it.key, "offset_s")) {
 			if (it.v.kind != T_NUM)
-				perr(c, it.line, "offset_s must be an integer");
+				tsdl_perr(c, it.line, "offset_s must be an integer");
 			c->m->clock_offset_s = it.v.i;
 		} else if (!strcmp(it.key, "offset")) {
-			c->m->clock_offset = vuint(c, &it.v, "offset");
+			c->m->clock_offset = tsdl_vuint(c, &it.v, "offset");
 		} else if (!strcmp(it.key, "uuid")) {
 			uint8_t u[16];
 			parse_uuid(c, &it.v, u);
 		} else if (!strcmp(it.key, "absolute")) {
-			vbool(c, &it.v, "absolute");
+			tsdl_vbool(c, &it.v, "absolute");
 		} else if (!strcmp(it.key, "precision")) {
-			vuint(c, &it.v, "precision");
+			tsdl_vuint(c, &it.v, "precision");
 		} else if (!strcmp(it.key, "description")) {
 			if (it.v.kind != T_STR)
-				perr(c, it.line, "clock description must be a string");
+				tsdl_perr(c, it.line, "clock description must be a string");
 		} else {
-			perr(c, it.line, "unsupported clock attribute '%s'", it.key);
+			tsdl_perr(c, it.line, "unsupported clock attribute '%s'", it.key);
 		}
 	}
 	if (!c->m->clock_freq)
-		perr(c, line, "clock block without freq");
+		tsdl_perr(c, line, "clock block without freq");
 }
 
 static void stream_block(struct ctx *c, int line)
 {
 	struct item it;
 	if (c->seen_stream++)
-		perr(c, line, "second stream block (tracebuf traces have one stream class)");
-	expect(c, "{");
+		tsdl_perr(c, line, "second stream block (tracebuf traces have one stream class)");
+	tsdl_expect(c, "{");
 	while (block_item(c, &it)) {
 		if (!strcmp(it.key, "id")) {
 			need_value(c, &it);
-			if (vuint(c, &it.v, "stream id") != 0)
-				perr(c, it.line, "stream id %" PRIu64 ": only stream class 0 is supported", it.v.u);
+			if (tsdl_vuint(c, &it.v, "stream id") != 0)
+				tsdl_perr(c, it.line, "stream id %" PRIu64 ": only stream class 0 is supported", it.v.u);
 		} else if (!strcmp(it.key, "event.header")) {
 			need_type(c, &it);
 			c->ev_header = it.t;
@@ -902,9 +530,9 @@ static void stream_block(struct ctx *c, int line)
 			need_type(c, &it);
 			c->pkt_context = it.t;
 		} else if (!strcmp(it.key, "event.context")) {
-			perr(c, it.line, "stream event.context is not supported");
+			tsdl_perr(c, it.line, "stream event.context is not supported");
 		} else {
-			perr(c, it.line, "unsupported stream attribute '%s'", it.key);
+			tsdl_perr(c, it.line, "unsupported stream attribute '%s'", it.key);
 		}
 	}
 }
@@ -922,58 +550,58 @@ static const char *shown(const char *n)
 static void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line)
 {
 	if (!st || st->kind != K_STRUCT)
-		perr(c, line, "event '%s': fields must be a struct", k->name);
+		tsdl_perr(c, line, "event '%s': fields must be a struct", k->name);
 	uint32_t n = 0, off = 0;
 	int fixed = 1;
 	const struct decl *raw[TB_TSDL_FIELDS_MAX];
 	for (const struct decl *d = st->fields; d; d = d->next) {
 		if (n >= TB_TSDL_FIELDS_MAX)
-			perr(c, d->line, "event '%s': more than %u fields", k->name, TB_TSDL_FIELDS_MAX);
+			tsdl_perr(c, d->line, "event '%s': more than %u fields", k->name, TB_TSDL_FIELDS_MAX);
 		struct tb_tsdl_field *f = &k->fields[n];
 		const struct ty *t = d->t;
 		raw[n] = d;
-		setname(c, d->line, f->name, sizeof f->name, shown(d->name));
+		tsdl_setname(c, d->line, f->name, sizeof f->name, shown(d->name));
 		f->length_of = -1;
 		if (d->arr == 1)
-			perr(c, d->line, "event '%s' field '%s': fixed-length arrays are not supported",
-			     k->name, d->name);
+			tsdl_perr(c, d->line, "event '%s' field '%s': fixed-length arrays are not supported",
+				  k->name, d->name);
 		if (d->arr == 2) {
 			if (!is_uint(t, 8, 8) && !is_uint(t, 64, 8))
-				perr(c, d->line, "event '%s' field '%s': only sequences of byte-aligned uint8 or "
-						 "uint64 are supported", k->name, d->name);
+				tsdl_perr(c, d->line, "event '%s' field '%s': only sequences of byte-aligned uint8 or "
+						      "uint64 are supported", k->name, d->name);
 			f->type = t->size == 8 ? TB_FT_BYTES : TB_FT_U64SEQ;
 			int li = -1;
 			for (uint32_t j = 0; j < n; j++)
 				if (!strcmp(raw[j]->name, d->lenref))
 					li = (int)j;
 			if (li < 0)
-				perr(c, d->line, "event '%s' field '%s': length '%s' is not an earlier field",
-				     k->name, d->name, d->lenref);
+				tsdl_perr(c, d->line, "event '%s' field '%s': length '%s' is not an earlier field",
+					  k->name, d->name, d->lenref);
 			if (k->fields[li].type < TB_FT_U8 || k->fields[li].type > TB_FT_U64)
-				perr(c, d->line, "event '%s' field '%s': length '%s' is not an unsigned integer",
-				     k->name, d->name, d->lenref);
+				tsdl_perr(c, d->line, "event '%s' field '%s': length '%s' is not an unsigned integer",
+					  k->name, d->name, d->lenref);
 			k->fields[li].is_length = 1;
 			f->length_of = (int8_t)li;
 			fixed = 0;
 		} else if (t->kind == K_INT) {
 			if (t->be || t->align != 8 || (t->size != 8 && t->size != 16 && t->size != 32 && t->size != 64))
-				perr(c, d->line, "event '%s' field '%s': only byte-aligned little-endian integers of "
-						 "8, 16, 32 or 64 bits are supported", k->name, d->name);
+				tsdl_perr(c, d->line, "event '%s' field '%s': only byte-aligned little-endian integers of "
+						      "8, 16, 32 or 64 bits are supported", k->name, d->name);
 			static const uint8_t ut[] = { TB_FT_U8, TB_FT_U16, 0, TB_FT_U32, 0, 0, 0, TB_FT_U64 };
 			f->type = (uint8_t)(ut[t->size / 8 - 1] + (t->sign ? TB_FT_I8 - TB_FT_U8 : 0));
 			f->size = (uint8_t)(t->size / 8);
 		} else if (t->kind == K_FLOAT) {
 			if (t->exp != 11 || t->mant != 53 || t->be || t->align != 8)
-				perr(c, d->line, "event '%s' field '%s': only byte-aligned little-endian doubles "
-						 "(exp_dig 11, mant_dig 53) are supported", k->name, d->name);
+				tsdl_perr(c, d->line, "event '%s' field '%s': only byte-aligned little-endian doubles "
+						      "(exp_dig 11, mant_dig 53) are supported", k->name, d->name);
 			f->type = TB_FT_F64;
 			f->size = 8;
 		} else if (t->kind == K_STRING) {
 			f->type = TB_FT_STRING;
 			fixed = 0;
 		} else {
-			perr(c, d->line, "event '%s' field '%s': %s fields are not supported", k->name, d->name,
-			     t->kind == K_STRUCT ? "struct" : t->kind == K_VARIANT ? "variant" : "enum");
+			tsdl_perr(c, d->line, "event '%s' field '%s': %s fields are not supported", k->name, d->name,
+				  t->kind == K_STRUCT ? "struct" : t->kind == K_VARIANT ? "variant" : "enum");
 		}
 		k->fixed_off[n] = off;
 		off += f->size;
@@ -993,7 +621,7 @@ static void event_block(struct ctx *c, int line)
 	if (m->nclasses == c->cls_cap) {
 		uint32_t cap = c->cls_cap ? c->cls_cap * 2 : 16;
 		if (cap > 4096)
-			perr(c, line, "more than 4096 event classes");
+			tsdl_perr(c, line, "more than 4096 event classes");
 		struct tb_tsdl_class *nk = realloc(m->classes, (size_t)cap * sizeof *nk);
 		if (!nk) {
 			c->err = tb_fail(-ENOMEM, "out of memory parsing the metadata");
@@ -1004,24 +632,24 @@ static void event_block(struct ctx *c, int line)
 	}
 	struct tb_tsdl_class *k = &m->classes[m->nclasses];
 	memset(k, 0, sizeof *k);
-	expect(c, "{");
+	tsdl_expect(c, "{");
 	while (block_item(c, &it)) {
 		if (!strcmp(it.key, "name")) {
 			need_value(c, &it);
 			if (it.v.kind == T_NUM || !it.v.s[0])
-				perr(c, it.line, "event name must be a non-empty string");
-			setname(c, it.line, k->name, sizeof k->name, it.v.s);
+				tsdl_perr(c, it.line, "event name must be a non-empty string");
+			tsdl_setname(c, it.line, k->name, sizeof k->name, it.v.s);
 			has_name = 1;
 		} else if (!strcmp(it.key, "id")) {
 			need_value(c, &it);
-			if (vuint(c, &it.v, "event id") > TB_TSDL_ID_MAX)
-				perr(c, it.line, "event id %" PRIu64 " larger than %u", it.v.u, TB_TSDL_ID_MAX);
+			if (tsdl_vuint(c, &it.v, "event id") > TB_TSDL_ID_MAX)
+				tsdl_perr(c, it.line, "event id %" PRIu64 " larger than %u", it.v.u, TB_TSDL_ID_MAX);
 			k->id = (uint32_t)it.v.u;
 			has_id = 1;
 		} else if (!strcmp(it.key, "stream_id")) {
 			need_value(c, &it);
-			if (vuint(c, &it.v, "stream_id") != 0)
-				perr(c, it.line, "event stream_id must be 0");
+			if (tsdl_vuint(c, &it.v, "stream_id") != 0)
+				tsdl_perr(c, it.line, "event stream_id must be 0");
 		} else if (!strcmp(it.key, "fields")) {
 			need_type(c, &it);
 			fields = it.t;
@@ -1029,21 +657,21 @@ static void event_block(struct ctx *c, int line)
 		} else if (!strcmp(it.key, "loglevel") || !strcmp(it.key, "model.emf.uri")) {
 			need_value(c, &it);
 		} else if (!strcmp(it.key, "context")) {
-			perr(c, it.line, "event context is not supported");
+			tsdl_perr(c, it.line, "event context is not supported");
 		} else {
-			perr(c, it.line, "unsupported event attribute '%s'", it.key);
+			tsdl_perr(c, it.line, "unsupported event attribute '%s'", it.key);
 		}
 	}
 	if (!has_id || !has_name)
-		perr(c, line, "event block without %s", has_id ? "name" : "id");
+		tsdl_perr(c, line, "event block without %s", has_id ? "name" : "id");
 	if (fields)
 		event_fields(c, k, fields, fields_line);
 	else
 		k->fixed_size = 0;
 	for (uint32_t i = 0; i < m->nclasses; i++)
 		if (m->classes[i].id == k->id)
-			perr(c, line, "event id %" PRIu32 " defined twice ('%s' and '%s')", k->id,
-			     m->classes[i].name, k->name);
+			tsdl_perr(c, line, "event id %" PRIu32 " defined twice ('%s' and '%s')", k->id,
+				  m->classes[i].name, k->name);
 	if (k->id > m->max_id || !m->nclasses)
 		m->max_id = k->id;
 	m->nclasses++;
@@ -1052,14 +680,14 @@ static void event_block(struct ctx *c, int line)
 static void typealias_decl(struct ctx *c)
 {
 	int line = c->tk.line;
-	next(c);
+	tsdl_next(c);
 	struct ty *t = type_spec(c);
-	expect(c, ":=");
-	struct alias *a = aalloc(c, sizeof *a);
-	ident(c, a->name);
+	tsdl_expect(c, ":=");
+	struct alias *a = tsdl_alloc(c, sizeof *a);
+	tsdl_ident(c, a->name);
 	if (c->tk.kind == T_IDENT)
-		perr(c, line, "multi-word type names ('%s %s') are not supported", a->name, c->tk.text);
-	expect(c, ";");
+		tsdl_perr(c, line, "multi-word type names ('%s %s') are not supported", a->name, c->tk.text);
+	tsdl_expect(c, ";");
 	a->t = t;
 	a->next = c->aliases;
 	c->aliases = a;
@@ -1081,7 +709,7 @@ static void check_layouts(struct ctx *c)
 	const struct ty *h = c->pkt_header, *p = c->pkt_context, *e = c->ev_header;
 	const struct decl *d;
 	if (!h || h->kind != K_STRUCT)
-		perr(c, c->line, "trace packet.header missing or not a struct");
+		tsdl_perr(c, c->line, "trace packet.header missing or not a struct");
 	static const struct { const char *n; uint32_t size; uint64_t arr; } hf[] = {
 		{ "magic", 32, 0 }, { "uuid", 8, 16 }, { "stream_id", 32, 0 }, { "stream_instance_id", 64, 0 },
 	};
@@ -1089,16 +717,16 @@ static void check_layouts(struct ctx *c)
 		d = field_at(h, i);
 		if (!d || strcmp(d->name, hf[i].n) || !is_uint(d->t, hf[i].size, 8) ||
 		    (hf[i].arr ? (d->arr != 1 || d->len != hf[i].arr) : d->arr != 0))
-			perr(c, d ? d->line : h->line,
-			     "packet.header field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
-			     hf[i].n);
+			tsdl_perr(c, d ? d->line : h->line,
+				  "packet.header field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
+				  hf[i].n);
 	}
 	if (field_at(h, 4))
-		perr(c, field_at(h, 4)->line, "packet.header: unexpected field '%s'", field_at(h, 4)->name);
+		tsdl_perr(c, field_at(h, 4)->line, "packet.header: unexpected field '%s'", field_at(h, 4)->name);
 	if (!c->seen_stream)
-		perr(c, c->line, "no stream block");
+		tsdl_perr(c, c->line, "no stream block");
 	if (!p || p->kind != K_STRUCT)
-		perr(c, c->line, "stream packet.context missing or not a struct");
+		tsdl_perr(c, c->line, "stream packet.context missing or not a struct");
 	static const struct { const char *n; uint32_t size; } pf[] = {
 		{ "timestamp_begin", 64 }, { "timestamp_end", 64 }, { "content_size", 64 }, { "packet_size", 64 },
 		{ "packet_seq_num", 64 },  { "events_discarded", 64 }, { "cpu_id", 32 },    { "tb_reserved", 32 },
@@ -1106,38 +734,38 @@ static void check_layouts(struct ctx *c)
 	for (unsigned i = 0; i < 8; i++) {
 		d = field_at(p, i);
 		if (!d || strcmp(d->name, pf[i].n) || !is_uint(d->t, pf[i].size, 8) || d->arr)
-			perr(c, d ? d->line : p->line,
-			     "packet.context field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
-			     pf[i].n);
+			tsdl_perr(c, d ? d->line : p->line,
+				  "packet.context field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
+				  pf[i].n);
 	}
 	if (field_at(p, 8))
-		perr(c, field_at(p, 8)->line, "packet.context: unexpected field '%s'", field_at(p, 8)->name);
+		tsdl_perr(c, field_at(p, 8)->line, "packet.context: unexpected field '%s'", field_at(p, 8)->name);
 	if (!e || e->kind != K_STRUCT)
-		perr(c, c->line, "stream event.header missing or not a struct");
+		tsdl_perr(c, c->line, "stream event.header missing or not a struct");
 	d = field_at(e, 0);
 	if (!d || strcmp(d->name, "id") || d->arr || d->t->kind != K_ENUM || !is_uint(d->t->base, 5, 1))
-		perr(c, d ? d->line : e->line, "event.header must begin with 'enum : uint5 { ... } id' (align 1)");
+		tsdl_perr(c, d ? d->line : e->line, "event.header must begin with 'enum : uint5 { ... } id' (align 1)");
 	const struct enumerator *en = d->t->enums;
 	if (!en || strcmp(en->label, "compact") || en->lo != 0 || en->hi != 30 || !en->next ||
 	    strcmp(en->next->label, "extended") || en->next->lo != 31 || en->next->hi != 31 || en->next->next)
-		perr(c, d->line, "event.header id enum must be { compact = 0 ... 30, extended = 31 }");
+		tsdl_perr(c, d->line, "event.header id enum must be { compact = 0 ... 30, extended = 31 }");
 	d = field_at(e, 1);
 	if (!d || strcmp(d->name, "v") || d->arr || d->t->kind != K_VARIANT || strcmp(d->t->tag, "id") ||
 	    field_at(e, 2))
-		perr(c, d ? d->line : e->line, "event.header must be 'id' then 'variant <id> { ... } v'");
+		tsdl_perr(c, d ? d->line : e->line, "event.header must be 'id' then 'variant <id> { ... } v'");
 	const struct decl *vc = field_at(d->t, 0), *vx = field_at(d->t, 1);
 	if (!vc || strcmp(vc->name, "compact") || vc->t->kind != K_STRUCT || !vx || strcmp(vx->name, "extended") ||
 	    vx->t->kind != K_STRUCT || field_at(d->t, 2))
-		perr(c, d->line, "event.header variant must be { struct compact; struct extended; }");
+		tsdl_perr(c, d->line, "event.header variant must be { struct compact; struct extended; }");
 	const struct decl *ct = field_at(vc->t, 0);
 	if (!ct || strcmp(ct->name, "timestamp") || !is_uint(ct->t, 27, 1) || !ct->t->mapped || field_at(vc->t, 1))
-		perr(c, vc->line, "compact event header must be { uint27 timestamp (align 1, clock mapped) }");
+		tsdl_perr(c, vc->line, "compact event header must be { uint27 timestamp (align 1, clock mapped) }");
 	const struct decl *xi = field_at(vx->t, 0), *xt = field_at(vx->t, 1);
 	if (!xi || strcmp(xi->name, "id") || !is_uint(xi->t, 32, 8) || !xt || strcmp(xt->name, "timestamp") ||
 	    !is_uint(xt->t, 64, 8) || !xt->t->mapped || field_at(vx->t, 2))
-		perr(c, vx->line, "extended event header must be { uint32 id; uint64 timestamp (clock mapped) }");
+		tsdl_perr(c, vx->line, "extended event header must be { uint32 id; uint64 timestamp (clock mapped) }");
 	if (!c->seen_clock)
-		perr(c, c->line, "no clock block");
+		tsdl_perr(c, c->line, "no clock block");
 }
 
 void tb_tsdl_free(struct tb_tsdl_meta *m)
@@ -1165,40 +793,40 @@ int tb_tsdl_parse(const char *text, size_t len, struct tb_tsdl_meta *m, int *err
 		goto out;
 	}
 	if (len >= 4 && !memcmp(text, "\x57\x1d\xd1\x75", 4))
-		perr(c, 1, "packetized metadata is not supported (tracebuf writes plain text)");
+		tsdl_perr(c, 1, "packetized metadata is not supported (tracebuf writes plain text)");
 	if (len < sizeof sig - 1 || memcmp(text, sig, sizeof sig - 1))
-		perr(c, 1, "missing the \"/* CTF 1.8 */\" signature on the first line");
-	next(c);
+		tsdl_perr(c, 1, "missing the \"/* CTF 1.8 */\" signature on the first line");
+	tsdl_next(c);
 	while (c->tk.kind != T_EOF) {
 		int line = c->tk.line;
-		if (is_id(c, "typealias")) {
+		if (tsdl_is_id(c, "typealias")) {
 			typealias_decl(c);
-		} else if (is_id(c, "trace")) {
-			next(c);
+		} else if (tsdl_is_id(c, "trace")) {
+			tsdl_next(c);
 			trace_block(c, line);
-		} else if (is_id(c, "env")) {
-			next(c);
+		} else if (tsdl_is_id(c, "env")) {
+			tsdl_next(c);
 			env_block(c, line);
-		} else if (is_id(c, "clock")) {
-			next(c);
+		} else if (tsdl_is_id(c, "clock")) {
+			tsdl_next(c);
 			clock_block(c, line);
-		} else if (is_id(c, "stream")) {
-			next(c);
+		} else if (tsdl_is_id(c, "stream")) {
+			tsdl_next(c);
 			stream_block(c, line);
-		} else if (is_id(c, "event")) {
-			next(c);
+		} else if (tsdl_is_id(c, "event")) {
+			tsdl_next(c);
 			event_block(c, line);
 		} else if (c->tk.kind == T_IDENT) {
-			perr(c, line, "unsupported top-level construct '%s'", c->tk.text);
+			tsdl_perr(c, line, "unsupported top-level construct '%s'", c->tk.text);
 		} else {
-			perr(c, line, "expected a block or typealias, found %s", tokdesc(c));
+			tsdl_perr(c, line, "expected a block or typealias, found %s", tsdl_tokdesc(c));
 		}
 	}
 	if (!c->seen_trace)
-		perr(c, c->line, "no trace block");
+		tsdl_perr(c, c->line, "no trace block");
 	check_layouts(c);
 	if (!m->nclasses)
-		perr(c, c->line, "no event class");
+		tsdl_perr(c, c->line, "no event class");
 	m->by_id = malloc(((size_t)m->max_id + 1) * sizeof *m->by_id);
 	if (!m->by_id) {
 		rc = tb_fail(-ENOMEM, "out of memory parsing the metadata");
@@ -1208,11 +836,7 @@ int tb_tsdl_parse(const char *text, size_t len, struct tb_tsdl_meta *m, int *err
 	for (uint32_t i = 0; i < m->nclasses; i++)
 		m->by_id[m->classes[i].id] = (int32_t)i;
 out:
-	while (c->arena) {
-		struct chunk *k = c->arena;
-		c->arena = k->next;
-		free(k);
-	}
+	tsdl_arena_free(c);
 	if (err_line)
 		*err_line = c->err_line;
 	free(c);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tsdl_impl.h - what the TSDL parser (tsdl.c) and its lexer (tsdl_lex.c)
+ * share (library private): tokens, values, the parse context and the
+ * lexer's functions.  Every function taking a struct ctx reports an error
+ * by longjmp to c->jb (see tsdl_perr) and never returns it.
+ */
+#ifndef TB_READER_TSDL_IMPL_H
+#define TB_READER_TSDL_IMPL_H
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/session_impl.h"
+
+#define IDENT_MAX 256
+
+enum tok_kind { T_EOF, T_IDENT, T_NUM, T_STR, T_PUNCT };
+
+struct tok {
+	enum tok_kind kind;
+	int line;
+	char text[IDENT_MAX]; /* identifier, punctuation, or string contents */
+	uint64_t num;
+};
+
+/* value of "name = value;" in a block: number, string, identifier or dotted identifier */
+struct val {
+	int kind; /* T_NUM, T_STR, T_IDENT */
+	int neg;
+	uint64_t u;
+	int64_t i;
+	char s[IDENT_MAX];
+	int line;
+};
+
+struct chunk;        /* an arena chunk (tsdl_lex.c) */
+struct alias;        /* the parser's types (tsdl.c) */
+struct ty;
+struct tb_tsdl_meta; /* reader/tsdl.h */
+
+struct ctx {
+	const char *p, *end;
+	int line;
+	struct tok tk;      /* current token */
+	jmp_buf jb;
+	int err;
+	int err_line;
+	struct chunk *arena;
+	size_t arena_total;
+	struct alias *aliases;
+	int depth;
+	/* collected blocks */
+	int seen_trace, seen_clock, seen_stream;
+	struct ty *pkt_header, *pkt_context, *ev_header;
+	int trace_le_line;
+	struct tb_tsdl_meta *m;
+	uint32_t cls_cap;
+};
+
+/* sets the error "metadata line LINE: ..." (-EBADMSG) and longjmps to c->jb */
+TB_HIDDEN void tsdl_perr(struct ctx *c, int line, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+/* n zeroed bytes, 16-aligned, from the arena (bounded in total); freed by tsdl_arena_free */
+TB_HIDDEN void *tsdl_alloc(struct ctx *c, size_t n);
+TB_HIDDEN void tsdl_arena_free(struct ctx *c);
+/* copies a name into a bounded field, refusing to truncate it */
+TB_HIDDEN void tsdl_setname(struct ctx *c, int line, char *dst, size_t cap, const char *src);
+
+/* reads the next token into c->tk, skipping blanks and comments */
+TB_HIDDEN void tsdl_next(struct ctx *c);
+/* the current token is the punctuation p / the identifier id */
+TB_HIDDEN int tsdl_is_p(struct ctx *c, const char *p);
+TB_HIDDEN int tsdl_is_id(struct ctx *c, const char *id);
+/* the current token as error messages show it (a thread-local buffer) */
+TB_HIDDEN const char *tsdl_tokdesc(struct ctx *c);
+/* consumes the punctuation p / an identifier (into out[IDENT_MAX]), else an error */
+TB_HIDDEN void tsdl_expect(struct ctx *c, const char *p);
+TB_HIDDEN void tsdl_ident(struct ctx *c, char *out);
+/* a number, possibly negative */
+TB_HIDDEN int64_t tsdl_snum(struct ctx *c, uint64_t *u, int *neg);
+/* the value of "name = value;" */
+TB_HIDDEN void tsdl_value(struct ctx *c, struct val *v);
+/* a value read as a boolean, a non-negative integer, a byte order (0 le, 1 be) */
+TB_HIDDEN int tsdl_vbool(struct ctx *c, const struct val *v, const char *what);
+TB_HIDDEN uint64_t tsdl_vuint(struct ctx *c, const struct val *v, const char *what);
+TB_HIDDEN int tsdl_vorder(struct ctx *c, const struct val *v);
+
+#endif
