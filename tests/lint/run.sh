@@ -16,7 +16,7 @@ for t in clang-tidy run-clang-tidy cppcheck; do
 done
 cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build "$B" -j"$(nproc)" >/dev/null   # generated headers, if any, exist
-mapfile -t files < <(git ls-files 'src/*.c' 'tools/*.c' 2>/dev/null || find src tools -name '*.c')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard 'src/*.c' 'tools/*.c' 2>/dev/null || find src tools -name '*.c')
 rc=0
 echo "== clang-tidy (${#files[@]} files)"
 if ! run-clang-tidy -quiet -p "$B" -j"$(nproc)" "${files[@]}" > "$B/clang-tidy.log" 2>&1; then
