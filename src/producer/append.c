@@ -19,13 +19,15 @@
  *
  * Steps another party can observe are marked "Observable:".  tb_inject()
  * points (no-ops unless TB_INJECT) sit between prepare and commit.
+ *
+ * Who is writing (the cached tid and pid, the fallback owner token, thread
+ * start stamps, their reset after fork) is thread.c; this file reads them
+ * through producer.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -41,131 +43,10 @@
 #include "producer/producer.h"
 
 /* ---------------------------------------------------------------------- */
-/* thread identity                                                         */
+/* rseq aborts seen by this thread's appends (a test hook)                 */
 /* ---------------------------------------------------------------------- */
 
-static __thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
-static __thread uint64_t tb_owner_tok __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tb_aborts __attribute__((tls_model("initial-exec")));
-static uint32_t tb_pid;
-
-static void atfork_child(void)
-{
-	tb_tid = 0; /* the only thread of the child is the one that forked */
-	tb_owner_tok = 0;
-	tb_pid = 0;
-}
-
-/* At load time, never from an event: pthread_once/pthread_atfork are not
- * async-signal-safe, and the first event of a thread may be in a handler. */
-__attribute__((constructor)) static void atfork_install(void)
-{
-	pthread_atfork(NULL, NULL, atfork_child);
-}
-
-static __attribute__((noinline)) uint32_t self_tid_first(void)
-{
-	/* async-signal-safe: a handler interrupting this stores the same value */
-	tb_tid = (uint32_t)syscall(SYS_gettid);
-	return tb_tid;
-}
-
-uint32_t tb_self_tid(void)
-{
-	uint32_t t = tb_tid;
-	return __builtin_expect(t != 0, 1) ? t : self_tid_first();
-}
-
-/* Appends the decimal digits of v at p; returns the end. */
-static char *put_u32(char *p, uint32_t v)
-{
-	char d[10];
-	int n = 0;
-	do
-		d[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n)
-		*p++ = d[--n];
-	return p;
-}
-
-static char *put_str(char *p, const char *str)
-{
-	while (*str)
-		*p++ = *str++;
-	return p;
-}
-
-/*
- * Low 32 bits of the start time of thread `tid` (field 22 of
- * /proc/<tid>/task/<tid>/stat: clock ticks since boot), never 0; 0 when it
- * cannot be read (no such thread, no /proc).  With the tid, it names a
- * thread for as long as tids are not reused within one clock tick (10 ms).
- * Async-signal-safe: open, read, close, no stdio.
- */
-uint32_t tb_thread_stamp(uint32_t tid)
-{
-	char path[64], *p = path;
-	p = put_str(p, "/proc/");
-	p = put_u32(p, tid);
-	p = put_str(p, "/task/");
-	p = put_u32(p, tid);
-	p = put_str(p, "/stat");
-	*p = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	char buf[1024];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* "pid (comm) state ppid ...": comm may hold spaces and ')', so the
-	 * fields are counted from the last ')'; field 22 follows the 20th
-	 * space after it */
-	const char *q = strrchr(buf, ')');
-	for (int f = 0; q && f < 20; f++) {
-		q = strchr(q, ' ');
-		if (q)
-			q++;
-	}
-	if (!q || *q < '0' || *q > '9')
-		return 0;
-	uint64_t v = 0;
-	while (*q >= '0' && *q <= '9')
-		v = v * 10 + (uint64_t)(*q++ - '0');
-	uint32_t stamp = (uint32_t)v;
-	return stamp ? stamp : 1;
-}
-
-/* What a fallback writer stores in a ring's owner word: its tid in the low
- * half, its start time stamp in the high half (0 if unreadable).  Computed
- * once per thread (the first fallback append: gettid + three calls on
- * /proc), then one TLS load, like the tid alone before. */
-static __attribute__((noinline)) uint64_t owner_token_first(void)
-{
-	uint32_t tid = tb_self_tid();
-	/* async-signal-safe: a handler interrupting this stores the same value */
-	tb_owner_tok = (uint64_t)tb_thread_stamp(tid) << 32 | tid;
-	return tb_owner_tok;
-}
-
-static inline uint64_t owner_token(void)
-{
-	uint64_t t = tb_owner_tok;
-	return __builtin_expect(t != 0, 1) ? t : owner_token_first();
-}
-
-uint32_t tb_self_pid(void)
-{
-	uint32_t p = __atomic_load_n(&tb_pid, __ATOMIC_RELAXED);
-	if (__builtin_expect(p == 0, 0)) {
-		p = (uint32_t)getpid();
-		__atomic_store_n(&tb_pid, p, __ATOMIC_RELAXED);
-	}
-	return p;
-}
 
 uint64_t tb_thread_aborts(void)
 {
@@ -689,7 +570,7 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 /* the fallback protocol                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* `tok` is owner_token(): (start time stamp << 32) | tid. */
+/* `tok` is tb_owner_token(): (start time stamp << 32) | tid. */
 static int own(struct tb_ctl *c, uint64_t tok)
 {
 	uint64_t zero = 0;
@@ -765,7 +646,7 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 	uint64_t stage_buf[STAGE_MAX / 8 + 1];
 	struct prep p;
 	p.stage = stage_buf;
-	uint64_t tok = owner_token();
+	uint64_t tok = tb_owner_token();
 	uint32_t tid = (uint32_t)tok;
 	uint64_t block_left = cv->block_timeout_ns;
 	/* first choice: the CPU's slot among the slots of this CPU (there are
@@ -829,7 +710,7 @@ int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payloa
 }
 
 /*
- * Whether the owner `o` of a fallback ring (an owner_token() value, or
+ * Whether the owner `o` of a fallback ring (a tb_owner_token() value, or
  * anything a hostile process wrote) is gone, so that a flusher may take the
  * ring over.  A slow path (flushers only): system calls are fine here.
  *   - a tid no thread can have (0, or above the kernel's PID_MAX_LIMIT):
@@ -866,7 +747,7 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 	p.stage = stage_buf;
 	int owned = 0;
 	if (!r.rseq) {
-		uint64_t tok = owner_token();
+		uint64_t tok = tb_owner_token();
 		if (!own(c, tok)) {
 			uint64_t o = __atomic_load_n(&c->owner, __ATOMIC_RELAXED);
 			/* a writer killed while owning: take the ring over (its

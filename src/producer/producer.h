@@ -19,8 +19,32 @@
 /* Result of a switch attempt. */
 enum { TB_SW_DONE = 0, TB_SW_FULL = 1, TB_SW_RETRY = 2, TB_SW_NOTHING = 3 };
 
-/* Thread identity, cached (reset in the child after fork). */
-TB_HIDDEN uint32_t tb_self_tid(void);
+/*
+ * Thread identity (thread.c), cached (reset in the child after fork).
+ * The per-thread caches are read inline on the write paths: one
+ * initial-exec TLS load each, as when they were private to append.c; 0 means
+ * not computed yet, and the out-of-line *_first() computes and stores it.
+ * Only thread.c writes them.
+ */
+TB_HIDDEN extern __thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
+TB_HIDDEN extern __thread uint64_t tb_owner_tok __attribute__((tls_model("initial-exec")));
+TB_HIDDEN uint32_t tb_self_tid_first(void);
+TB_HIDDEN uint64_t tb_owner_token_first(void);
+
+static inline uint32_t tb_self_tid(void)
+{
+	uint32_t t = tb_tid;
+	return __builtin_expect(t != 0, 1) ? t : tb_self_tid_first();
+}
+
+/* What a fallback writer stores in a ring's owner word:
+ * (tb_thread_stamp(tid) << 32) | tid. */
+static inline uint64_t tb_owner_token(void)
+{
+	uint64_t t = tb_owner_tok;
+	return __builtin_expect(t != 0, 1) ? t : tb_owner_token_first();
+}
+
 TB_HIDDEN uint32_t tb_self_pid(void);
 /* Low 32 bits of the start time of thread `tid` (/proc), never 0; 0 when
  * unreadable.  Fallback owner words hold (stamp << 32) | tid, so that a

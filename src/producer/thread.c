@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread.c - who is writing: the identity of the calling thread, cached.
+ *
+ * The tid (record attribution), the pid (escape records), the start time
+ * stamp of a thread (/proc) and the fallback owner token (stamp << 32 | tid)
+ * are computed once per thread (per process for the pid) and reset in the
+ * child after fork.  The write paths read the tid and the owner token inline
+ * from TLS (tb_self_tid(), tb_owner_token() in producer.h); only the first
+ * read of a thread calls in here.  Everything is async-signal-safe: the
+ * first event of a thread may be in a signal handler.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "producer/producer.h"
+
+__thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
+__thread uint64_t tb_owner_tok __attribute__((tls_model("initial-exec")));
+static uint32_t tb_pid;
+
+static void atfork_child(void)
+{
+	tb_tid = 0; /* the only thread of the child is the one that forked */
+	tb_owner_tok = 0;
+	tb_pid = 0;
+}
+
+/* At load time, never from an event: pthread_once/pthread_atfork are not
+ * async-signal-safe, and the first event of a thread may be in a handler. */
+__attribute__((constructor)) static void atfork_install(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+__attribute__((noinline)) uint32_t tb_self_tid_first(void)
+{
+	/* async-signal-safe: a handler interrupting this stores the same value */
+	tb_tid = (uint32_t)syscall(SYS_gettid);
+	return tb_tid;
+}
+
+/* Appends the decimal digits of v at p; returns the end. */
+static char *put_u32(char *p, uint32_t v)
+{
+	char d[10];
+	int n = 0;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *str)
+{
+	while (*str)
+		*p++ = *str++;
+	return p;
+}
+
+/*
+ * Low 32 bits of the start time of thread `tid` (field 22 of
+ * /proc/<tid>/task/<tid>/stat: clock ticks since boot), never 0; 0 when it
+ * cannot be read (no such thread, no /proc).  With the tid, it names a
+ * thread for as long as tids are not reused within one clock tick (10 ms).
+ * Async-signal-safe: open, read, close, no stdio.
+ */
+uint32_t tb_thread_stamp(uint32_t tid)
+{
+	char path[64], *p = path;
+	p = put_str(p, "/proc/");
+	p = put_u32(p, tid);
+	p = put_str(p, "/task/");
+	p = put_u32(p, tid);
+	p = put_str(p, "/stat");
+	*p = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[1024];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": comm may hold spaces and ')', so the
+	 * fields are counted from the last ')'; field 22 follows the 20th
+	 * space after it */
+	const char *q = strrchr(buf, ')');
+	for (int f = 0; q && f < 20; f++) {
+		q = strchr(q, ' ');
+		if (q)
+			q++;
+	}
+	if (!q || *q < '0' || *q > '9')
+		return 0;
+	uint64_t v = 0;
+	while (*q >= '0' && *q <= '9')
+		v = v * 10 + (uint64_t)(*q++ - '0');
+	uint32_t stamp = (uint32_t)v;
+	return stamp ? stamp : 1;
+}
+
+/* What a fallback writer stores in a ring's owner word: its tid in the low
+ * half, its start time stamp in the high half (0 if unreadable).  Computed
+ * once per thread (the first fallback append: gettid + three calls on
+ * /proc), then one TLS load (tb_owner_token()), like the tid alone before. */
+__attribute__((noinline)) uint64_t tb_owner_token_first(void)
+{
+	uint32_t tid = tb_self_tid();
+	/* async-signal-safe: a handler interrupting this stores the same value */
+	tb_owner_tok = (uint64_t)tb_thread_stamp(tid) << 32 | tid;
+	return tb_owner_tok;
+}
+
+uint32_t tb_self_pid(void)
+{
+	/* relaxed: a cache of getpid(); every thread (or handler) that races
+	 * stores the same value, and nothing else is published with it.  The
+	 * atfork child handler resets it to 0 in the child. */
+	uint32_t p = __atomic_load_n(&tb_pid, __ATOMIC_RELAXED);
+	if (__builtin_expect(p == 0, 0)) {
+		p = (uint32_t)getpid();
+		__atomic_store_n(&tb_pid, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
