@@ -4,7 +4,8 @@
 # --profile` ranks hot_a first and hot_b second by self samples, hot_a's share
 # of (hot_a + hot_b) by total samples (the CPU time in each, callees included)
 # is 75% +- 10 points; `convert --to folded` has the same counts (summed over
-# the stacks that end in them) as the report's self column.
+# the stacks that end in them) as the report's self column.  Runs alone
+# (RUN_SERIAL, tests/CMakeLists.txt): other tests' load thins the samples.
 # Skipped (77) where the sampler is not built (see tests/profile/prof_env.sh).
 set -u
 . "$(dirname "$0")/lib/recorder_env.sh"
@@ -14,9 +15,25 @@ HOT=$P/prof_hot
 [ -x "$HOT" ] || skip "$HOT is not built"
 unset DEBUGINFOD_URLS
 
-"$CLI" profile -q -F 999 -o "$T/trace" -- "$HOT" > "$T/hot.out" 2> "$T/hot.err" \
-	|| fail "tracebuf profile of prof_hot failed: $(cat "$T/hot.err")"
-"$CLI" report --profile "$T/trace" > "$T/report" 2> "$T/report.err" || fail "report --profile: $(cat "$T/report.err")"
+# The ratio is judged on at least MIN_SAMPLES delivered samples: the kernel
+# delivers CPU-timer signals only at ticks where the thread runs, so on a
+# machine busy with other work 3 s of CPU time can bring as few as ~120
+# samples (each standing for ~20 periods), too few for +-10 points.  Such a
+# run is repeated (at most 3 times); the ratio itself is never retried.
+# Three starved runs in a row (seen only with CPU hogs on every CPU) skip the
+# test saying so: the claim cannot be judged there.  Alone on this 2-CPU VM a
+# run delivers ~500 samples.
+MIN_SAMPLES=300
+for attempt in 1 2 3; do
+	rm -rf "$T/trace"
+	"$CLI" profile -q -F 999 -o "$T/trace" -- "$HOT" 3 > "$T/hot.out" 2> "$T/hot.err" \
+		|| fail "tracebuf profile of prof_hot failed: $(cat "$T/hot.err")"
+	"$CLI" report --profile "$T/trace" > "$T/report" 2> "$T/report.err" || fail "report --profile: $(cat "$T/report.err")"
+	n=$(awk '/^profile / { gsub(",", "", $2); print $2; exit }' "$T/report")
+	[ "${n:-0}" -ge $MIN_SAMPLES ] && break
+	echo "attempt $attempt: only ${n:-0} samples delivered (machine busy), want >= $MIN_SAMPLES"
+done
+[ "${n:-0}" -ge $MIN_SAMPLES ] || skip "the machine is too busy: 3 runs of 3 s CPU time each delivered fewer than $MIN_SAMPLES timer samples"
 grep -q '^symbols   none' "$T/report" && skip "tracebuf was built without libdw: no function names"
 
 # the self table: "samples  %  function  module" rows after the "self:" line
@@ -42,4 +59,4 @@ leaf_sum() { awk -v fn="$1" '{ c = $NF; l = $0; sub(/ [0-9]+$/, "", l); n = spli
 	END { print s + 0 }' "$T/folded"; }
 fa=$(leaf_sum hot_a); fb=$(leaf_sum hot_b)
 [ "$fa" = "$a" ] && [ "$fb" = "$b" ] || fail "folded leaf counts $fa/$fb differ from the report's $a/$b"
-echo "PASS: hot_a $ta, hot_b $tb samples (total; self $a, $b): $share%"
+echo "PASS: hot_a $ta, hot_b $tb periods (total; self $a, $b): $share%, from $n delivered samples"
