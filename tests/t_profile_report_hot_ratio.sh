@@ -22,7 +22,7 @@ unset DEBUGINFOD_URLS
 # run is repeated (at most 3 times); the ratio itself is never retried.
 # Three starved runs in a row (seen only with CPU hogs on every CPU) skip the
 # test saying so: the claim cannot be judged there.  Alone on this 2-CPU VM a
-# run delivers ~500 samples.
+# run delivers ~750 samples.
 MIN_SAMPLES=300
 for attempt in 1 2 3; do
 	rm -rf "$T/trace"
