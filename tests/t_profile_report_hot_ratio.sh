@@ -5,7 +5,7 @@
 # of (hot_a + hot_b) by total samples (the CPU time in each, callees included)
 # is 75% +- 10 points; `convert --to folded` has the same counts (summed over
 # the stacks that end in them) as the report's self column.  Runs alone
-# (RUN_SERIAL, tests/CMakeLists.txt): other tests' load thins the samples.
+# (RUN_SERIAL, tests/CMakeLists.txt, like every t_profile_* test).
 # Skipped (77) where the sampler is not built (see tests/profile/prof_env.sh).
 set -u
 . "$(dirname "$0")/lib/recorder_env.sh"
