@@ -8,6 +8,7 @@
  * dropped and counted (lost_toobig).  tb_reserve/tb_commit nest and cancel.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <time.h>
 
 #include <tracebuf/event.h>
@@ -97,7 +98,14 @@ int main(void)
 	CHECK_EQ_U64(last_seq - first_seq + 1, seen); /* a contiguous newest range */
 	tbd_fini(&d);
 
-	/* block without a consumer: each event past a full ring waits ~timeout */
+	/* block without a consumer: each event past a full ring waits ~timeout.
+	 * Pinned to one CPU: 1000 records fill one CPU's ring (~700), but not
+	 * two if the thread migrates half-way (it did once, on a loaded machine). */
+	cpu_set_t pin, saved;
+	CHECK(sched_getaffinity(0, sizeof saved, &saved) == 0, "sched_getaffinity");
+	CPU_ZERO(&pin);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &pin);
+	CHECK(sched_setaffinity(0, sizeof pin, &pin) == 0, "sched_setaffinity");
 	s = mk(TB_BLOCK, 2000000); /* 2 ms */
 	id = tb_event_id("m:ev");
 	int timeouts = 0;
@@ -108,6 +116,7 @@ int main(void)
 		timeouts += rc == -ETIMEDOUT;
 	}
 	uint64_t took = tb_mono_ns() - t0;
+	CHECK(sched_setaffinity(0, sizeof saved, &saved) == 0, "sched_setaffinity");
 	CHECK_RC(tb_session_counters(s, 0, -1, &c), 0);
 	CHECK(timeouts > 0 && c.lost_timeout == (uint64_t)timeouts, "timeouts %d lost_timeout %llu", timeouts,
 	      (unsigned long long)c.lost_timeout);
