@@ -19,7 +19,7 @@
 #include "tbtrace_check.h"
 
 #define PKT 256u
-#define PER_PKT 14u  /* (256 - 88) / (4 + 8) records per packet */
+#define PER_PKT ((PKT - TB_PACKET_HEADER_SIZE) / (4 + 8)) /* records per packet */
 #define NPKT 10u
 
 static char dir[512], f0[600], f1[600];
@@ -115,8 +115,13 @@ int main(void)
 	expect("packet timestamps going back", 1, "chan_0@1280", "timestamps go back", ALL - PER_PKT);
 
 	make();
-	patch64(f0, 5 * PKT + TB_PKT_OFF_DISCARDED, 5);
+	patch64(f0, 5 * PKT + TB_PKT_OFF_DISCARDED, 5); /* and its cause: the sum still holds */
+	patch64(f0, 5 * PKT + TB_PKT_OFF_LOST + 8 * TB_LOSS_FULL, 5);
 	expect("events_discarded going down", 1, "chan_0@1608", "went down", ALL);
+
+	make();
+	patch64(f0, 5 * PKT + TB_PKT_OFF_LOST + 8 * TB_LOSS_DISK, 1); /* causes no longer add up */
+	expect("loss causes that do not add up", 1, "chan_0@1368", "do not add up", ALL);
 
 	make();
 	{ /* record 4 of packet 2 gets id 30 (unknown): records 4..13 of that packet are skipped */
@@ -141,7 +146,9 @@ int main(void)
 	make();
 	{ /* a record whose payload would run past content_size */
 		patch64(f1, 0 * PKT + TB_PKT_OFF_CONTENT, (TB_PACKET_HEADER_SIZE + 12 + 6) * 8);
-		expect("record overrunning the content", 1, "chan_1@100", "overruns", ALL - (PER_PKT - 1));
+		char at[64];
+		snprintf(at, sizeof at, "chan_1@%u", TB_PACKET_HEADER_SIZE + 12);
+		expect("record overrunning the content", 1, at, "overruns", ALL - (PER_PKT - 1));
 	}
 
 	make();

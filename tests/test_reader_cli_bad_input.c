@@ -19,7 +19,7 @@
 #include "tbtrace_cli.h"
 
 #define PKT 256u
-#define PER_PKT 14u /* (256 - 88) / (4 + 8) records per packet */
+#define PER_PKT ((PKT - TB_PACKET_HEADER_SIZE) / (4 + 8)) /* records per packet */
 #define NPKT 6u
 
 static uint64_t count_lines(const char *path, const char *with)

@@ -112,6 +112,34 @@ struct tb_rd_packet {
 TB_API size_t tb_reader_npackets(const struct tb_reader *r, unsigned s);
 TB_API int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_rd_packet *out);
 
+/*
+ * Causes of loss.  A trace of format 2 carries, in each packet, the running
+ * total of each cause (packet context fields lost_<name>, docs/CTF.md); they
+ * add up to events_discarded.  Format 1 traces carry only the total.
+ */
+enum tb_rd_loss {
+	TB_RD_LOST_FULL = 0,        /* ring full (discard mode) */
+	TB_RD_LOST_TOOBIG = 1,      /* record larger than a sub-buffer */
+	TB_RD_LOST_OVERWRITTEN = 2, /* flight recorder: older than the oldest packet kept */
+	TB_RD_LOST_TIMEOUT = 3,     /* block mode: waited the timeout */
+	TB_RD_LOST_BUSY = 4,        /* fallback protocol: every ring busy */
+	TB_RD_LOST_NOCONSUMER = 5,  /* block mode: the consumer was gone */
+	TB_RD_LOST_INVALID = 6,     /* the consumer found them damaged and dropped them */
+	TB_RD_LOST_DISK = 7,        /* the trace could not be written (disk full, I/O error) */
+	TB_RD_LOST_RELAY = 8,       /* could not be sent to the relay daemon */
+	TB_RD_LOST_NCAUSES = 9,
+};
+/* Short name of a cause ("full", "toobig", "overwritten", "timeout", "busy",
+ * "noconsumer", "invalid", "disk", "relay"); NULL past the last. */
+TB_API const char *tb_rd_loss_name(unsigned cause);
+/*
+ * Running loss totals by cause of packet i of stream s into lost[0..n).
+ * Return: 1 when the packet carries causes that add up to its
+ * events_discarded; 0 when it does not (format 1, or damaged: lost[] zeroed);
+ * -EINVAL for a bad stream or packet index.
+ */
+TB_API int tb_reader_packet_lost(const struct tb_reader *r, unsigned s, size_t i, uint64_t *lost, unsigned n);
+
 /* ---- items ---- */
 enum tb_rd_kind {
 	TB_RD_EVENT = 1,
@@ -138,6 +166,10 @@ TB_API uint32_t tb_rd_tid(const struct tb_rd_event *e);
 /* notices: number lost (0 = unknown) and end of the range (ticks) */
 TB_API uint64_t tb_rd_count(const struct tb_rd_event *e);
 TB_API uint64_t tb_rd_ticks_end(const struct tb_rd_event *e);
+/* discarded-events notices: how many of the count were lost to `cause`
+ * (enum tb_rd_loss); UINT64_MAX when the trace does not say (format 1, or
+ * damaged counts); 0 for other items. */
+TB_API uint64_t tb_rd_lost(const struct tb_rd_event *e, unsigned cause);
 
 /* events: class and fields (sequence length fields are part of their sequence, not listed) */
 TB_API uint32_t tb_rd_id(const struct tb_rd_event *e);

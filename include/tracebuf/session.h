@@ -128,6 +128,7 @@ struct tb_counters {
 	uint64_t lost_busy;        /* fallback protocol: every slot busy */
 	uint64_t truncated;        /* strings cut to their bound (still written) */
 	uint64_t switches;         /* sub-buffer switches */
+	uint64_t lost_noconsumer;  /* block mode: dropped at once, the consumer was gone */
 };
 
 /*

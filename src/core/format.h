@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TB_FORMAT_VERSION 1u
+#define TB_FORMAT_VERSION 2u
 
 /* ---------------------------------------------------------------------- */
 /* 1. Session file                                                         */
@@ -175,7 +175,7 @@ struct tb_ctl {
 	uint64_t lost_overwritten; /* overwrite mode: events before the oldest retained packet */
 	uint64_t lost_timeout;     /* block mode: waited the timeout, then dropped */
 	uint64_t truncated;        /* strings truncated to their bound (not lost) */
-	uint64_t reserved1;        /* zero (sub-buffer switches are head >> sb_shift) */
+	uint64_t lost_nocons;      /* block mode: the consumer is gone, dropped without waiting */
 	uint64_t owner;            /* TB_PROTO_FALLBACK: tid owning the ring, 0 = free */
 	uint64_t lost_busy;        /* TB_PROTO_FALLBACK: every slot was owned */
 	/* line 2: written by the consumer */
@@ -262,6 +262,49 @@ struct tb_proc_table {
 /* 2. CTF packet header and context (start of every sub-buffer)            */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Causes of loss, each a running total in the packet context (lost[]) and,
+ * for the producer causes, a counter of the control block.  Their sum is
+ * events_discarded.  FORMAT: the order is the order of the packet context
+ * fields "lost_<name>" (docs/CTF.md); append only.
+ */
+enum tb_loss_cause {
+	TB_LOSS_FULL = 0,        /* producer: ring full (discard mode) */
+	TB_LOSS_TOOBIG = 1,      /* producer: record larger than a sub-buffer can hold */
+	TB_LOSS_OVERWRITTEN = 2, /* overwrite mode: before the oldest packet still in the ring */
+	TB_LOSS_TIMEOUT = 3,     /* producer: block mode, waited the timeout */
+	TB_LOSS_BUSY = 4,        /* producer: fallback, every ring owned; or an abort storm */
+	TB_LOSS_NOCONS = 5,      /* producer: block mode, the consumer is gone (not waited for) */
+	TB_LOSS_INVALID = 6,     /* consumer: in packets that failed validation, or cut from them */
+	TB_LOSS_DISK = 7,        /* consumer: the trace could not be written (disk full, I/O error) */
+	TB_LOSS_RELAY = 8,       /* consumer: could not be sent to the relay daemon */
+	TB_LOSS_NCAUSES = 9,
+};
+#define TB_LOSS_NPRODUCER 6u /* causes 0..5 are counted by producers */
+
+/* The control-block counter of producer cause `c` (< TB_LOSS_NPRODUCER). */
+static inline uint64_t *tb_ctl_lost(struct tb_ctl *c, unsigned cause)
+{
+	switch (cause) {
+	case TB_LOSS_FULL: return &c->lost_full;
+	case TB_LOSS_TOOBIG: return &c->lost_toobig;
+	case TB_LOSS_OVERWRITTEN: return &c->lost_overwritten;
+	case TB_LOSS_TIMEOUT: return &c->lost_timeout;
+	case TB_LOSS_BUSY: return &c->lost_busy;
+	default: return &c->lost_nocons;
+	}
+}
+
+/* Name of the packet-context field of cause `c` ("lost_full", ...); NULL past the last. */
+static inline const char *tb_loss_field(unsigned c)
+{
+	static const char *const names[TB_LOSS_NCAUSES] = {
+		"lost_full", "lost_toobig", "lost_overwritten", "lost_timeout", "lost_busy",
+		"lost_noconsumer", "lost_invalid", "lost_disk", "lost_relay",
+	};
+	return c < TB_LOSS_NCAUSES ? names[c] : NULL;
+}
+
 #define TB_CTF_MAGIC 0xC1FC1FC1u
 
 struct tb_packet_header {
@@ -275,12 +318,18 @@ struct tb_packet_header {
 	uint64_t content_size;       /* bits: header + records */
 	uint64_t packet_size;        /* bits: sub-buffer size */
 	uint64_t packet_seq_num;     /* == packet start position / sub-buffer size */
-	uint64_t events_discarded;   /* running total for the stream, never reset */
+	uint64_t events_discarded;   /* running total for the stream, never reset: the sum of lost[] */
 	uint32_t cpu_id;
 	uint32_t tb_reserved;        /* zero */
+	/* the running total by cause (enum tb_loss_cause).  The producer
+	 * writes the producer causes when it closes the packet; the consumer
+	 * sets the consumer causes (and, for overwrite rings, the overwritten
+	 * count) in its private copy before it writes the packet out. */
+	uint64_t lost[TB_LOSS_NCAUSES];
 } __attribute__((packed));
 
-#define TB_PACKET_HEADER_SIZE 88u
+#define TB_PACKET_HEADER_SIZE 160u
+#define TB_PACKET_HEADER_SIZE_V1 88u /* format 1 (no lost[]): readers still read such traces */
 
 /* byte offsets, for the switch's store list and the validators */
 #define TB_PKT_OFF_MAGIC 0u
@@ -294,6 +343,7 @@ struct tb_packet_header {
 #define TB_PKT_OFF_SEQ 64u
 #define TB_PKT_OFF_DISCARDED 72u
 #define TB_PKT_OFF_CPU 80u
+#define TB_PKT_OFF_LOST 88u /* + 8 * enum tb_loss_cause */
 
 /* ---------------------------------------------------------------------- */
 /* 3. Record header                                                        */
@@ -329,5 +379,7 @@ _Static_assert(sizeof(struct tb_proc_table) == 64, "tb_proc_table layout");
 _Static_assert(sizeof(struct tb_packet_header) == TB_PACKET_HEADER_SIZE, "packet header");
 _Static_assert(offsetof(struct tb_packet_header, events_discarded) == TB_PKT_OFF_DISCARDED, "ctx");
 _Static_assert(offsetof(struct tb_packet_header, cpu_id) == TB_PKT_OFF_CPU, "ctx");
+_Static_assert(offsetof(struct tb_packet_header, lost) == TB_PKT_OFF_LOST, "ctx");
+_Static_assert(TB_PKT_OFF_LOST + 8 * TB_LOSS_NCAUSES == TB_PACKET_HEADER_SIZE, "ctx");
 
 #endif

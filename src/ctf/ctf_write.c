@@ -5,7 +5,7 @@
  * Layout choices (every one is read back by src/reader/tsdl.c):
  *   - every integer is byte aligned (align = 8) except the uint5 event id
  *     and the uint27 compact timestamp, so the packet header + context is
- *     88 bytes and a record header 4 (compact) or 13 (extended) bytes,
+ *     160 bytes and a record header 4 (compact) or 13 (extended) bytes,
  *     exactly as core/format.h lays them out;
  *   - payload field names are written with one leading underscore, which
  *     CTF readers strip: the name babeltrace2 shows is the registered one,
@@ -286,8 +286,10 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	      "\t\tuint64_t packet_seq_num;\n"
 	      "\t\tuint64_t events_discarded;\n"
 	      "\t\tuint32_t cpu_id;\n"
-	      "\t\tuint32_t tb_reserved;\n"
-	      "\t};\n};\n\n", out);
+	      "\t\tuint32_t tb_reserved;\n", out);
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		fprintf(out, "\t\tuint64_t %s;\n", tb_loss_field(k));
+	fputs("\t};\n};\n\n", out);
 
 	uint32_t n = info->nevents ? info->nevents : 1;
 	for (uint32_t id = 0; id < n; id++)

@@ -287,7 +287,11 @@ struct tb_cs_op {
 	uint64_t is_ts; /* 1: store the cs's timestamp instead of val */
 };
 
-#define TB_CS_MAX_OPS 32
+/* The longest store list is an overwrite-mode switch that reuses a
+ * sub-buffer: close 10 (timestamp_end, content_size, events_discarded, six
+ * producer loss causes, cnt_end) + lost_overwritten + 3 descriptor fields +
+ * 11 header qwords + 7 state fields = 32. */
+#define TB_CS_MAX_OPS 40
 
 struct tb_cs_args {
 	uint64_t *head;            /* 0 */

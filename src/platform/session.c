@@ -609,6 +609,7 @@ int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, struct tb_
 		out->lost_overwritten += __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
 		out->lost_timeout += __atomic_load_n(&c->lost_timeout, __ATOMIC_RELAXED);
 		out->lost_busy += __atomic_load_n(&c->lost_busy, __ATOMIC_RELAXED);
+		out->lost_noconsumer += __atomic_load_n(&c->lost_nocons, __ATOMIC_RELAXED);
 		out->truncated += __atomic_load_n(&c->truncated, __ATOMIC_RELAXED);
 		out->switches += head ? head >> s->chan[chan].sb_shift : 0;
 	}

@@ -107,6 +107,16 @@ int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_
 	return 0;
 }
 
+int tb_reader_packet_lost(const struct tb_reader *r, unsigned s, size_t i, uint64_t *lost, unsigned n)
+{
+	if (s >= r->nstreams || i >= r->streams[s].npk)
+		return tb_fail(-EINVAL, "no packet %zu in stream %u", i, s);
+	const struct rd_packet *p = &r->streams[s].pk[i];
+	for (unsigned k = 0; k < n; k++)
+		lost[k] = p->has_lost && k < TB_LOSS_NCAUSES ? p->lost[k] : 0;
+	return p->has_lost;
+}
+
 /* ---------------------------------------------------------------------- */
 /* items                                                                   */
 
@@ -182,6 +192,23 @@ uint32_t tb_rd_tid(const struct tb_rd_event *e) { return e->tid; }
 uint64_t tb_rd_count(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? 0 : e->count; }
 uint64_t tb_rd_ticks_end(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? e->ts : e->ts_end; }
 uint32_t tb_rd_id(const struct tb_rd_event *e) { return e->k ? e->k->id : UINT32_MAX; }
+
+_Static_assert((int)TB_RD_LOST_NCAUSES == (int)TB_LOSS_NCAUSES && (int)TB_RD_LOST_RELAY == (int)TB_LOSS_RELAY &&
+		       (int)TB_RD_LOST_NOCONSUMER == (int)TB_LOSS_NOCONS && (int)TB_RD_LOST_INVALID == (int)TB_LOSS_INVALID,
+	       "enum tb_rd_loss mirrors enum tb_loss_cause (core/format.h)");
+
+const char *tb_rd_loss_name(unsigned cause)
+{
+	const char *f = tb_loss_field(cause); /* "lost_<name>" */
+	return f ? f + 5 : NULL;
+}
+
+uint64_t tb_rd_lost(const struct tb_rd_event *e, unsigned cause)
+{
+	if (e->kind != TB_RD_DISCARDED_EVENTS || cause >= TB_LOSS_NCAUSES)
+		return 0;
+	return e->pk && e->pk->delta_ok ? e->pk->lost_delta[cause] : UINT64_MAX;
+}
 
 const char *tb_rd_name(const struct tb_rd_event *e)
 {

@@ -89,11 +89,49 @@ static int add_packet(struct rd_stream *s, const struct rd_packet *p)
 	return 0;
 }
 
+/* Reads the packet's lost_<cause> fields (format 2); 1 when they are
+ * there and add up to events_discarded. */
+static int read_causes(struct tb_reader *r, const uint8_t *h, struct rd_packet *p)
+{
+	uint64_t sum = 0;
+	int any = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		p->lost[k] = r->m.loss_off[k] ? ld64(h + r->m.loss_off[k]) : 0;
+		any |= r->m.loss_off[k] != 0;
+		if (__builtin_add_overflow(sum, p->lost[k], &sum))
+			return 0;
+	}
+	return any && sum == p->p.events_discarded;
+}
+
+/* The increase of each cause since the previous valid packet; when the
+ * causes of either do not hold (format 1, sums that disagree, a cause that
+ * went down) the notice says "cause unknown" (delta_ok 0); a damaged count is
+ * reported once per stream. */
+static void cause_deltas(struct tb_reader *r, struct rd_stream *s, uint64_t off, const struct rd_packet *prev,
+			 struct rd_packet *p)
+{
+	int ok = p->has_lost && prev->has_lost;
+	for (unsigned k = 0; ok && k < TB_LOSS_NCAUSES; k++) {
+		ok = p->lost[k] >= prev->lost[k];
+		p->lost_delta[k] = ok ? p->lost[k] - prev->lost[k] : 0;
+	}
+	int damaged = r->m.loss_off[0] && (!ok || !p->has_lost);
+	if (damaged && !s->causes_reported) {
+		s->causes_reported = 1;
+		diag(r, s->path, off + TB_PKT_OFF_LOST, -EBADMSG,
+		     "loss causes that do not add up to events_discarded, or that went down: the losses of this "
+		     "stream are counted (events_discarded) but some of their causes are unknown");
+	}
+	p->delta_ok = (uint8_t)ok;
+}
+
 static int index_stream(struct tb_reader *r, struct rd_stream *s)
 {
 	uint64_t off = 0, usual = 0;
 	size_t prev_i = SIZE_MAX; /* index of the previous valid packet (s->pk moves when it grows) */
 	uint64_t inst = 0;
+	const uint32_t hsz = r->m.pkt_hdr_size; /* 88 (format 1) or 160 */
 	while (off < s->size) {
 		const struct rd_packet *prev = prev_i == SIZE_MAX ? NULL : &s->pk[prev_i];
 		uint64_t left = s->size - off;
@@ -101,10 +139,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		struct rd_packet p;
 		memset(&p, 0, sizeof p);
 		p.p.offset = off;
-		if (left < TB_PACKET_HEADER_SIZE) {
+		if (left < hsz) {
 			diag(r, s->path, off, -ENODATA,
 			     "file ends inside a packet header (%" PRIu64 " bytes left, a header is %u): "
-			     "truncated file, the end was skipped", left, TB_PACKET_HEADER_SIZE);
+			     "truncated file, the end was skipped", left, hsz);
 			break;
 		}
 		uint32_t magic = ld32(h + TB_PKT_OFF_MAGIC);
@@ -117,11 +155,11 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		p.p.cpu = ld32(h + TB_PKT_OFF_CPU);
 		p.p.content_bytes = csize;
 		p.p.packet_bytes = psize;
-		int size_ok = psize_bits % 8 == 0 && psize >= TB_PACKET_HEADER_SIZE && psize <= left;
+		int size_ok = psize_bits % 8 == 0 && psize >= hsz && psize <= left;
 		char why[200] = "";
 		if (magic != TB_CTF_MAGIC)
 			snprintf(why, sizeof why, "bad magic 0x%08" PRIx32 " (expected 0x%08x)", magic, TB_CTF_MAGIC);
-		else if (psize_bits % 8 || psize < TB_PACKET_HEADER_SIZE)
+		else if (psize_bits % 8 || psize < hsz)
 			snprintf(why, sizeof why, "impossible packet_size %" PRIu64 " bits", psize_bits);
 		else if (psize > left && usual && psize != usual && usual <= left)
 			snprintf(why, sizeof why, "packet_size %" PRIu64 " bytes differs from the stream's %" PRIu64
@@ -133,9 +171,9 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			snprintf(why, sizeof why, "uuid differs from the metadata's (a packet of another trace)");
 		else if (ld32(h + TB_PKT_OFF_STREAM_ID) != 0)
 			snprintf(why, sizeof why, "stream_id %" PRIu32 " (only 0 exists)", ld32(h + TB_PKT_OFF_STREAM_ID));
-		else if (csize_bits % 8 || csize < TB_PACKET_HEADER_SIZE || csize > psize)
+		else if (csize_bits % 8 || csize < hsz || csize > psize)
 			snprintf(why, sizeof why, "content_size %" PRIu64 " bits outside [%u, packet_size %" PRIu64 "]",
-				 csize_bits, TB_PACKET_HEADER_SIZE * 8, psize_bits);
+				 csize_bits, hsz * 8, psize_bits);
 		else if (p.p.ts_begin > p.p.ts_end)
 			snprintf(why, sizeof why, "timestamp_begin %" PRIu64 " after timestamp_end %" PRIu64,
 				 p.p.ts_begin, p.p.ts_end);
@@ -144,7 +182,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				 ld64(h + TB_PKT_OFF_INSTANCE), inst);
 		else if (prev && p.p.cpu != s->cpu)
 			snprintf(why, sizeof why, "cpu_id %" PRIu32 " differs from the stream's %" PRIu32, p.p.cpu, s->cpu);
-		else if (prev && p.p.seq <= prev->p.seq)
+		else if (prev && (p.p.seq < prev->p.seq ||
+				  (p.p.seq == prev->p.seq && csize > hsz && prev->p.content_bytes > hsz)))
+			/* an empty packet (header only: a loss record, docs/CTF.md) may
+			 * share its number with the packet before or after it */
 			snprintf(why, sizeof why, "packet_seq_num %" PRIu64 " not after the previous packet's %" PRIu64,
 				 p.p.seq, prev->p.seq);
 		else if (prev && p.p.ts_begin < prev->p.ts_end)
@@ -152,24 +193,28 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
 		if (!why[0]) {
 			p.p.valid = 1;
+			p.has_lost = read_causes(r, h, &p);
 			if (!prev) { /* the first valid packet */
 				inst = ld64(h + TB_PKT_OFF_INSTANCE);
 				/* the CPU of the file name, unless the packets disagree: trust the packets */
 				s->cpu = p.p.cpu;
 				p.p.discarded_delta = p.p.events_discarded ? UINT64_MAX : 0;
 				p.prev_end = p.p.ts_begin;
+				memcpy(p.lost_delta, p.lost, sizeof p.lost);
+				p.delta_ok = p.has_lost && p.p.events_discarded == 0;
 			} else if (p.p.events_discarded < prev->p.events_discarded) {
 				/* a running total never goes down; the events are fine, the count is not */
 				diag(r, s->path, off + TB_PKT_OFF_DISCARDED, -EBADMSG,
 				     "events_discarded went down from %" PRIu64 " to %" PRIu64
 				     ": no loss notice for this packet, its events are read",
 				     prev->p.events_discarded, p.p.events_discarded);
-				p.p.lost_packets = p.p.seq - prev->p.seq - 1;
+				p.p.lost_packets = p.p.seq > prev->p.seq ? p.p.seq - prev->p.seq - 1 : 0;
 				p.prev_end = prev->p.ts_end;
 			} else {
 				p.p.discarded_delta = p.p.events_discarded - prev->p.events_discarded;
-				p.p.lost_packets = p.p.seq - prev->p.seq - 1;
+				p.p.lost_packets = p.p.seq > prev->p.seq ? p.p.seq - prev->p.seq - 1 : 0;
 				p.prev_end = prev->p.ts_end;
+				cause_deltas(r, s, off, prev, &p);
 			}
 			usual = psize;
 		} else {
@@ -559,6 +604,7 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 					e->ts = pk->prev_end;
 					e->ts_end = pk->p.ts_end;
 					e->count = pk->p.discarded_delta == UINT64_MAX ? 0 : pk->p.discarded_delta;
+					e->pk = pk;
 				} else {
 					s->pending = 0;
 					e->kind = TB_RD_DISCARDED_PACKETS;
@@ -657,7 +703,7 @@ next_packet:
 			return 0;
 		const struct rd_packet *pk = &s->pk[s->pi];
 		s->in_packet = 1;
-		s->pos = pk->p.offset + TB_PACKET_HEADER_SIZE;
+		s->pos = pk->p.offset + r->m.pkt_hdr_size;
 		s->end = pk->p.offset + pk->p.content_bytes;
 		s->clock = pk->p.ts_begin;
 		s->pid = s->tid = 0;

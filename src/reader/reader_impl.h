@@ -20,6 +20,7 @@ struct tb_rd_event {
 	uint32_t ci;              /* class index in meta.classes */
 	uint64_t ts;              /* ticks */
 	uint64_t ts_end, count;   /* notices */
+	const struct rd_packet *pk; /* discarded-events notices: the packet after the loss */
 	struct rd_stream *s;
 	const struct tb_tsdl_class *k; /* NULL for notices */
 	const uint8_t *payload;
@@ -30,6 +31,10 @@ struct tb_rd_event {
 
 struct rd_packet {
 	struct tb_rd_packet p;
+	uint64_t lost[TB_LOSS_NCAUSES];       /* running totals by cause (format 2) */
+	uint64_t lost_delta[TB_LOSS_NCAUSES]; /* their increase before this packet; valid when delta_ok */
+	uint8_t has_lost;  /* lost[] read, and adds up to events_discarded */
+	uint8_t delta_ok;  /* lost_delta[] holds: both packets have causes, none went down */
 	uint64_t prev_end; /* timestamp_end of the previous valid packet (begin for the first) */
 	uint8_t reported;  /* a decoding problem of this packet was reported */
 };
@@ -71,6 +76,7 @@ struct rd_stream {
 	uint64_t pos, end;  /* byte positions in the file */
 	uint64_t clock;     /* ticks of the previous record (or timestamp_begin) */
 	uint32_t pid, tid;
+	int causes_reported; /* the diagnostic on inconsistent causes was given */
 	struct rd_ns_cache ns;
 	struct tb_rd_event cur;
 };

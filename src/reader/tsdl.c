@@ -738,8 +738,21 @@ static void check_layouts(struct ctx *c)
 				  "packet.context field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
 				  pf[i].n);
 	}
-	if (field_at(p, 8))
-		tsdl_perr(c, field_at(p, 8)->line, "packet.context: unexpected field '%s'", field_at(p, 8)->name);
+	/* then the loss causes, each a byte-aligned u64 named lost_<cause> */
+	c->m->pkt_hdr_size = TB_PACKET_HEADER_SIZE_V1;
+	memset(c->m->loss_off, 0, sizeof c->m->loss_off);
+	for (unsigned i = 8; (d = field_at(p, i)) != NULL; i++) {
+		if (strncmp(d->name, "lost_", 5) || !is_uint(d->t, 64, 8) || d->arr || i >= 8 + TB_TSDL_LOSS_MAX)
+			tsdl_perr(c, d->line, "packet.context: unexpected field '%s' (after tb_reserved only byte-aligned "
+					      "uint64 lost_<cause> fields, at most %u)", d->name, TB_TSDL_LOSS_MAX);
+		for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+			if (!strcmp(d->name, tb_loss_field(k))) {
+				if (c->m->loss_off[k])
+					tsdl_perr(c, d->line, "packet.context: field '%s' twice", d->name);
+				c->m->loss_off[k] = (uint16_t)c->m->pkt_hdr_size;
+			}
+		c->m->pkt_hdr_size += 8;
+	}
 	if (!e || e->kind != K_STRUCT)
 		tsdl_perr(c, c->line, "stream event.header missing or not a struct");
 	d = field_at(e, 0);

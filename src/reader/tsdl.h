@@ -5,7 +5,9 @@
  * tb_tsdl_parse() reads the metadata text written by tb_ctf_metadata_write()
  * (docs/CTF.md) into a flat description: trace uuid, clock, environment and
  * the event classes with their fields.  The trace's packet header, packet
- * context and event header must be exactly tracebuf's (core/format.h); any
+ * context and event header must be exactly tracebuf's (core/format.h; the
+ * context may end with any number of u64 "lost_<cause>" fields: format 1
+ * traces have none, unknown causes are skipped); any
  * construct outside the subset is an error naming it and its line.  Never
  * reads outside text[0..len), allocates only from the arena of `m`.
  */
@@ -15,10 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/format.h"
+
 #define TB_TSDL_NAME_MAX 128u       /* event class names, field names, env keys */
 #define TB_TSDL_FIELDS_MAX 32u      /* fields per class, length fields included */
 #define TB_TSDL_ID_MAX (1u << 20)   /* largest event class id accepted */
 #define TB_TSDL_ENV_MAX 64u
+#define TB_TSDL_LOSS_MAX 32u       /* lost_<cause> fields in the packet context */
 
 /* field kinds: the values of enum tb_field_type (core/format.h) */
 struct tb_tsdl_field {
@@ -54,6 +59,8 @@ struct tb_tsdl_meta {
 	uint64_t clock_offset;      /* cycles */
 	uint32_t nenv;
 	struct tb_tsdl_env env[TB_TSDL_ENV_MAX];
+	uint32_t pkt_hdr_size;         /* packet header + context bytes: 88 (format 1) + 8 per loss field */
+	uint16_t loss_off[TB_LOSS_NCAUSES]; /* offset of field lost_<cause> in a packet, 0 if absent */
 	uint32_t nclasses;
 	struct tb_tsdl_class *classes; /* nclasses, in the order of the text */
 	uint32_t max_id;

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	char tmp[] = "/tmp/tb-mapseed-XXXXXX";
 	if (!mkdtemp(tmp))
 		return 1;
-	/* rseq sessions of 1 CPU: write from CPU 0 */
+	/* write from CPU 0 */
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
@@ -152,7 +152,8 @@ int main(int argc, char **argv)
 			{ .size = sizeof co[0], .name = "d", .sb_size = 4096, .sb_count = 2, .mode = TB_DISCARD },
 			{ .size = sizeof co[0], .name = "o", .sb_size = 4096, .sb_count = 2, .mode = TB_OVERWRITE },
 		};
-		struct tb_session_opts so = { .size = sizeof so, .dir = tmp, .ncpus = k == 2 ? 2 : 1,
+		/* rseq sessions take a ring per possible CPU of this machine (ncpus 0) */
+		struct tb_session_opts so = { .size = sizeof so, .dir = tmp, .ncpus = k == 2 ? 2 : 0,
 					      .nchannels = k == 0 ? 1 : 2, .channels = co, .max_events = 4,
 					      .force_fallback = k == 2 };
 		struct tb_session *s;

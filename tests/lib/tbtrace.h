@@ -49,7 +49,7 @@ void tbtrace_thread(struct tbtrace_stream *s, uint64_t ts, uint32_t pid, uint32_
  * tid 0 stops it.
  */
 void tbtrace_set_thread(struct tbtrace_stream *s, uint32_t pid, uint32_t tid);
-/* Adds n to the stream's events_discarded running total (seen in the next packet closed). */
+/* Adds n to the stream's events_discarded running total (seen in the next packet closed), as ring-full losses. */
 void tbtrace_discard(struct tbtrace_stream *s, uint64_t n);
 /* Skips n packet sequence numbers (lost packets) before the next packet. */
 void tbtrace_skip_seq(struct tbtrace_stream *s, uint64_t n);

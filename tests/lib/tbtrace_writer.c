@@ -108,6 +108,7 @@ void tbtrace_packet_close(struct tbtrace_stream *s, uint64_t ts_end)
 		.timestamp_end = ts_end > s->last_ts ? ts_end : s->last_ts,
 		.content_size = s->used * 8, .packet_size = s->t->o.packet_size * 8,
 		.packet_seq_num = s->seq++, .events_discarded = s->discarded, .cpu_id = s->cpu,
+		.lost = { [TB_LOSS_FULL] = s->discarded },
 	};
 	memcpy(h.uuid, s->t->o.uuid, 16);
 	memcpy(s->pkt, &h, sizeof h);
