@@ -56,6 +56,11 @@ struct tb_session {
 	/* [nchannels * ncpus] descriptors for the rseq fast path (rseq.h),
 	 * computed once from the validated values above */
 	struct tb_fast_ring *fast;
+	/* block mode, producers: the last consumer liveness check of this
+	 * process, (consumer_pid << 1) | gone, and when (monotonic ns); relaxed
+	 * atomics, a stale value only costs one more check (append.c) */
+	uint64_t cons_seen;
+	uint64_t cons_checked_ns;
 	/* producer sessions replaced by tb_producer_use() stay mapped (a thread
 	 * may still be inside an append): they are kept on this list */
 	struct tb_session *retired_next;

@@ -104,8 +104,9 @@ static void read_state(struct tb_ctl *c, struct tb_state *st)
 /* prepared steps                                                          */
 /* ---------------------------------------------------------------------- */
 
-/* staged bytes: a packet header, or [escape record] + one record header */
+/* staged bytes: a packet header up to lost[] (88), or [escape record] + one record header */
 #define STAGE_MAX 128
+_Static_assert(TB_PKT_OFF_LOST <= STAGE_MAX, "the staged packet header fits");
 
 struct prep {
 	struct tb_cs_args a;
@@ -115,6 +116,8 @@ struct prep {
 
 static void op(struct prep *p, uint64_t *addr, uint64_t val, int is_ts)
 {
+	if (p->a.nops >= TB_CS_MAX_OPS)
+		__builtin_trap(); /* a step longer than TB_CS_MAX_OPS says: a bug, never input */
 	struct tb_cs_op *o = &p->ops[p->a.nops++];
 	o->addr = addr;
 	o->val = val;
@@ -185,11 +188,19 @@ static void ring_ref(struct ring_ref *r, struct tb_session *s, unsigned ch, unsi
 	r->ts_in_cs = r->rseq && s->clock_kind == TB_CLOCK_TSC;
 }
 
-static uint64_t discarded_total(const struct tb_ctl *c, uint64_t overwritten)
+/*
+ * The producer loss counters, each read once (they only grow; relaxed: a
+ * count exact at some instant is all a packet context promises), with
+ * `overwritten` in place of the stored overwrite count.  Returns their sum.
+ */
+static uint64_t read_losses(struct tb_ctl *c, uint64_t overwritten, uint64_t lost[TB_LOSS_NPRODUCER])
 {
-	return __atomic_load_n(&c->lost_full, __ATOMIC_RELAXED) + __atomic_load_n(&c->lost_toobig, __ATOMIC_RELAXED) +
-	       overwritten + __atomic_load_n(&c->lost_timeout, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->lost_busy, __ATOMIC_RELAXED);
+	uint64_t sum = 0;
+	for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++) {
+		lost[k] = k == TB_LOSS_OVERWRITTEN ? overwritten : __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED);
+		sum += lost[k];
+	}
+	return sum;
 }
 
 /*
@@ -233,10 +244,12 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	} else {
 		overwritten = __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
 	}
-	uint64_t disc = discarded_total(c, overwritten);
+	uint64_t lost[TB_LOSS_NPRODUCER];
+	uint64_t disc = read_losses(c, overwritten, lost);
 
 	memset(&p->a, 0, sizeof p->a);
-	/* the next packet's header + context, staged (88 bytes = 11 qwords) */
+	/* the next packet's header + context up to lost[], staged (88 bytes =
+	 * 11 qwords); lost[] is written when the packet is closed */
 	struct tb_packet_header h;
 	memset(&h, 0, sizeof h);
 	h.magic = TB_CTF_MAGIC;
@@ -248,7 +261,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	h.packet_seq_num = Q >> cv->sb_shift;
 	h.events_discarded = disc;
 	h.cpu_id = r->cpu;
-	memcpy(p->stage, &h, sizeof h);
+	memcpy(p->stage, &h, TB_PKT_OFF_LOST); /* lost[] is written at close; STAGE_MAX holds 88 bytes */
 	uint8_t *qsb = r->data + (Q & cv->ring_mask);
 	/* Reusing a sub-buffer that still holds the oldest retained packet
 	 * (overwrite mode): its header is written through the ordered store
@@ -260,7 +273,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	if (!reuse) {
 		p->a.src = (const uint8_t *)p->stage;
 		p->a.dst = qsb;
-		p->a.nq = TB_PACKET_HEADER_SIZE / 8;
+		p->a.nq = TB_PKT_OFF_LOST / 8;
 	}
 	p->a.ops = p->ops;
 
@@ -272,6 +285,8 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 		op(p, (uint64_t *)(psb + TB_PKT_OFF_TS_END), ts, r->ts_in_cs);
 		op(p, (uint64_t *)(psb + TB_PKT_OFF_CONTENT), (H - P) * 8, 0);
 		op(p, (uint64_t *)(psb + TB_PKT_OFF_DISCARDED), disc, 0);
+		for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++)
+			op(p, (uint64_t *)(psb + TB_PKT_OFF_LOST + 8 * k), lost[k], 0);
 		op(p, &r->desc[pidx].cnt_end, st->cnt, 0);
 	}
 	op(p, &c->lost_overwritten, overwritten, 0); /* before anything of Q changes */
@@ -279,7 +294,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	op(p, &r->desc[qidx].cnt_end, st->cnt, 0);
 	op(p, &r->desc[qidx].disc_begin, disc, 0);
 	if (reuse) {
-		for (unsigned k = 0; k < TB_PACKET_HEADER_SIZE / 8; k++)
+		for (unsigned k = 0; k < TB_PKT_OFF_LOST / 8; k++)
 			op(p, (uint64_t *)(qsb + 8 * (size_t)k), p->stage[k], r->ts_in_cs && 8 * k == TB_PKT_OFF_TS_BEGIN);
 	} else if (r->ts_in_cs) {
 		op(p, (uint64_t *)(qsb + TB_PKT_OFF_TS_BEGIN), 0, 1);
@@ -383,6 +398,42 @@ static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
 		return;
 	__atomic_fetch_add(&m->consumer_futex, 1, __ATOMIC_RELEASE);
 	futex(&m->consumer_futex, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/*
+ * Block mode: is the consumer gone?  Then a full ring drops at once, counted
+ * as TB_LOSS_NOCONS, instead of making every event wait the timeout for a
+ * consumer that will never come.  tb_engine_start() publishes the consumer's
+ * pid in map->consumer_pid; a recorder killed -9 leaves it there, and the
+ * process it names is gone (or a zombie).  A consumer that finished sets the
+ * state STOPPED: nobody drains any more.  A new consumer (record --attach)
+ * publishes its own pid, which is seen at the next full-ring event: blocking
+ * resumes.  No pid at all (a consumer that does not say who it is, as the
+ * tests' own decoders) is waited for, as before.
+ * The liveness check (kill + /proc) is made at most every 50 ms per process;
+ * in between this costs a clock read per full-ring event.  Slow path only,
+ * async-signal-safe.
+ */
+#define CONSUMER_CHECK_NS 50000000ull
+
+static int consumer_gone(struct tb_session *s)
+{
+	/* relaxed: plain values, nothing else is published with them */
+	if (__atomic_load_n(&s->map->state, __ATOMIC_RELAXED) == TB_STATE_STOPPED)
+		return 1;
+	uint32_t pid = __atomic_load_n(&s->map->consumer_pid, __ATOMIC_RELAXED);
+	if (pid == 0)
+		return 0;
+	uint64_t now = tb_mono_ns();
+	/* relaxed: a private cache; racing threads store equally good values */
+	uint64_t seen = __atomic_load_n(&s->cons_seen, __ATOMIC_RELAXED);
+	uint64_t at = __atomic_load_n(&s->cons_checked_ns, __ATOMIC_RELAXED);
+	if ((seen >> 1) == pid && now - at < CONSUMER_CHECK_NS)
+		return (int)(seen & 1);
+	int gone = !tb_pid_alive(pid);
+	__atomic_store_n(&s->cons_seen, (uint64_t)pid << 1 | (uint64_t)gone, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cons_checked_ns, now, __ATOMIC_RELAXED);
+	return gone;
 }
 
 /* Block mode: wait until the consumer moves tail, up to *left_ns. Returns
@@ -536,6 +587,10 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 		if (need_switch) {
 			int sw = prepare_switch(&r, &st, ts, &p);
 			if (sw == TB_SW_FULL) {
+				if (cv->mode == TB_MODE_BLOCK && consumer_gone(s)) {
+					count_on(&r, offsetof(struct tb_ctl, lost_nocons), 1);
+					return -ENOSPC;
+				}
 				if (cv->mode == TB_MODE_BLOCK) {
 					if (wait_for_consumer(&r, &block_left) == 0)
 						continue;
@@ -682,6 +737,10 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 		if (rc == -ENOSPC) /* atomic: other processes read the counter */
 			__atomic_fetch_add(&r.ctl->lost_full, 1, __ATOMIC_RELAXED);
 		unown(r.ctl);
+		if (rc == 1 && consumer_gone(s)) {
+			__atomic_fetch_add(&r.ctl->lost_nocons, 1, __ATOMIC_RELAXED);
+			return -ENOSPC;
+		}
 		if (rc != 1)
 			return rc;
 		if (wait_for_consumer(&r, &block_left) != 0) {
@@ -776,7 +835,8 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 		unsigned pidx = (unsigned)((P >> r.cv->sb_shift) & (r.cv->sb_count - 1));
 		uint64_t disc_open = __atomic_load_n(&r.desc[pidx].disc_begin, __ATOMIC_RELAXED);
 		int has_records = st.head - P > TB_PACKET_HEADER_SIZE;
-		int new_losses = discarded_total(c, __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED)) != disc_open;
+		uint64_t lost[TB_LOSS_NPRODUCER];
+		int new_losses = read_losses(c, __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED), lost) != disc_open;
 		if (!has_records && !new_losses)
 			break;
 		if (now_mode == 0) { /* TB_FLUSH_IF_IDLE: consumer-private fields */

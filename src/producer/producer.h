@@ -52,10 +52,19 @@ TB_HIDDEN uint32_t tb_self_pid(void);
 TB_HIDDEN uint32_t tb_thread_stamp(uint32_t tid);
 
 /*
+ * 1 when process `pid` exists and is not a zombie (kill(pid, 0), then the
+ * state in /proc/<pid>/stat); 0 for pid 0, an impossible pid, or a process
+ * that is gone.  Only meaningful within one pid namespace.
+ * Async-signal-safe (kill, open, read, close).
+ */
+TB_HIDDEN int tb_pid_alive(uint32_t pid);
+
+/*
  * tb_append - write one record (event `id`, payload) to channel `ch` of
  * session `s` on the current CPU (rseq) or a free slot (fallback).
- * Async-signal-safe.  Return: 0; -ENOSPC (ring full or too big: counted);
- * -ETIMEDOUT (block mode: counted); -EBUSY (no slot / abort storm: counted).
+ * Async-signal-safe.  Return: 0; -ENOSPC (ring full, too big, or block mode
+ * with the consumer gone: counted); -ETIMEDOUT (block mode: counted); -EBUSY
+ * (no slot / abort storm: counted).
  */
 TB_HIDDEN int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
 

@@ -11,7 +11,9 @@
  * first event of a thread may be in a signal handler.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -106,6 +108,32 @@ uint32_t tb_thread_stamp(uint32_t tid)
 		v = v * 10 + (uint64_t)(*q++ - '0');
 	uint32_t stamp = (uint32_t)v;
 	return stamp ? stamp : 1;
+}
+
+int tb_pid_alive(uint32_t pid)
+{
+	if (pid == 0 || pid > (1u << 22)) /* above PID_MAX_LIMIT: no such process */
+		return 0;
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 0;
+	/* exists (or EPERM: exists, another uid); a zombie (killed, not yet
+	 * reaped by its parent) does no more work: state Z or X in stat */
+	char path[32], *p = path;
+	p = put_str(p, "/proc/");
+	p = put_u32(p, pid);
+	p = put_str(p, "/stat");
+	*p = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; /* no /proc: kill() said it exists */
+	char buf[512];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
 }
 
 /* What a fallback writer stores in a ring's owner word: its tid in the low
