@@ -58,7 +58,10 @@ struct tb_stream_stats {
 	uint64_t bad;       /* packets that failed validation: skipped */
 	uint64_t torn;      /* snapshot copies reused by producers: dropped */
 	uint64_t skipped;   /* sub-buffers skipped by a resync, or already on disk (resume) */
+	uint64_t resyncs;   /* control blocks found inconsistent and resynchronised */
 	uint64_t dropped;   /* packets released unwritten after a write error */
+	uint64_t lost[TB_LOSS_NCAUSES]; /* events lost by cause, as the trace tells readers (the
+					 * running totals of each stream's last packet) */
 };
 
 /*

@@ -32,6 +32,7 @@
 
 #include "consumer/engine_impl.h"
 #include "platform/sigbus.h"
+#include "producer/producer.h"
 
 uint64_t tb_mono_ns(void)
 {
@@ -166,8 +167,10 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		rc = tb_fail(-ENOMEM, "out of memory (%" PRIu64 " bytes for a sub-buffer copy)", e->bufsize);
 		goto fail;
 	}
-	for (unsigned i = 0; i < e->nstreams; i++)
+	for (unsigned i = 0; i < e->nstreams; i++) {
 		e->streams[i].fd = -1;
+		e->streams[i].gap_cause = -1;
+	}
 	if (cfg && cfg->nenv) {
 		e->env = calloc(cfg->nenv, sizeof *e->env);
 		if (!e->env) {
@@ -194,6 +197,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	rc = tb_dir_prepare(e, !!(e->flags & TB_ENG_RESUME));
 	if (rc < 0)
 		goto fail;
+	tb_ballast_make(e);
 	*out = e;
 	return 0;
 fail:
@@ -210,6 +214,7 @@ void tb_engine_destroy(struct tb_engine *e)
 	stop_threads(e);
 	if (e->streams)
 		tb_streams_close(e);
+	tb_ballast_free(e);
 	if (e->dirfd >= 0)
 		close(e->dirfd);
 	for (unsigned i = 0; i < e->nenv; i++) {
@@ -267,6 +272,8 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			snprintf(msg, sizeof msg, "%s", tb_errmsg());
 			uint64_t skipped = tb_ring_resync(s, ch, cpu);
 			tb_stat_add(&st->st.skipped, skipped);
+			tb_stat_add(&st->st.resyncs, 1);
+			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
 			tb_engine_warn(e, "%s cpu %u: control block inconsistent (%s); resynchronised, "
 					  "%" PRIu64 " sub-buffers skipped", s->chan[ch].name, cpu, msg, skipped);
 			if (++resyncs > 1)
@@ -280,6 +287,7 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			tb_stat_add(&st->st.dropped, 1);
 		} else if (r < 0) {
 			tb_stat_add(&st->st.bad, 1);
+			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
 			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
 				       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, tb_errmsg());
 		} else {
@@ -534,6 +542,7 @@ static int emit_packet(void *arg, const void *pkt, uint64_t len, const struct tb
 	if (len != info->packet_bytes || len > e->s->chan[x->ch].sb_size || len % 8 ||
 	    info->content_bytes > len || info->content_bytes < TB_PACKET_HEADER_SIZE) {
 		tb_stat_add(&tb_stream_at(e, x->ch, x->cpu)->st.bad, 1);
+		tb_stream_lose(e, x->ch, x->cpu, TB_LOSS_INVALID);
 		tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " has inconsistent sizes, skipped",
 			       e->s->chan[x->ch].name, x->cpu, info->seq);
 		return 0;
@@ -585,7 +594,11 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 			} else if (how & TB_FINISH_DEAD) {
 				dead_ring(e, ch, cpu);
 			}
+			/* no producer left: the last losses are final */
+			if ((how & TB_FINISH_DEAD) && ((how & TB_FINISH_SNAPSHOT) || tb_chan_drained(e, ch)))
+				tb_stream_finish(e, ch, cpu);
 		}
+	tb_ballast_free(e);
 	int rc = tb_engine_write_metadata(e);
 	if (rc < 0)
 		tb_engine_set_error(e, rc);
@@ -607,6 +620,7 @@ int tb_engine_snapshot(struct tb_engine *e)
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
 			if (ring_touched(e, ch, cpu))
 				snapshot_ring(e, ch, cpu);
+	tb_ballast_free(e);
 	int rc = tb_engine_write_metadata(e);
 	if (rc < 0)
 		tb_engine_set_error(e, rc);
@@ -619,8 +633,11 @@ int tb_engine_drain_dead(struct tb_engine *e)
 	struct tb_session *s = e->s;
 	for (unsigned ch = 0; ch < s->nchannels; ch++)
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
-			if (ring_touched(e, ch, cpu))
+			if (ring_touched(e, ch, cpu)) {
 				dead_ring(e, ch, cpu);
+				tb_stream_finish(e, ch, cpu);
+			}
+	tb_ballast_free(e);
 	int rc = tb_engine_write_metadata(e);
 	if (rc < 0)
 		tb_engine_set_error(e, rc);
@@ -648,7 +665,10 @@ void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stat
 			out->bad += __atomic_load_n(&x->bad, __ATOMIC_RELAXED);
 			out->torn += __atomic_load_n(&x->torn, __ATOMIC_RELAXED);
 			out->skipped += __atomic_load_n(&x->skipped, __ATOMIC_RELAXED);
+			out->resyncs += __atomic_load_n(&x->resyncs, __ATOMIC_RELAXED);
 			out->dropped += __atomic_load_n(&x->dropped, __ATOMIC_RELAXED);
+			for (unsigned q = 0; q < TB_LOSS_NCAUSES; q++)
+				out->lost[q] += __atomic_load_n(&x->lost[q], __ATOMIC_RELAXED);
 		}
 	}
 }
@@ -681,24 +701,8 @@ unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
 		if (__atomic_load_n(&s->procs->procs[i].state, __ATOMIC_ACQUIRE) != 1)
 			continue;
 		memcpy(&p, &s->procs->procs[i], sizeof p); /* hostile memory: use a copy */
-		if (p.pid == 0 || p.pid == self || p.pid > (uint32_t)INT_MAX)
-			continue;
-		if (kill((pid_t)p.pid, 0) < 0 && errno != EPERM)
-			continue;
-		/* a zombie (killed, not yet reaped) writes no more */
-		char path[64], buf[256];
-		snprintf(path, sizeof path, "/proc/%u/stat", p.pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (len > 0) {
-			buf[len] = 0;
-			const char *rp = strrchr(buf, ')');
-			if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-				continue;
-		}
-		n++;
+		if (p.pid != self && tb_pid_alive(p.pid)) /* a zombie writes no more */
+			n++;
 	}
 	return n;
 }

@@ -18,6 +18,20 @@ struct tb_stream {
 	uint64_t size;      /* bytes on disk: whole packets only */
 	uint64_t last_seq;  /* packet_seq_num of the last packet on disk */
 	int have_last;
+	int resumed;        /* the file holds packets of an earlier consumer (record --attach) */
+	/*
+	 * Loss accounting (stream.c; "Losses in the trace", docs/DESIGN.md).
+	 * Written by one thread at a time, like the file.
+	 */
+	int acc_ok;                         /* acc holds: a packet of this ring was accounted */
+	uint64_t acc;                       /* events committed to the ring before the end of that packet */
+	int gap_cause;                      /* cause of committed events missing before the next packet; -1 default */
+	uint64_t lost[TB_LOSS_NCAUSES];     /* consumer-side counts so far (invalid, disk, relay; overwritten
+					     * for overwrite rings, where they replace the producer's) */
+	uint64_t out_lost[TB_LOSS_NCAUSES]; /* causes in the last packet written: what readers know */
+	uint64_t seen_ts;                   /* latest timestamp_end of a valid packet handed to the stream */
+	uint64_t seen_seq;                  /* ... and its packet_seq_num (have_seen) */
+	int have_seen;
 	/* Written by one thread at a time (drain thread, or the controlling
 	 * thread after it joined it), read by any thread for the status line:
 	 * relaxed atomics, values exact at some instant (tb_stat_add/get). */
@@ -75,6 +89,7 @@ struct tb_engine {
 
 	int finished;
 	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
+	int ballast;         /* ".tracebuf-reserve" exists: room kept for the last loss packets */
 };
 
 static inline struct tb_stream *tb_stream_at(struct tb_engine *e, unsigned ch, unsigned cpu)
@@ -95,8 +110,29 @@ static inline int tb_chan_drained(const struct tb_engine *e, unsigned ch)
 
 TB_HIDDEN void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
+/*
+ * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,
+ * cnt_end, events, producer causes) and appends it to the stream file with
+ * the consumer's loss counts set in its context (the copy at pkt is not
+ * changed).  Once a write failed, packets are only accounted: their events
+ * are lost to the disk.  Errors are kept in the engine (tb_engine_error()).
+ */
 TB_HIDDEN int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void *pkt,
 			       const struct tb_packet_info *info);
+/* A packet of ring (ch, cpu) that is not written (it failed validation): the
+ * committed events it held are counted under `cause` when the next packet
+ * (or the end) shows how many were missing. */
+TB_HIDDEN void tb_stream_lose(struct tb_engine *e, unsigned ch, unsigned cpu, int cause);
+/*
+ * The end of ring (ch, cpu), when no producer can write any more: events
+ * committed and never written are counted (as the last losses, or the
+ * overwrite count), and if readers do not know every loss yet, a last empty
+ * "loss packet" carries the totals (written in the room the ballast kept).
+ */
+TB_HIDDEN void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu);
+/* Creates the ballast (room for the loss packets and metadata after a full disk); frees it. */
+TB_HIDDEN void tb_ballast_make(struct tb_engine *e);
+TB_HIDDEN void tb_ballast_free(struct tb_engine *e);
 TB_HIDDEN void tb_streams_close(struct tb_engine *e);
 /* Rewrites metadata if the registry or process table changed since it was written. */
 TB_HIDDEN int tb_engine_metadata_sync(struct tb_engine *e);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
@@ -20,6 +21,16 @@
 void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s_%u", e->s->chan[ch].name, cpu);
+}
+
+/* What readers know now: the causes of the packet just written (also for
+ * the status line and the summary, read from other threads: relaxed). */
+static void publish_lost(struct tb_stream *st, const uint64_t out[TB_LOSS_NCAUSES])
+{
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		st->out_lost[k] = out[k];
+		__atomic_store_n(&st->st.lost[k], out[k], __ATOMIC_RELAXED);
+	}
 }
 
 /* Which stream file is `name`?  Return 1 and (ch, cpu), or 0. */
@@ -81,8 +92,13 @@ static int resume_stream(struct tb_engine *e, const char *name, unsigned ch, uns
 			break; /* truncated tail: cut below */
 		st->last_seq = h.packet_seq_num;
 		st->have_last = 1;
+		/* the causes readers know so far (format 2 packets carry them) */
+		uint64_t lost[TB_LOSS_NCAUSES];
+		memcpy(lost, h.lost, sizeof lost);
+		publish_lost(st, lost);
 		off += psize;
 	}
+	st->resumed = 1;
 	if (off != size) {
 		if (ftruncate(fd, (off_t)off) < 0) {
 			int err = errno;
@@ -147,10 +163,11 @@ static int stream_open(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb
 	return 0;
 }
 
-static int full_pwrite(int fd, const uint8_t *p, uint64_t n, uint64_t off)
+/* Writes the iovecs at `off` whole; -errno on failure (short writes retried). */
+static int full_pwritev(int fd, struct iovec *iov, int n, uint64_t off)
 {
-	while (n) {
-		ssize_t w = pwrite(fd, p, n, (off_t)off);
+	while (n > 0) {
+		ssize_t w = pwritev(fd, iov, n, (off_t)off);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -158,67 +175,283 @@ static int full_pwrite(int fd, const uint8_t *p, uint64_t n, uint64_t off)
 		}
 		if (w == 0)
 			return -EIO;
-		p += w;
-		n -= (uint64_t)w;
 		off += (uint64_t)w;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
 	}
 	return 0;
 }
 
-/*
- * Appends one packet.  Only the content is written; the rest of the packet
- * (up to packet_size) becomes a hole of zeros, which is smaller on disk and
- * shows no stale bytes of a reused sub-buffer (readers never look past
- * content_size).  On any error the file is cut back to its last whole
- * packet, so a reader never meets a truncated packet.
- */
+/* An empty packet (header and context only) of ring (ch, cpu): the first
+ * packet of a stream that starts after losses, and the last one when the
+ * end of a stream lost events readers were not told about yet. */
+static void empty_packet(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq, uint64_t ts,
+			 const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h)
+{
+	memset(h, 0, sizeof *h);
+	h->magic = TB_CTF_MAGIC;
+	memcpy(h->uuid, e->s->uuid, 16);
+	h->stream_instance_id = ((uint64_t)ch << 32) | cpu;
+	h->timestamp_begin = h->timestamp_end = ts;
+	h->content_size = h->packet_size = TB_PACKET_HEADER_SIZE * 8ull;
+	h->packet_seq_num = seq;
+	h->cpu_id = cpu;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		h->lost[k] = lost ? lost[k] : 0;
+		h->events_discarded += h->lost[k];
+	}
+}
+
+/* Writes iov[0..n) (whole packets) at the end of the stream file, or cuts
+ * the file back to its last whole packet and records the error. */
+static int stream_write(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st, struct iovec *iov,
+			int n, uint64_t bytes, uint64_t padded)
+{
+	int rc = 0;
+	if (st->fd < 0 && (rc = stream_open(e, ch, cpu, st)) < 0)
+		goto fail;
+	rc = full_pwritev(st->fd, iov, n, st->size);
+	/* the rest of a packet up to its packet_size is a hole of zeros:
+	 * smaller on disk, and no stale bytes of a reused sub-buffer */
+	if (!rc && bytes < padded && ftruncate(st->fd, (off_t)(st->size + padded)) < 0)
+		rc = -errno;
+	if (!rc) {
+		st->size += padded;
+		return 0;
+	}
+	char name[TB_CHAN_NAME_MAX + 16];
+	tb_stream_name(e, ch, cpu, name, sizeof name);
+	if (st->fd >= 0 && ftruncate(st->fd, (off_t)st->size) < 0) {
+		/* cannot even cut it back: nothing sane is left to do with this file */
+	}
+	tb_fail(rc, "cannot write %s/%s: %s; the trace was cut at the last whole packet (%" PRIu64
+		    " bytes), and the events not written are counted as lost to the disk",
+		e->dir, name, strerror(-rc), st->size);
+fail:
+	tb_engine_set_error(e, rc);
+	return rc;
+}
+
+static void note_seen(struct tb_stream *st, const struct tb_packet_info *info)
+{
+	if (!st->have_seen || info->seq > st->seen_seq)
+		st->seen_seq = info->seq;
+	if (info->ts_end > st->seen_ts)
+		st->seen_ts = info->ts_end;
+	st->have_seen = 1;
+}
+
+/* Counts the committed events missing between the last packet accounted and
+ * `cnt_begin` (the events committed before the next one). */
+static void account_gap(struct tb_engine *e, unsigned ch, struct tb_stream *st, uint64_t cnt_begin)
+{
+	int ow = e->s->chan[ch].mode == TB_MODE_OVERWRITE;
+	uint64_t gap = 0;
+	if (st->acc_ok)
+		gap = cnt_begin > st->acc ? cnt_begin - st->acc : 0;
+	else if (ow)
+		gap = cnt_begin; /* everything before the oldest packet kept was overwritten */
+	/* (a first packet of a discard ring: what came before it was consumed
+	 * by another consumer, or this is a snapshot: not lost) */
+	if (gap)
+		st->lost[st->gap_cause >= 0 ? st->gap_cause : ow ? TB_LOSS_OVERWRITTEN : TB_LOSS_INVALID] += gap;
+	st->gap_cause = -1;
+	if (!st->acc_ok || cnt_begin > st->acc)
+		st->acc = cnt_begin;
+	st->acc_ok = 1;
+}
+
+/* The causes readers must see now: the producer's (from the packet, or the
+ * counters), the overwrite count replaced by ours on overwrite rings, plus
+ * the consumer's; never below what was written before.  Returns the sum. */
+static uint64_t out_causes(struct tb_engine *e, unsigned ch, const struct tb_stream *st, const uint64_t prod[],
+			   uint64_t out[TB_LOSS_NCAUSES])
+{
+	int ow = e->s->chan[ch].mode == TB_MODE_OVERWRITE;
+	uint64_t sum = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		uint64_t v = k < TB_LOSS_NPRODUCER && !(ow && k == TB_LOSS_OVERWRITTEN) ? prod[k] : 0;
+		v += st->lost[k];
+		out[k] = v < st->out_lost[k] ? st->out_lost[k] : v;
+		sum += out[k];
+	}
+	return sum;
+}
+
 int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void *pkt,
 		     const struct tb_packet_info *info)
 {
 	struct tb_stream *st = tb_stream_at(e, ch, cpu);
-	if (tb_engine_error(e)) {
-		tb_stat_add(&st->st.dropped, 1);
-		return 0;
-	}
 	if (st->have_last && info->seq <= st->last_seq) {
 		/* already on disk: written by a consumer killed before it released it */
 		tb_stat_add(&st->st.skipped, 1);
 		return 0;
 	}
-	int rc = tb_engine_metadata_sync(e);
-	if (rc < 0)
-		return rc;
-	if (st->fd < 0 && (rc = stream_open(e, ch, cpu, st)) < 0) {
-		tb_engine_set_error(e, rc);
+	note_seen(st, info);
+	account_gap(e, ch, st, info->cnt_begin);
+	/* events committed in the packet but cut from it as not provably valid */
+	uint64_t cut = info->cnt_end > info->cnt_begin + info->events ? info->cnt_end - info->cnt_begin - info->events : 0;
+	st->lost[TB_LOSS_INVALID] += cut;
+	if (info->cnt_end > st->acc)
+		st->acc = info->cnt_end;
+
+	int rc = tb_engine_error(e) ? tb_engine_error(e) : tb_engine_metadata_sync(e);
+	if (rc < 0) {
+		/* nothing more is written after a write error (the trace ends
+		 * at a whole packet): the packet's events are lost to the disk */
+		st->lost[TB_LOSS_DISK] += info->events;
 		tb_stat_add(&st->st.dropped, 1);
-		return rc;
+		return 0;
 	}
+	uint64_t out[TB_LOSS_NCAUSES];
+	uint64_t disc = out_causes(e, ch, st, info->lost, out);
+
+	struct tb_packet_header pre, h;
+	struct iovec iov[3];
+	int n = 0;
+	uint64_t pre_bytes = 0;
+	if (!st->resumed && st->size == 0 && disc > 0) {
+		/* The stream's first packet comes after losses: readers can only
+		 * tell how many from a difference between two packets (a first
+		 * packet's events_discarded means "an unknown number" to
+		 * babeltrace2), so an empty packet with nothing lost goes first. */
+		empty_packet(e, ch, cpu, info->seq ? info->seq - 1 : 0, info->ts_begin, NULL, &pre);
+		iov[n++] = (struct iovec){ &pre, sizeof pre };
+		pre_bytes = sizeof pre;
+	}
+	memcpy(&h, pkt, sizeof h);
+	h.events_discarded = disc;
+	memcpy(h.lost, out, sizeof out);
 	uint64_t content = (info->content_bytes + 7) & ~7ull;
 	if (content > info->packet_bytes)
 		content = info->packet_bytes;
-	rc = full_pwrite(st->fd, pkt, content, st->size);
-	if (!rc && content < info->packet_bytes && ftruncate(st->fd, (off_t)(st->size + info->packet_bytes)) < 0)
-		rc = -errno;
+	iov[n++] = (struct iovec){ &h, sizeof h };
+	if (content > sizeof h)
+		iov[n++] = (struct iovec){ (uint8_t *)pkt + sizeof h, content - sizeof h };
+	rc = stream_write(e, ch, cpu, st, iov, n, pre_bytes + content, pre_bytes + info->packet_bytes);
 	if (rc < 0) {
-		char name[TB_CHAN_NAME_MAX + 16];
-		tb_stream_name(e, ch, cpu, name, sizeof name);
-		int err = rc;
-		if (ftruncate(st->fd, (off_t)st->size) < 0) {
-			/* cannot even cut it back: nothing sane is left to do with this file */
-		}
-		tb_fail(err, "cannot write %s/%s: %s; the trace was cut at the last whole packet "
-			     "(%" PRIu64 " bytes)", e->dir, name, strerror(-err), st->size);
-		tb_engine_set_error(e, err);
+		st->lost[TB_LOSS_DISK] += info->events;
 		tb_stat_add(&st->st.dropped, 1);
-		return err;
+		return rc;
 	}
-	st->size += info->packet_bytes;
+	publish_lost(st, out);
 	st->last_seq = info->seq;
 	st->have_last = 1;
 	tb_stat_add(&st->st.packets, 1);
-	tb_stat_add(&st->st.bytes, info->packet_bytes);
+	tb_stat_add(&st->st.bytes, info->packet_bytes + pre_bytes);
 	tb_stat_add(&st->st.events, info->events);
 	return 0;
+}
+
+void tb_stream_lose(struct tb_engine *e, unsigned ch, unsigned cpu, int cause)
+{
+	tb_stream_at(e, ch, cpu)->gap_cause = cause;
+}
+
+void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	struct tb_session *s = e->s;
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	if (tb_engine_damaged(e))
+		return; /* the session file was truncated: its counters read as zeros now */
+	/* no producer is left: the state and counters are final (acquire on
+	 * head pairs with the commit stores, as in tb_session_counters()) */
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint64_t end = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
+	uint64_t committed = end == head ? __atomic_load_n(&c->cnt_after, __ATOMIC_RELAXED)
+					 : __atomic_load_n(&c->cnt_before, __ATOMIC_RELAXED);
+	uint64_t prod[TB_LOSS_NCAUSES] = { 0 };
+	for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++)
+		prod[k] = __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED);
+	if (st->resumed && !st->acc_ok)
+		return; /* what an earlier consumer wrote is not ours to count */
+	if (committed > TB_MAX_SB_SIZE * (uint64_t)TB_MAX_SB_COUNT * 1024) /* hostile: ~2^54 */
+		committed = st->acc;
+	account_gap(e, ch, st, committed);
+	uint64_t out[TB_LOSS_NCAUSES], known = 0;
+	uint64_t disc = out_causes(e, ch, st, prod, out);
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		known += st->out_lost[k];
+	if (disc == known)
+		return;
+	/* readers do not know every loss yet: one last empty packet says it,
+	 * in the place of the last packet not written (or after the last one) */
+	uint64_t seq = st->have_seen ? st->seen_seq : 0;
+	if (st->have_last && seq <= st->last_seq)
+		seq = st->last_seq; /* an empty packet may repeat a number (babeltrace2 and our reader accept it) */
+	uint64_t ts = st->seen_ts;
+	struct tb_packet_header h;
+	empty_packet(e, ch, cpu, seq, ts, out, &h);
+	struct tb_packet_header pre;
+	struct iovec iov[2];
+	int n = 0;
+	if (!st->resumed && st->size == 0) { /* as in tb_stream_append: counts need a packet before them */
+		empty_packet(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
+		iov[n++] = (struct iovec){ &pre, sizeof pre };
+	}
+	iov[n++] = (struct iovec){ &h, sizeof h };
+	/* this is the packet the ballast kept room for: free it first */
+	tb_ballast_free(e);
+	uint64_t bytes = (uint64_t)n * sizeof h;
+	/* written even after an earlier write error: the file ends at a whole
+	 * packet, and this one tells readers what the error cost */
+	if (stream_write(e, ch, cpu, st, iov, n, bytes, bytes) == 0) {
+		publish_lost(st, out);
+		st->last_seq = seq;
+		st->have_last = 1;
+		tb_stat_add(&st->st.packets, 1);
+		tb_stat_add(&st->st.bytes, bytes);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* the ballast                                                             */
+/* ---------------------------------------------------------------------- */
+
+#define BALLAST ".tracebuf-reserve"
+
+/*
+ * A full disk must not leave a trace that says "lost none": the loss
+ * packets written at the end need room, and so may a last metadata.  A
+ * dot-file (readers ignore it) holds that room, allocated up front: 4 KiB
+ * per stream (a loss packet, or two, in a new block) and 256 KiB for
+ * metadata, at most 16 MiB.  It is removed when the trace is finished.
+ */
+void tb_ballast_make(struct tb_engine *e)
+{
+	uint64_t n = e->nstreams < 3840 ? e->nstreams : 3840;
+	off_t size = (off_t)(n * 4096 + 256 * 1024);
+	int fd = openat(e->dirfd, BALLAST, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		tb_engine_warn(e, "cannot create %s/%s (%s): after a full disk the trace may not say how many "
+				  "events it lost", e->dir, BALLAST, strerror(errno));
+		return;
+	}
+	int rc = posix_fallocate(fd, 0, size);
+	close(fd);
+	if (rc) {
+		unlinkat(e->dirfd, BALLAST, 0);
+		tb_engine_warn(e, "cannot reserve %lld bytes in %s (%s): after a full disk the trace may not say "
+				  "how many events it lost", (long long)size, e->dir, strerror(rc));
+		return;
+	}
+	e->ballast = 1;
+}
+
+void tb_ballast_free(struct tb_engine *e)
+{
+	if (e->ballast && e->dirfd >= 0) {
+		unlinkat(e->dirfd, BALLAST, 0);
+		e->ballast = 0;
+	}
 }
 
 void tb_streams_close(struct tb_engine *e)

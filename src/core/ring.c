@@ -89,17 +89,40 @@ static int check_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_
 	info->packet_bytes = len;
 	info->events_discarded = h.events_discarded;
 	info->cpu = cpu;
-	struct tb_sbdesc d;
-	memcpy(&d, &tb_sbdesc_of(s, ch, cpu)[(pos >> cv->sb_shift) & (cv->sb_count - 1)], sizeof d);
-	info->events = d.cnt_end >= d.cnt_begin ? d.cnt_end - d.cnt_begin : 0; /* informational */
+	/* the causes as the producer closed the packet; consumer causes are
+	 * never written in a ring: the consumer sets them in its copy */
+	uint64_t sum = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		info->lost[k] = k < TB_LOSS_NPRODUCER ? h.lost[k] : 0;
+		sum += info->lost[k];
+	}
+	if (sum != h.events_discarded)
+		return tb_fail(-EBADMSG,
+			       "channel %s CPU %u packet %" PRIu64 ": its loss causes add up to %" PRIu64
+			       ", not to its events_discarded %" PRIu64,
+			       cv->name, cpu, pos >> cv->sb_shift, sum, h.events_discarded);
 	return 0;
+}
+
+/* The packet's descriptor (hostile memory: read once, checked by the caller). */
+static void read_desc(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, struct tb_packet_info *info)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	const struct tb_sbdesc *d = &tb_sbdesc_of(s, ch, cpu)[(pos >> cv->sb_shift) & (cv->sb_count - 1)];
+	/* relaxed: written by the switches that opened and closed the packet,
+	 * which committed before the head store the caller acquired */
+	info->cnt_begin = __atomic_load_n(&d->cnt_begin, __ATOMIC_RELAXED);
+	info->cnt_end = __atomic_load_n(&d->cnt_end, __ATOMIC_RELAXED);
 }
 
 int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, void *dst, struct tb_packet_info *info)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	memcpy(dst, tb_sb_at(s, ch, cpu, pos), cv->sb_size);
-	return check_packet(s, ch, cpu, pos, dst, cv->sb_size, info);
+	int rc = check_packet(s, ch, cpu, pos, dst, cv->sb_size, info);
+	read_desc(s, ch, cpu, pos, info);
+	info->events = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
+	return rc;
 }
 
 void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos)
@@ -195,11 +218,16 @@ static void head_and_ts(struct tb_ctl *c, uint64_t *head, uint64_t *ts)
 	*ts = UINT64_MAX; /* unknown: the caller derives it by walking */
 }
 
-static uint64_t ring_discarded(const struct tb_ctl *c)
+/* The producer loss counters of a ring into lost[] (consumer causes 0); returns their sum. */
+static uint64_t ring_losses(struct tb_ctl *c, uint64_t lost[TB_LOSS_NCAUSES])
 {
-	return __atomic_load_n(&c->lost_full, __ATOMIC_RELAXED) + __atomic_load_n(&c->lost_toobig, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->lost_timeout, __ATOMIC_RELAXED) + __atomic_load_n(&c->lost_busy, __ATOMIC_RELAXED);
+	uint64_t sum = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		/* relaxed: counters only grow; a value exact at some instant */
+		lost[k] = k < TB_LOSS_NPRODUCER ? __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED) : 0;
+		sum += lost[k];
+	}
+	return sum;
 }
 
 struct walker {
@@ -220,7 +248,7 @@ static int walker_init(struct tb_session *s, struct walker *w)
  * Copies the packet at position P (its first `bytes` bytes, with closing
  * fields synthesised when `partial`), validates it, walks its records and
  * cuts a torn tail.  Returns 0 emitted-ready in buf, 1 torn/reused (drop),
- * -EBADMSG invalid.
+ * 2 covered by the overwrite loss total (skip), -EBADMSG invalid.
  */
 static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t P, uint64_t bytes, int partial,
 		       uint64_t ts_end, int live, struct walker *w, uint8_t *buf, uint64_t *outlen,
@@ -230,7 +258,27 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
 	uint8_t *src = tb_sb_at(s, ch, cpu, P);
 	uint64_t seq_want = P >> cv->sb_shift;
+	struct tb_packet_info d;
+	read_desc(s, ch, cpu, P, &d);
 	memcpy(buf, src, bytes);
+	if (cv->mode == TB_MODE_OVERWRITE && !partial) {
+		/* Overwrite mode: a packet whose events the loss total already
+		 * covers (it reaches the cnt_begin of the next packet) was given
+		 * up by a switch that may have been aborted while rewriting it:
+		 * skip it, it is counted.  The next packet's descriptor is
+		 * written only by the switch that opened it, never by an attempt
+		 * to reuse this one.  Pairs with the store order in
+		 * prepare_switch() (src/producer/append.c): lost_overwritten is
+		 * stored before this packet's descriptor and header, so reading
+		 * it after our reads of those (acquire fence) tells whether they
+		 * may be the reuser's: then we skip too. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		uint64_t ow = __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
+		const struct tb_sbdesc *nd = &tb_sbdesc_of(s, ch, cpu)[((P + cv->sb_size) >> cv->sb_shift) &
+								       (cv->sb_count - 1)];
+		if (ow >= __atomic_load_n(&nd->cnt_begin, __ATOMIC_RELAXED))
+			return 2;
+	}
 	if (live) {
 		/* Seqlock-style re-check: the acquire fence orders our copy
 		 * before the re-reads.  A producer reusing this sub-buffer
@@ -252,17 +300,18 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 		memcpy(buf + TB_PKT_OFF_PACKET, &v, 8);
 		v = bytes * 8;
 		memcpy(buf + TB_PKT_OFF_CONTENT, &v, 8);
-		v = ring_discarded(c);
-		uint64_t open_disc;
-		memcpy(&open_disc, buf + TB_PKT_OFF_DISCARDED, 8);
-		if (v < open_disc)
-			v = open_disc;
+		/* close it as a switch would now: the counters as they are */
+		uint64_t lost[TB_LOSS_NCAUSES];
+		v = ring_losses(c, lost);
 		memcpy(buf + TB_PKT_OFF_DISCARDED, &v, 8);
+		memcpy(buf + TB_PKT_OFF_LOST, lost, sizeof lost);
 		memcpy(buf + TB_PKT_OFF_TS_END, &ts_end, 8);
 	}
 	int rc = check_packet(s, ch, cpu, P, buf, len, info);
 	if (rc)
 		return rc;
+	info->cnt_begin = d.cnt_begin;
+	info->cnt_end = partial ? d.cnt_begin : d.cnt_end; /* a partial packet's end is not written yet */
 	/* prove every record valid; cut the packet at the first that is not */
 	struct tb_walk_result wr;
 	tb_walk_packet(w->ev, w->nev, buf, info->content_bytes, info->ts_begin, NULL, NULL, &wr);
@@ -282,6 +331,8 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 		info->ts_end = wr.last_ts;
 	}
 	info->events = wr.events;
+	if (partial)
+		info->cnt_end = info->cnt_begin + wr.events;
 	*outlen = len;
 	return 0;
 }
@@ -312,27 +363,16 @@ static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 	}
 	int n = 0, rc = 0;
 	uint64_t cut = 0, last_disc = 0;
-	/* Overwrite mode: a packet whose events the loss total already covers
-	 * (it reaches the cnt_begin of the next packet) was given up by a switch
-	 * that may have been aborted while rewriting it: skip it, it is counted.
-	 * The next packet's descriptor is written only by the switch that
-	 * opened it, never by an attempt to reuse this one.  Pairs with the
-	 * store order in prepare_switch() (src/producer/append.c). */
-	int ow = cv->mode == TB_MODE_OVERWRITE;
-	uint64_t lost_ow = ow ? __atomic_load_n(&c->lost_overwritten, __ATOMIC_ACQUIRE) : 0;
 	/* Counted, not `P <= cur`: a hostile head near 2^64 makes P += S wrap
 	 * to 0, which is <= cur again (an endless loop). */
 	uint64_t npk = cur >= from ? (cur - from) / S + 1 : 0;
 	for (uint64_t k = 0, P = from; k < npk; k++, P += S) {
 		int partial = P == cur;
-		if (ow && !partial) {
-			const struct tb_sbdesc *nd = &tb_sbdesc_of(s, ch, cpu)[((P + S) >> cv->sb_shift) & (cv->sb_count - 1)];
-			if (lost_ow >= __atomic_load_n(&nd->cnt_begin, __ATOMIC_RELAXED))
-				continue;
-		}
 		uint64_t len = 0;
 		struct tb_packet_info info;
 		int t = take_packet(s, ch, cpu, P, partial ? head - cur : S, partial, ts, live, &w, buf, &len, &info, &cut);
+		if (t == 2)
+			continue; /* covered by the overwrite loss total */
 		if (t == 1) {
 			(*torn)++;
 			continue;

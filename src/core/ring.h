@@ -25,7 +25,10 @@ struct tb_packet_info {
 	uint64_t packet_bytes;     /* == sb_size */
 	uint64_t events_discarded; /* running total */
 	uint32_t cpu;
-	uint64_t events;           /* records (escape records excluded) per tb_sbdesc; may be 0 if unknown */
+	uint64_t events;           /* records (escape records excluded): walked, or per tb_sbdesc */
+	uint64_t cnt_begin;        /* events committed to the ring before this packet (tb_sbdesc) */
+	uint64_t cnt_end;          /* ... before its end: cnt_end - cnt_begin - events were cut as invalid */
+	uint64_t lost[TB_LOSS_NCAUSES]; /* running totals by cause as the producer closed it (consumer causes 0) */
 };
 
 /*
