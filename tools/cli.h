@@ -30,6 +30,9 @@ TB_CMD(convert);
 TB_CMD(profile);
 TB_CMD(stat);
 
+/* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
+const char *cli_loss_label(unsigned cause);
+
 /* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -208,6 +208,19 @@ static char *put_notice(char *p, const struct tb_reader *r, const struct tb_rd_e
 			p += sprintf(p, "\"%s\":%" PRIu64, what, c);
 		else
 			p += sprintf(p, "\"%s\":null", what);
+		if (kind == TB_RD_DISCARDED_EVENTS) {
+			/* the count by cause (only the causes present); null when the trace does not say */
+			if (!c || tb_rd_lost(e, 0) == UINT64_MAX) {
+				p += sprintf(p, ",\"causes\":null");
+			} else {
+				p += sprintf(p, ",\"causes\":{");
+				for (unsigned k = 0, n = 0; k < TB_RD_LOST_NCAUSES; k++)
+					if (tb_rd_lost(e, k))
+						p += sprintf(p, "%s\"%s\":%" PRIu64, n++ ? "," : "", tb_rd_loss_name(k),
+							     tb_rd_lost(e, k));
+				*p++ = '}';
+			}
+		}
 		return p + sprintf(p, ",\"ts_end\":%" PRId64 "}\n", ns_end);
 	}
 	*p++ = '[';
@@ -215,8 +228,16 @@ static char *put_notice(char *p, const struct tb_reader *r, const struct tb_rd_e
 	p += sprintf(p, "] (cpu %" PRIu32 ") %s: ", tb_rd_cpu(e), file);
 	if (kind == TB_RD_DISCARDED_PACKETS)
 		p += sprintf(p, "LOST %" PRIu64 " packet%s", c, c == 1 ? "" : "s");
-	else if (c)
+	else if (c) {
 		p += sprintf(p, "DISCARDED %" PRIu64 " event%s", c, c == 1 ? "" : "s");
+		if (tb_rd_lost(e, 0) != UINT64_MAX) {
+			p += sprintf(p, " (");
+			for (unsigned k = 0, n = 0; k < TB_RD_LOST_NCAUSES; k++)
+				if (tb_rd_lost(e, k))
+					p += sprintf(p, "%s%s %" PRIu64, n++ ? ", " : "", cli_loss_label(k), tb_rd_lost(e, k));
+			*p++ = ')';
+		}
+	}
 	else
 		p += sprintf(p, "MAY HAVE DISCARDED events (count unknown)");
 	p += sprintf(p, " between [");

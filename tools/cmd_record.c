@@ -66,7 +66,8 @@ static void record_usage(FILE *f)
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
 		"(use 'tracebuf snapshot'), a final snapshot is written when CMD exits.\n"
-		"Exit: CMD's status; 1 when recording failed (and CMD exited 0); 2 usage.\n");
+		"Exit: CMD's status; when CMD exited 0: 1 when recording failed (a write error), 3 when\n"
+		"data of the session was dropped as invalid (the trace says how much); 2 usage.\n");
 }
 
 enum {
@@ -308,13 +309,10 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct lost {
-	uint64_t full, toobig, overwritten, timeout, busy, total, written;
-};
-
-static void lost_of(struct tb_session *s, int ch, int cpu, struct lost *l)
+/* Events offered to ring (ch, cpu) (or all: -1): committed + dropped by the producers. */
+static uint64_t written_of(struct tb_session *s, int ch, int cpu)
 {
-	memset(l, 0, sizeof *l);
+	uint64_t n = 0;
 	unsigned nch = tb_session_nchannels(s);
 	for (unsigned c = 0; c < nch; c++) {
 		if (ch >= 0 && (unsigned)ch != c)
@@ -322,22 +320,37 @@ static void lost_of(struct tb_session *s, int ch, int cpu, struct lost *l)
 		struct tb_counters k;
 		if (tb_session_counters(s, c, cpu, &k) < 0)
 			continue;
-		l->full += k.lost_full;
-		l->toobig += k.lost_toobig;
-		l->overwritten += k.lost_overwritten;
-		l->timeout += k.lost_timeout;
-		l->busy += k.lost_busy;
-		l->written += k.written;
+		n += k.written + k.lost_full + k.lost_toobig + k.lost_timeout + k.lost_busy + k.lost_noconsumer;
 	}
-	l->total = l->full + l->toobig + l->overwritten + l->timeout + l->busy;
+	return n;
+}
+
+/* Producer losses so far (live: the status line). */
+static uint64_t producer_lost(struct tb_session *s)
+{
+	uint64_t n = 0;
+	for (unsigned c = 0; c < tb_session_nchannels(s); c++) {
+		struct tb_counters k;
+		if (tb_session_counters(s, c, -1, &k) == 0)
+			n += k.lost_full + k.lost_toobig + k.lost_overwritten + k.lost_timeout + k.lost_busy +
+			     k.lost_noconsumer;
+	}
+	return n;
+}
+
+static uint64_t sum_lost(const struct tb_stream_stats *st)
+{
+	uint64_t n = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		n += st->lost[k];
+	return n;
 }
 
 static void status_line(struct tb_session *s, struct tb_engine *e, double t0, uint64_t *prev_ev, double *prev_t)
 {
 	struct tb_stream_stats st;
-	struct lost l;
 	tb_engine_stats(e, -1, -1, &st);
-	lost_of(s, -1, -1, &l);
+	uint64_t lost = producer_lost(s);
 	double t = now_s();
 	double rate = t > *prev_t ? (double)(st.events - *prev_ev) / (t - *prev_t) : 0;
 	*prev_ev = st.events;
@@ -359,21 +372,28 @@ static void status_line(struct tb_session *s, struct tb_engine *e, double t0, ui
 		off += (size_t)snprintf(fill + off, sizeof fill - off, " %u%%", f / 10);
 	}
 	fprintf(stderr, "\r\033[K[%.1fs] %.0f ev/s, %.1f MiB, lost %" PRIu64 ", fill%s", t - t0, rate,
-		(double)st.bytes / 1048576.0, l.total, fill);
+		(double)st.bytes / 1048576.0, lost, fill);
 	fflush(stderr);
 }
 
-static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, double secs)
+/*
+ * The summary says what the trace says: delivered events and losses by
+ * cause as its packets carry them, next to what the producers offered.
+ * Once no producer is left, written == delivered + lost for every ring (the
+ * accounting identity); a difference is said, never hidden.
+ */
+static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, double secs, int final)
 {
 	struct tb_stream_stats st;
-	struct lost l;
 	tb_engine_stats(e, -1, -1, &st);
-	lost_of(s, -1, -1, &l);
 	fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64 " packets written to %s in %.2f s\n",
 		st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs);
-	fprintf(stderr, "  lost %" PRIu64 " events: ring full %" PRIu64 ", too big %" PRIu64
-			", overwritten %" PRIu64 ", block timeout %" PRIu64 ", busy %" PRIu64 "\n",
-		l.total, l.full, l.toobig, l.overwritten, l.timeout, l.busy);
+	uint64_t lost = sum_lost(&st);
+	fprintf(stderr, "  lost %" PRIu64 " events", lost);
+	for (unsigned k = 0, n = 0; k < TB_LOSS_NCAUSES; k++)
+		if (st.lost[k])
+			fprintf(stderr, "%s%s %" PRIu64, n++ ? ", " : ": ", cli_loss_label(k), st.lost[k]);
+	fputc('\n', stderr);
 	if (st.bad || st.torn || st.skipped || st.dropped)
 		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
 				" skipped, %" PRIu64 " not written after a write error\n",
@@ -382,15 +402,27 @@ static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	for (unsigned ch = 0; ch < nch; ch++)
 		for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 			struct tb_stream_stats x;
-			struct lost y;
 			tb_engine_stats(e, (int)ch, (int)cpu, &x);
-			lost_of(s, (int)ch, (int)cpu, &y);
-			if (!x.packets && !y.written && !y.total)
+			uint64_t w = written_of(s, (int)ch, (int)cpu), l = sum_lost(&x);
+			if (!x.packets && !w && !l)
 				continue;
 			fprintf(stderr, "  %s cpu %u: written %" PRIu64 ", delivered %" PRIu64 ", lost %" PRIu64
 					", %" PRIu64 " packets\n",
-				s->chan[ch].name, cpu, y.written, x.events, y.total, x.packets);
+				s->chan[ch].name, cpu, w, x.events, l, x.packets);
+			if (final && w != x.events + l)
+				fprintf(stderr, "  %s cpu %u: the trace does not account for %" PRId64
+						" events (written != delivered + lost): please report this\n",
+					s->chan[ch].name, cpu, (int64_t)(w - x.events - l));
 		}
+}
+
+/* Data of the session was dropped as invalid (packets that failed validation, records cut,
+ * control blocks resynchronised): the exit status says so (3). */
+static int damaged_input(struct tb_engine *e)
+{
+	struct tb_stream_stats st;
+	tb_engine_stats(e, -1, -1, &st);
+	return st.bad || st.lost[TB_LOSS_INVALID] || st.resyncs;
 }
 
 static void print_warnings(struct tb_engine *e)
@@ -578,9 +610,10 @@ static int run_attach(struct rec_opts *o)
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
 	print_warnings(e);
 	if (!o->quiet)
-		summary(s, e, o->out, now_s() - t0);
+		summary(s, e, o->out, now_s() - t0, !live);
 	if (rc < 0)
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
+	int code = rc < 0 ? TB_EXIT_FAIL : damaged_input(e) ? TB_EXIT_PARTIAL : TB_EXIT_OK;
 	uint32_t creator = __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
 	if (!live && (creator == 0 || creator > (uint32_t)INT32_MAX || kill((pid_t)creator, 0) < 0)) {
 		/* nobody can write to it any more and everything was drained */
@@ -588,7 +621,7 @@ static int run_attach(struct rec_opts *o)
 	}
 	tb_engine_destroy(e);
 	tb_session_close(s);
-	return rc < 0 ? TB_EXIT_FAIL : TB_EXIT_OK;
+	return code;
 }
 
 int cmd_record(int argc, char **argv)
@@ -727,12 +760,14 @@ int cmd_record(int argc, char **argv)
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
 	print_warnings(e);
 	if (!o.quiet)
-		summary(s, e, o.out, now_s() - t0);
+		summary(s, e, o.out, now_s() - t0, !live);
 	int code = exit_code_of(status);
 	if (rc < 0) {
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
 		if (code == 0)
 			code = TB_EXIT_FAIL;
+	} else if (code == 0 && damaged_input(e)) {
+		code = TB_EXIT_PARTIAL; /* the trace is whole, but some data was dropped as invalid */
 	}
 	tb_engine_destroy(e);
 	tb_session_unlink(s);

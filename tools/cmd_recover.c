@@ -9,11 +9,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,9 +30,31 @@ static void recover_usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf recover [-q] SESSION_FILE -o DIR\n"
 		   "\n"
-		   "Writes what a dead application's session file holds into DIR (created; must be\n"
-		   "empty) as a CTF trace.  The session file is only read; remove it afterwards.\n"
+		   "Writes what a dead application's session file holds into DIR as a CTF trace.\n"
+		   "DIR is created, or empty, or holds the trace a killed `tracebuf record` of this\n"
+		   "session left: then it is completed (packets already there are not written twice).\n"
+		   "The session file is only read; remove it afterwards.\n"
 		   "Exit: 0, 1 failure, 2 usage, 3 some data could not be proved valid and was cut.\n");
+}
+
+/* 1: DIR/metadata names the session's trace uuid; 0: no metadata; -1: another trace's. */
+static int metadata_of_session(const char *dir, const struct tb_session *s)
+{
+	char path[4200], buf[4096], want[64];
+	snprintf(path, sizeof path, "%s/metadata", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	struct stat sb;
+	ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, buf, sizeof buf - 1) : -1;
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const uint8_t *u = s->uuid;
+	snprintf(want, sizeof want, "uuid = \"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	return strstr(buf, want) ? 1 : -1;
 }
 
 int cmd_recover(int argc, char **argv)
@@ -74,6 +98,18 @@ int cmd_recover(int argc, char **argv)
 		tb_session_close(s);
 		return cli_error(NAME, "%s", tb_errmsg());
 	}
+	/* the directory of a killed recorder of this session is completed: its
+	 * stream files are checked packet by packet (uuid, stream) by the engine;
+	 * its metadata must name this session too */
+	unsigned resume = 0;
+	if (!created) {
+		int same = metadata_of_session(out, s);
+		if (same < 0) {
+			tb_session_close(s);
+			return cli_error(NAME, "%s holds a trace of another session; give a new or empty directory", out);
+		}
+		resume = TB_ENG_RESUME;
+	}
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	struct tb_engine_env env[] = {
@@ -81,7 +117,7 @@ int cmd_recover(int argc, char **argv)
 		{ "session_file", path, 0 },
 		{ "recover_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
-	struct tb_engine_cfg cfg = { .flags = TB_ENG_NO_FLUSHERS | TB_ENG_READONLY, .env = env, .nenv = 3 };
+	struct tb_engine_cfg cfg = { .flags = TB_ENG_NO_FLUSHERS | TB_ENG_READONLY | resume, .env = env, .nenv = 3 };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, out, &cfg, &e);
 	if (rc < 0) {

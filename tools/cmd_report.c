@@ -69,11 +69,15 @@ struct loss {
 	int kind;          /* TB_RD_DISCARDED_EVENTS / _PACKETS */
 	uint64_t count;    /* 0: unknown */
 	uint64_t b, e;     /* ticks */
+	int known;         /* events: cause[] holds the count by cause */
+	uint64_t cause[TB_RD_LOST_NCAUSES];
 };
 
 struct cpu_stat {
 	uint32_t cpu;
 	uint64_t events, lost_ev, lost_pk, unknown;
+	uint64_t cause[TB_RD_LOST_NCAUSES];
+	uint64_t cause_unknown; /* events lost whose cause the trace does not say */
 };
 
 struct proc_name {
@@ -150,7 +154,39 @@ static int add_loss(struct report *rp, const struct tb_rd_event *e)
 	l->count = tb_rd_count(e);
 	l->b = tb_rd_ticks(e);
 	l->e = tb_rd_ticks_end(e);
+	l->known = l->kind == TB_RD_DISCARDED_EVENTS && l->count;
+	for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++) {
+		l->cause[k] = l->known ? tb_rd_lost(e, k) : 0;
+		if (l->cause[k] == UINT64_MAX)
+			l->known = 0;
+	}
+	if (!l->known)
+		memset(l->cause, 0, sizeof l->cause);
 	return 0;
+}
+
+/* ", ring full 3, disk 2" of cause[] (or of nothing); buf: 512 bytes */
+static const char *causes_text(char *buf, const uint64_t cause[TB_RD_LOST_NCAUSES], uint64_t unknown)
+{
+	size_t o = 0;
+	char g[32];
+	buf[0] = 0;
+	for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++)
+		if (cause[k])
+			o += (size_t)snprintf(buf + o, 512 - o, "%s%s %s", o ? ", " : "", cli_loss_label(k),
+					      rpt_grp(g, cause[k]));
+	if (unknown && o < 480)
+		snprintf(buf + o, 512 - o, "%scause unknown %s", o ? ", " : "", rpt_grp(g, unknown));
+	return buf;
+}
+
+/* "by_cause":{"full":N,...} (every cause, zeros included) */
+static void causes_json(FILE *f, const uint64_t cause[TB_RD_LOST_NCAUSES])
+{
+	fputs("\"by_cause\":{", f);
+	for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", tb_rd_loss_name(k), cause[k]);
+	fputc('}', f);
 }
 
 static struct cpu_stat *cpu_of(struct report *rp, uint32_t cpu)
@@ -253,12 +289,18 @@ static int collect(struct report *rp)
 		cpu_of(rp, tb_reader_stream_cpu(r, s))->events += rp->stream_events[s];
 	for (size_t i = 0; i < rp->nloss; i++) {
 		struct cpu_stat *c = cpu_of(rp, tb_reader_stream_cpu(r, rp->loss[i].stream));
-		if (rp->loss[i].kind == TB_RD_DISCARDED_PACKETS)
-			c->lost_pk += rp->loss[i].count;
-		else if (rp->loss[i].count)
-			c->lost_ev += rp->loss[i].count;
-		else
+		const struct loss *l = &rp->loss[i];
+		if (l->kind == TB_RD_DISCARDED_PACKETS) {
+			c->lost_pk += l->count;
+		} else if (l->count) {
+			c->lost_ev += l->count;
+			for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++)
+				c->cause[k] += l->cause[k];
+			if (!l->known)
+				c->cause_unknown += l->count;
+		} else {
 			c->unknown++;
+		}
 	}
 	/* the thread records, busiest first */
 	rp->thr = rp->thr_tab.v;
@@ -383,21 +425,28 @@ static void print_json(const struct report *rp, FILE *f)
 			fputs("null", f);
 		fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f}", rp->thr[i].n, rate_v(rp, rp->thr[i].n));
 	}
-	uint64_t lev = 0, lpk = 0, lun = 0;
+	uint64_t lev = 0, lpk = 0, lun = 0, lcu = 0, cause[TB_RD_LOST_NCAUSES] = { 0 };
 	for (size_t i = 0; i < rp->ncpus; i++) {
 		lev += rp->cpus[i].lost_ev;
 		lpk += rp->cpus[i].lost_pk;
 		lun += rp->cpus[i].unknown;
+		lcu += rp->cpus[i].cause_unknown;
+		for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++)
+			cause[k] += rp->cpus[i].cause[k];
 	}
-	fprintf(f, "],\"lost\":{\"events\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"notices_count_unknown\":%" PRIu64
-		   ",\"cause\":\"unknown\",\"by_cpu\":[", lev, lpk, lun);
+	fprintf(f, "],\"lost\":{\"events\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"notices_count_unknown\":%" PRIu64 ",",
+		lev, lpk, lun);
+	causes_json(f, cause);
+	fprintf(f, ",\"cause_unknown\":%" PRIu64 ",\"by_cpu\":[", lcu);
 	int first = 1;
 	for (size_t i = 0; i < rp->ncpus; i++) {
 		const struct cpu_stat *c = &rp->cpus[i];
 		if (!c->lost_ev && !c->lost_pk && !c->unknown)
 			continue;
-		fprintf(f, "%s{\"cpu\":%" PRIu32 ",\"events\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"cause\":\"unknown\","
-			   "\"ranges\":[", first ? "" : ",", c->cpu, c->lost_ev, c->lost_pk);
+		fprintf(f, "%s{\"cpu\":%" PRIu32 ",\"events\":%" PRIu64 ",\"packets\":%" PRIu64 ",", first ? "" : ",",
+			c->cpu, c->lost_ev, c->lost_pk);
+		causes_json(f, c->cause);
+		fprintf(f, ",\"cause_unknown\":%" PRIu64 ",\"ranges\":[", c->cause_unknown);
 		first = 0;
 		int f2 = 1;
 		for (size_t j = 0; j < rp->nloss; j++) {
@@ -412,8 +461,13 @@ static void print_json(const struct report *rp, FILE *f)
 				fprintf(f, "%" PRIu64, l->count);
 			else
 				fputs("null", f);
-			fprintf(f, ",\"begin_ns\":%" PRId64 ",\"end_ns\":%" PRId64 "}", tb_reader_ticks_to_ns(r, l->b),
+			fprintf(f, ",\"begin_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",", tb_reader_ticks_to_ns(r, l->b),
 				tb_reader_ticks_to_ns(r, l->e));
+			if (l->known)
+				causes_json(f, l->cause);
+			else
+				fputs("\"by_cause\":null", f);
+			fputc('}', f);
 		}
 		fputs("]}", f);
 	}
@@ -448,13 +502,17 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			fprintf(f, " (%.1f B/event)", (double)rp->bytes / (double)rp->events);
 		fputc('\n', f);
 	}
-	uint64_t lev = 0, lpk = 0, lun = 0;
+	uint64_t lev = 0, lpk = 0, lun = 0, lcu = 0, cause[TB_RD_LOST_NCAUSES] = { 0 };
 	size_t lcpus = 0;
+	char why[512];
 	for (size_t i = 0; i < rp->ncpus; i++) {
 		lev += rp->cpus[i].lost_ev;
 		lpk += rp->cpus[i].lost_pk;
 		lun += rp->cpus[i].unknown;
+		lcu += rp->cpus[i].cause_unknown;
 		lcpus += rp->cpus[i].lost_ev || rp->cpus[i].lost_pk || rp->cpus[i].unknown;
+		for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++)
+			cause[k] += rp->cpus[i].cause[k];
 	}
 	if (lev || lpk || lun) {
 		fprintf(f, "lost     %s event%s", rpt_grp(a, lev), lev == 1 ? "" : "s");
@@ -462,7 +520,10 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			fprintf(f, " + %s packet%s", rpt_grp(b, lpk), lpk == 1 ? "" : "s");
 		if (lun)
 			fprintf(f, " + %s loss%s of unknown size", rpt_grp(c, lun), lun == 1 ? "" : "es");
-		fprintf(f, " on %zu CPU%s, cause unknown (see below)\n", lcpus, lcpus == 1 ? "" : "s");
+		fprintf(f, " on %zu CPU%s", lcpus, lcpus == 1 ? "" : "s");
+		if (lev)
+			fprintf(f, ": %s", causes_text(why, cause, lcu));
+		fprintf(f, " (see below)\n");
 	} else if (rp->events) {
 		fprintf(f, "lost     none\n");
 	}
@@ -520,7 +581,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	}
 
 	if (lev || lpk || lun) {
-		fprintf(f, "\nlost events per CPU (cause unknown: a trace records only each stream's running total)\n");
+		fprintf(f, "\nlost events per CPU\n");
 		for (size_t i = 0; i < rp->ncpus; i++) {
 			const struct cpu_stat *k = &rp->cpus[i];
 			if (!k->lost_ev && !k->lost_pk && !k->unknown)
@@ -531,7 +592,10 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			size_t nr = 0, shown = 0;
 			for (size_t j = 0; j < rp->nloss; j++)
 				nr += tb_reader_stream_cpu(r, rp->loss[j].stream) == k->cpu;
-			fprintf(f, " in %zu range%s\n", nr, nr == 1 ? "" : "s");
+			fprintf(f, " in %zu range%s", nr, nr == 1 ? "" : "s");
+			if (k->lost_ev)
+				fprintf(f, " (%s)", causes_text(why, k->cause, k->cause_unknown));
+			fputc('\n', f);
 			for (size_t j = 0; j < rp->nloss; j++) {
 				const struct loss *l = &rp->loss[j];
 				if (tb_reader_stream_cpu(r, l->stream) != k->cpu)
@@ -542,11 +606,15 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 				}
 				shown++;
 				int64_t b0 = tb_reader_ticks_to_ns(r, l->b), b1 = tb_reader_ticks_to_ns(r, l->e);
-				char cnt[64];
+				char cnt[256];
 				if (l->kind == TB_RD_DISCARDED_PACKETS)
 					snprintf(cnt, sizeof cnt, "%s packet%s", rpt_grp(a, l->count), l->count == 1 ? "" : "s");
+				else if (l->count && l->known)
+					snprintf(cnt, sizeof cnt, "%s event%s (%.200s)", rpt_grp(a, l->count),
+						 l->count == 1 ? "" : "s", causes_text(why, l->cause, 0));
 				else if (l->count)
-					snprintf(cnt, sizeof cnt, "%s event%s", rpt_grp(a, l->count), l->count == 1 ? "" : "s");
+					snprintf(cnt, sizeof cnt, "%s event%s (cause unknown)", rpt_grp(a, l->count),
+						 l->count == 1 ? "" : "s");
 				else
 					snprintf(cnt, sizeof cnt, "events (count unknown)");
 				fprintf(f, "    %s .. %s (%s) %s: %s\n", tod(b, b0), tod(c, b1), rpt_dur(d, rpt_diff(b1, b0)),

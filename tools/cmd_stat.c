@@ -30,10 +30,10 @@ static const char *mode_str(uint32_t m)
 
 static void row(const char *label, const struct tb_counters *k, unsigned fill)
 {
-	printf("  %-8s %12" PRIu64 " %10" PRIu64 " %8" PRIu64 " %11" PRIu64 " %8" PRIu64 " %6" PRIu64
+	printf("  %-8s %12" PRIu64 " %10" PRIu64 " %8" PRIu64 " %11" PRIu64 " %8" PRIu64 " %10" PRIu64 " %6" PRIu64
 	       " %9" PRIu64 " %9" PRIu64,
 	       label, k->written, k->lost_full, k->lost_toobig, k->lost_overwritten, k->lost_timeout,
-	       k->lost_busy, k->truncated, k->switches);
+	       k->lost_noconsumer, k->lost_busy, k->truncated, k->switches);
 	if (fill <= 1000)
 		printf(" %4u%%", fill / 10);
 	printf("\n");
@@ -87,13 +87,14 @@ int cmd_stat(int argc, char **argv)
 		const struct tb_chan_view *cv = &s->chan[ch];
 		printf("\nchannel %s: %s, %u x %" PRIu64 " bytes per CPU, flush period %.3f s\n", cv->name,
 		       mode_str(cv->mode), cv->sb_count, cv->sb_size, (double)cv->flush_period_ns / 1e9);
-		printf("  %-8s %12s %10s %8s %11s %8s %6s %9s %9s %5s\n", "cpu", "written", "lost_full",
-		       "too_big", "overwritten", "timeout", "busy", "truncated", "switches", "fill");
+		printf("  %-8s %12s %10s %8s %11s %8s %10s %6s %9s %9s %5s\n", "cpu", "written", "lost_full",
+		       "too_big", "overwritten", "timeout", "noconsumer", "busy", "truncated", "switches", "fill");
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
 			struct tb_counters k;
 			if (tb_session_counters(s, ch, (int)cpu, &k) < 0)
 				continue;
-			if (!all && !k.written && !k.switches && !k.lost_full && !k.lost_busy && !k.lost_toobig)
+			if (!all && !k.written && !k.switches && !k.lost_full && !k.lost_busy && !k.lost_toobig &&
+			    !k.lost_noconsumer && !k.lost_timeout)
 				continue;
 			char label[16];
 			snprintf(label, sizeof label, "%u", cpu);

@@ -36,6 +36,18 @@ static tb_cmd_fn lookup(const char *name)
 	return 0;
 }
 
+const char *cli_loss_label(unsigned cause)
+{
+	static const char *const label[TB_RD_LOST_NCAUSES] = {
+		[TB_RD_LOST_FULL] = "ring full",         [TB_RD_LOST_TOOBIG] = "too big",
+		[TB_RD_LOST_OVERWRITTEN] = "overwritten", [TB_RD_LOST_TIMEOUT] = "block timeout",
+		[TB_RD_LOST_BUSY] = "busy",              [TB_RD_LOST_NOCONSUMER] = "no consumer",
+		[TB_RD_LOST_INVALID] = "invalid",        [TB_RD_LOST_DISK] = "disk",
+		[TB_RD_LOST_RELAY] = "relay",
+	};
+	return cause < TB_RD_LOST_NCAUSES ? label[cause] : "?";
+}
+
 int cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

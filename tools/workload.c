@@ -46,6 +46,8 @@ static struct {
 	unsigned procs;
 	unsigned child_id;
 	const char *channel;
+	const char *wait_file;  /* after writing: print written, then wait until it exists */
+	const char *until_file; /* write until it exists (then stop: --events is a bound) */
 } opt = { .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1 };
 
 static int chan_idx = -1;
@@ -133,6 +135,8 @@ static void *run(void *arg)
 		}
 	}
 	for (uint64_t i = 0; i < opt.events; i++) {
+		if (opt.until_file && i % 256 == 0 && access(opt.until_file, F_OK) == 0)
+			break;
 		write_one(0, w->thread, i, xorshift(&w->rng));
 		w->ticks = i + 1;
 		if (opt.hop && i % 1024 == 1023)
@@ -154,12 +158,14 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tracebuf-workload [--threads N] [--events N] [--signals] [--signal-us US]\n"
 		"                         [--hop] [--pin CPU] [--sleep-us US] [--quiet-ms MS]\n"
-		"                         [--procs N] [--channel NAME]\n"
+		"                         [--procs N] [--channel NAME] [--until-file F] [--wait-file F]\n"
 		"  Writes workload:tick (and workload:signal from SIGALRM handlers) into the\n"
 		"  tracebuf session named by $TRACEBUF_SESSION; prints `written: N` last.\n"
 		"  --hop       move each thread to another CPU every 1024 events\n"
 		"  --procs N   N processes (fork + exec of this program), thread ids disjoint\n"
-		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n");
+		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n"
+		"  --until-file F  stop writing once file F exists (--events stays a bound)\n"
+		"  --wait-file F   after writing, print `written: N`, then wait (alive) until F exists\n");
 }
 
 /* an option's number (decimal, 0x hex); exits with a usage error when it is not one */
@@ -181,7 +187,8 @@ int main(int argc, char **argv)
 		{ "threads", 1, 0, 't' }, { "events", 1, 0, 'n' }, { "signals", 0, 0, 's' },
 		{ "signal-us", 1, 0, 'S' }, { "hop", 0, 0, 'h' }, { "pin", 1, 0, 'p' },
 		{ "quiet-ms", 1, 0, 'q' }, { "sleep-us", 1, 0, 'u' }, { "procs", 1, 0, 'P' },
-		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' }, { 0, 0, 0, 0 }
+		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' },
+		{ "until-file", 1, 0, 'U' }, { "wait-file", 1, 0, 'W' }, { 0, 0, 0, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -197,6 +204,8 @@ int main(int argc, char **argv)
 		case 'P': opt.procs = (unsigned)num(optarg, UINT_MAX); break;
 		case 'C': opt.child_id = (unsigned)num(optarg, UINT_MAX); break;
 		case 'c': opt.channel = optarg; break;
+		case 'U': opt.until_file = optarg; break;
+		case 'W': opt.wait_file = optarg; break;
 		case 'H': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -245,6 +254,7 @@ int main(int argc, char **argv)
 			if (opt.signals) av[a++] = "--signals";
 			if (opt.hop) av[a++] = "--hop";
 			if (opt.channel) { av[a++] = "--channel"; av[a++] = (char *)opt.channel; }
+			if (opt.until_file) { av[a++] = "--until-file"; av[a++] = (char *)opt.until_file; }
 			av[a] = NULL;
 			execv("/proc/self/exe", av);
 			_exit(127);
@@ -287,6 +297,13 @@ int main(int argc, char **argv)
 	if (opt.quiet_ms)
 		usleep(opt.quiet_ms * 1000u);
 	printf("written: %llu\n", (unsigned long long)total);
+	if (opt.wait_file) {
+		/* a process of the session that wrote everything and stays alive
+		 * (live snapshots, kill -9 tests): until the test says so */
+		fflush(stdout);
+		while (access(opt.wait_file, F_OK) != 0)
+			usleep(10000);
+	}
 	free(w);
 	return 0;
 }
