@@ -254,8 +254,8 @@ static void walk_stream(struct verify *v, const char *dir, const char *name)
 	}
 	v->streams++;
 	v->cur_pid = 0;
-	uint64_t off = 0, prev_end = 0, prev_disc = 0, prev_seq = 0;
-	int first = 1;
+	uint64_t off = 0, prev_end = 0, prev_disc = 0, prev_seq = 0, prev_lost[TB_LOSS_NCAUSES] = { 0 };
+	int first = 1, prev_empty = 0;
 	while (off < len) {
 		struct tb_packet_header h;
 		if (len - off < sizeof h) {
@@ -274,6 +274,7 @@ static void walk_stream(struct verify *v, const char *dir, const char *name)
 			      name, off, csize, psize, len - off);
 			break;
 		}
+		int empty = csize == TB_PACKET_HEADER_SIZE;
 		if (!v->have_uuid) {
 			memcpy(v->uuid, h.uuid, 16);
 			v->have_uuid = 1;
@@ -289,16 +290,32 @@ static void walk_stream(struct verify *v, const char *dir, const char *name)
 			if (h.events_discarded < prev_disc)
 				VFAIL(v, "%s: events_discarded goes down (%" PRIu64 " -> %" PRIu64 ")", name,
 				      prev_disc, h.events_discarded);
-			if (h.packet_seq_num <= prev_seq)
+			/* an empty packet (a loss record: header only) may share its number */
+			if (h.packet_seq_num < prev_seq || (h.packet_seq_num == prev_seq && !prev_empty && !empty))
 				VFAIL(v, "%s: packet_seq_num %" PRIu64 " after %" PRIu64, name, h.packet_seq_num,
 				      prev_seq);
+			for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+				if (h.lost[k] < prev_lost[k])
+					VFAIL(v, "%s: packet %" PRIu64 ": %s goes down (%" PRIu64 " -> %" PRIu64 ")", name,
+					      h.packet_seq_num, tb_loss_field(k), prev_lost[k], (uint64_t)h.lost[k]);
 		}
+		if (first && h.events_discarded)
+			VFAIL(v, "%s: the first packet says %" PRIu64 " events were lost before it: readers cannot count "
+				 "them (an empty packet must go first)", name, h.events_discarded);
+		uint64_t causes = 0;
+		for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+			causes += h.lost[k];
+		if (causes != h.events_discarded)
+			VFAIL(v, "%s: packet %" PRIu64 ": the causes add up to %" PRIu64 ", events_discarded is %" PRIu64,
+			      name, h.packet_seq_num, causes, h.events_discarded);
 		walk_packet(v, name, b + off, csize, h.timestamp_begin, h.timestamp_end);
 		prev_end = h.timestamp_end;
 		prev_disc = h.events_discarded;
 		prev_seq = h.packet_seq_num;
+		prev_empty = empty;
+		memcpy(prev_lost, h.lost, sizeof prev_lost);
 		first = 0;
-		v->packets++;
+		v->packets += !empty; /* data packets */
 		off += psize;
 	}
 	v->discarded += prev_disc;

@@ -49,7 +49,7 @@ int main(void)
 	CHECK(tbtrace_cli_run(args, out, err) == 0, "text dump");
 	CHECK(tbtrace_file_has(out, "(cpu 1) 100/101 http:request_begin: { url = \"/index.html?q=\\\"x\\\"\" }"),
 	      "text line of a begin event");
-	CHECK(tbtrace_file_has(out, "chan_1: DISCARDED 7 events between ["), "text line of the loss notice");
+	CHECK(tbtrace_file_has(out, "chan_1: DISCARDED 7 events (ring full 7) between ["), "text line of the loss notice");
 	/* usage errors */
 	snprintf(args, sizeof args, "dump --cpu x '%s'", dir);
 	CHECK(tbtrace_cli_run(args, out, err) == 2, "bad --cpu is a usage error");

@@ -47,7 +47,7 @@ int main(void)
 	static const char *want[] = {
 		"time     2023-11-14 22:13:20.000001010 .. 22:13:22.400006000 UTC (2.400 s)",
 		"events   1,306 (544/s); 6 classes, 2 CPUs, 4 threads",
-		"lost     7 events + 2 packets on 2 CPUs, cause unknown",
+		"lost     7 events + 2 packets on 2 CPUs: ring full 7 (see below)",
 		"busiest  second 2 (22:13:21.000001010 .. +1 s): 900 events",
 		"  app:tick                   1,021",
 		"    0           953",
@@ -55,7 +55,7 @@ int main(void)
 		"  db                     200       200           202",
 		"  (no thread record)         -         -           100",
 		"  cpu 1: 7 events in 1 range",
-		"chan_1: 7 events",
+		"chan_1: 7 events (ring full 7)",
 		"chan_0: 2 packets",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
