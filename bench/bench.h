@@ -44,6 +44,7 @@ void bench_threads(struct bench_table *t);
 void bench_latency(struct bench_table *t);
 void bench_lttng(struct bench_table *t);
 void bench_record(struct bench_table *t);
+void bench_consumer(struct bench_table *t);
 void bench_memory(struct bench_table *t);
 void bench_profile(struct bench_table *t);
 

@@ -71,6 +71,7 @@ static const struct {
 	{ "latency", bench_latency },
 	{ "lttng", bench_lttng },
 	{ "record", bench_record },
+	{ "consumer", bench_consumer },
 	{ "memory", bench_memory },
 	{ "profile", bench_profile },
 };

@@ -8,7 +8,9 @@
  * (u64) with  check == value ^ (seq * 0x9E3779B97F4A7C15) ^ thread  (mod 2^64),
  * so that any reader can verify a trace of it alone.  The last line printed
  * is `written: N`, the number of events it attempted to write (each is then
- * either delivered or counted as lost).
+ * either delivered or counted as lost); the line before it,
+ * `workload: wall_ns W cpu_ns C`, the wall time of the writing threads and
+ * their CPU time (make bench).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,6 +60,7 @@ struct worker {
 	pthread_t th;
 	uint32_t thread;
 	uint64_t ticks;
+	uint64_t cpu_ns;        /* CPU time of the thread's writing loop */
 	volatile uint64_t sigs;
 	timer_t timer;
 	int has_timer;
@@ -144,6 +147,9 @@ static void *run(void *arg)
 		if (opt.sleep_us && i % 64 == 63)
 			usleep(opt.sleep_us);
 	}
+	struct timespec ct;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ct);
+	w->cpu_ns = (uint64_t)ct.tv_sec * 1000000000ull + (uint64_t)ct.tv_nsec;
 	if (w->has_timer) {
 		struct itimerspec off;
 		memset(&off, 0, sizeof off);
@@ -271,13 +277,18 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 
 	struct worker *w = calloc(opt.threads, sizeof *w);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned i = 0; i < opt.threads; i++) {
 		w[i].thread = opt.child_id * opt.threads + i;
 		pthread_create(&w[i].th, NULL, run, &w[i]);
 	}
-	uint64_t total = 0;
-	for (unsigned i = 0; i < opt.threads; i++)
+	uint64_t total = 0, cpu_ns = 0;
+	for (unsigned i = 0; i < opt.threads; i++) {
 		pthread_join(w[i].th, NULL);
+		cpu_ns += w[i].cpu_ns;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	stop_signals = 1;
 	for (unsigned i = 0; i < opt.threads; i++)
 		total += w[i].ticks + w[i].sigs;
@@ -296,6 +307,11 @@ int main(int argc, char **argv)
 	}
 	if (opt.quiet_ms)
 		usleep(opt.quiet_ms * 1000u);
+	/* the writing threads' own cost (this process; for make bench) */
+	printf("workload: wall_ns %llu cpu_ns %llu\n",
+	       (unsigned long long)((uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+				    (uint64_t)t0.tv_nsec),
+	       (unsigned long long)cpu_ns);
 	printf("written: %llu\n", (unsigned long long)total);
 	if (opt.wait_file) {
 		/* a process of the session that wrote everything and stays alive

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_consumer.c - what recording costs where users feel it (issue #14's
+ * targets), each a ratio of two figures measured in this run:
+ *
+ *   - the producer under `record` (discard mode, default rings, 1 thread
+ *     pinned to CPU 0) against the same producer whose rings are never
+ *     drained (`--mode overwrite`): wall and CPU ns per event of the
+ *     workload's writing thread (it reports them itself: `workload:` line);
+ *   - the consumer's throughput: trace bytes per recorder CPU-second against
+ *     the bytes the producer makes per producer CPU-second (bytes per event
+ *     of the trace x events offered / producer CPU time), same run;
+ *   - the whole `record -- workload` run, wall ns per event, against the
+ *     rdtsc + 16-byte store floor (bench_loop_floor) timed in this process;
+ *   - losses: 2 threads at full speed with default settings (% lost), and
+ *     the demo's command (`make demo`) 10 times: runs with nothing lost;
+ *   - block mode with its recorder killed -9: the program's wall time against
+ *     the same program untraced (producers must not wait for a dead consumer).
+ *
+ * The trace goes to $TMPDIR (default /tmp).  BENCH_QUICK=1: small counts.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+struct run {
+	int ok;
+	double rec_cpu;                 /* recorder utime + stime (s) */
+	double wall;                    /* whole run (s) */
+	unsigned long long written, delivered, lost;
+	unsigned long long wl_wall_ns, wl_cpu_ns; /* the workload's own figures */
+	long long bytes;                /* trace bytes on disk */
+};
+
+static double mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* utime + stime (s) of a zombie child, then reaps it; -1 on error. */
+static double reap_cpu(pid_t pid, int *status)
+{
+	siginfo_t si;
+	double cpu = -1;
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0) {
+		char path[64], buf[1024];
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+		FILE *f = fopen(path, "r");
+		if (f && fgets(buf, sizeof buf, f)) {
+			char *p = strrchr(buf, ')');
+			unsigned long ut = 0, st = 0;
+			if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+				cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		}
+		if (f)
+			fclose(f);
+	}
+	waitpid(pid, status, 0);
+	return cpu;
+}
+
+static void parse(const char *file, struct run *r)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+	double mib;
+	while (f && fgets(line, sizeof line, f)) {
+		sscanf(line, "written: %llu", &r->written);
+		sscanf(line, "workload: wall_ns %llu cpu_ns %llu", &r->wl_wall_ns, &r->wl_cpu_ns);
+		sscanf(line, "tracebuf record: %llu events, %lf MiB", &r->delivered, &mib);
+		sscanf(line, "  lost %llu events", &r->lost);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Runs argv (NULL-terminated) with stdout+stderr to `out`; fills r. */
+static void run_cmd(char *const argv[], const char *out, const char *trace, struct run *r)
+{
+	memset(r, 0, sizeof *r);
+	double w0 = mono_s();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int status = 0;
+	r->rec_cpu = pid > 0 ? reap_cpu(pid, &status) : -1;
+	r->wall = mono_s() - w0;
+	parse(out, r);
+	r->bytes = trace ? bench_dir_bytes(trace) : 0;
+	r->ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && r->written;
+	if (!r->ok) {
+		fprintf(stderr, "bench consumer: %s failed:\n", argv[0]);
+		FILE *f = fopen(out, "r");
+		char line[512];
+		while (f && fgets(line, sizeof line, f))
+			fputs(line, stderr);
+		if (f)
+			fclose(f);
+	}
+}
+
+static double floor_ns_per_event(void)
+{
+	uint64_t n = bench_quick() ? 2000000 : 50000000;
+	double best = 1e30;
+	for (int i = 0; i < 5; i++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		bench_loop_floor(n);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
+		if (ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+void bench_consumer(struct bench_table *t)
+{
+	char cli[PATH_MAX], wl[PATH_MAX], dir[PATH_MAX], trace[PATH_MAX + 8], out[PATH_MAX + 8];
+	bench_build_path("TB_CLI", "tracebuf", cli, sizeof cli);
+	bench_build_path("TB_WORKLOAD", "tracebuf-workload", wl, sizeof wl);
+	if (access(cli, X_OK) || access(wl, X_OK)) {
+		bench_skip(t, "consumer", "recording costs", "tracebuf or tracebuf-workload not built ($TB_CLI)");
+		return;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/tb-bench-consumer.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		bench_skip(t, "consumer", "recording costs", strerror(errno));
+		return;
+	}
+	snprintf(trace, sizeof trace, "%s/t", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	const char *n1 = bench_quick() ? "200000" : "20000000";
+
+	/* 1 pinned thread: undrained (overwrite) and drained (discard, defaults), best of 3 each, interleaved */
+	struct run ow = { 0 }, dc = { 0 }, r;
+	for (int round = 0; round < 3; round++) {
+		char *a_ow[] = { cli, "record", "-q", "--mode", "overwrite", "-o", trace, "--", wl, "--pin", "0", "--threads", "1",
+				 "--events", (char *)n1, NULL };
+		bench_rm_rf(trace);
+		run_cmd(a_ow, out, NULL, &r);
+		if (r.ok && (!ow.ok || r.wl_wall_ns < ow.wl_wall_ns))
+			ow = r;
+		char *a_dc[] = { cli, "record", "-o", trace, "--", wl, "--pin", "0", "--threads", "1", "--events", (char *)n1, NULL };
+		bench_rm_rf(trace);
+		run_cmd(a_dc, out, trace, &r);
+		if (r.ok && (!dc.ok || r.wl_wall_ns < dc.wl_wall_ns))
+			dc = r;
+	}
+	if (!ow.ok || !dc.ok || !ow.wl_wall_ns || !dc.wl_wall_ns) {
+		bench_skip(t, "consumer", "1 pinned thread", "a run failed (output above)");
+	} else {
+		double n = (double)dc.written;
+		double ow_wall = (double)ow.wl_wall_ns / (double)ow.written, ow_cpu = (double)ow.wl_cpu_ns / (double)ow.written;
+		double dc_wall = (double)dc.wl_wall_ns / n, dc_cpu = (double)dc.wl_cpu_ns / n;
+		bench_row(t, "consumer", "producer, rings never drained (overwrite): wall", ow_wall, "ns/ev", 0, NULL, NULL);
+		bench_row(t, "consumer", "producer under record (discard): wall", dc_wall, "ns/ev", dc_wall / ow_wall,
+			  "recorded / undrained", "<= 1.25");
+		bench_row(t, "consumer", "producer under record (discard): CPU", dc_cpu, "ns/ev", dc_cpu / ow_cpu,
+			  "recorded / undrained", "<= 1.25");
+		double fl = floor_ns_per_event();
+		bench_row(t, "consumer", "floor: rdtsc + 16-byte store", fl, "ns/ev", 0, NULL, NULL);
+		bench_row(t, "consumer", "whole `record -- workload` run: wall", dc.wall * 1e9 / n, "ns/ev",
+			  dc.wall * 1e9 / n / fl, "run / floor", "<= 1.5");
+		bench_row(t, "consumer", "1 pinned thread: lost", 100.0 * (double)dc.lost / n, "%", 0, NULL, NULL);
+		if (dc.rec_cpu > 0 && dc.delivered && dc.bytes > 0) {
+			double bpe = (double)dc.bytes / (double)dc.delivered; /* trace bytes per event */
+			double drained = (double)dc.bytes / 1048576.0 / dc.rec_cpu;
+			double produced = bpe * n / 1048576.0 / ((double)dc.wl_cpu_ns / 1e9);
+			bench_row(t, "consumer", "producer output (bytes per its CPU-s)", produced, "MiB/cpu-s", 0, NULL, NULL);
+			bench_row(t, "consumer", "consumer throughput (bytes per its CPU-s)", drained, "MiB/cpu-s",
+				  drained / produced, "consumer / producer", ">= 3");
+		} else {
+			bench_skip(t, "consumer", "consumer throughput", "recorder CPU time below the clock tick");
+		}
+	}
+
+	/* 2 threads at full speed on this machine, default settings */
+	char *a2[] = { cli, "record", "-o", trace, "--", wl, "--threads", "2", "--events", (char *)n1, NULL };
+	bench_rm_rf(trace);
+	run_cmd(a2, out, trace, &r);
+	if (r.ok)
+		bench_row(t, "consumer", "2 threads full speed, defaults: lost", 100.0 * (double)r.lost / (double)r.written,
+			  "%", (double)r.lost / (double)r.written, "lost / written", "<= 0.05");
+	else
+		bench_skip(t, "consumer", "2 threads full speed", "record failed (output above)");
+
+	/* the demo's command, 10 times */
+	int zero = 0, runs = bench_quick() ? 2 : 10;
+	for (int i = 0; i < runs; i++) {
+		char *ad[] = { cli, "record", "-o", trace, "--", wl, "--threads", "4", "--events", "200000", "--signals", NULL };
+		bench_rm_rf(trace);
+		run_cmd(ad, out, trace, &r);
+		zero += r.ok && r.lost == 0;
+	}
+	char cfg[96];
+	snprintf(cfg, sizeof cfg, "make demo's recording x %d: runs with 0 lost", runs);
+	bench_row(t, "consumer", cfg, zero, "runs", (double)zero / runs, "share of runs", "10 of 10");
+
+	/* block mode, recorder killed -9: the program's wall time vs untraced */
+	const char *nb = bench_quick() ? "20000" : "100000";
+	char *au[] = { wl, "--threads", "2", "--events", (char *)nb, "--sleep-us", "500", NULL };
+	unsetenv("TRACEBUF_SESSION");
+	run_cmd(au, out, NULL, &r);
+	struct run untraced = r;
+	char sess[PATH_MAX + 8];
+	snprintf(sess, sizeof sess, "%s/s.tb", dir); /* removed with dir: the killed recorder leaves it */
+	pid_t rp = fork();
+	if (rp == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		bench_rm_rf(trace);
+		execl(cli, cli, "record", "-q", "--mode", "block", "--sb-size", "16K", "--sb-count", "2", "--session", sess,
+		      "-o", trace, "--",
+		      wl, "--threads", "2", "--events", nb, "--sleep-us", "500", (char *)NULL);
+		_exit(127);
+	}
+	/* kill the recorder once its trace has a packet: the program then runs without a consumer */
+	for (int i = 0; i < 2000 && bench_dir_bytes(trace) <= 0; i++)
+		usleep(5000);
+	kill(rp, SIGKILL);
+	waitpid(rp, NULL, 0);
+	/* the orphaned workload finishes by itself: wait for its last line */
+	struct run killed = { 0 };
+	for (int i = 0; i < 12000 && !killed.written; i++) {
+		usleep(10000);
+		parse(out, &killed);
+	}
+	if (untraced.ok && untraced.wl_wall_ns && killed.wl_wall_ns)
+		bench_row(t, "consumer", "block mode, recorder killed -9: program wall", (double)killed.wl_wall_ns / 1e9, "s",
+			  (double)killed.wl_wall_ns / (double)untraced.wl_wall_ns, "killed / untraced", "<= 2");
+	else
+		bench_skip(t, "consumer", "block mode, recorder killed", "the program did not finish within 120 s");
+	bench_rm_rf(dir);
+}
