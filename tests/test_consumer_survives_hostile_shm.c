@@ -515,7 +515,9 @@ static void phase2(struct tb_session *s, uint8_t *buf, int id_ev, double secs)
 	memset(&st, 0, sizeof st);
 	uint64_t t0 = tb_mono_ns(), end = t0 + (uint64_t)(secs * 1e9), rounds = 0, slowest = 0;
 	wd_what = "phase 2 (concurrent)";
-	while (tb_mono_ns() < end) {
+	/* at least 20 rounds and `secs` seconds, however slow the machine (a
+	 * sanitizer, other work): a round that hangs is caught by alarm(10) */
+	while (tb_mono_ns() < end || rounds < 20) {
 		uint64_t a = tb_mono_ns();
 		alarm(10);
 		consume_all(s, buf, &st, (rounds & 7) == 0);
@@ -540,7 +542,6 @@ static void phase2(struct tb_session *s, uint8_t *buf, int id_ev, double secs)
 	CHECK(WIFEXITED(stp) && WEXITSTATUS(stp) == 0, "producer process: status 0x%x (signal %d)", stp,
 	      WIFSIGNALED(stp) ? WTERMSIG(stp) : 0);
 	CHECK(WIFEXITED(sth) && WEXITSTATUS(sth) == 0, "hostile process: status 0x%x", sth);
-	CHECK(rounds >= 20, "only %" PRIu64 " consumer rounds in %.1f s", rounds, secs);
 	CHECK(st.copy_ok + st.snap_pkts > 0, "no good packet delivered: the consumer made no progress");
 	CHECK(st.ready_bad + st.copy_bad + st.snap_torn + st.dead_bad > 0, "the corruption was never noticed");
 	munmap((void *)stop, 4096);
