@@ -38,7 +38,7 @@ int main(void)
 	CHECK(tbtrace_cli_check(args) == 0, "chrome output on stdout");
 	/* usage */
 	snprintf(args, sizeof args, "convert '%s' -o '%s'", dir, json);
-	CHECK(tbtrace_cli_run(args, out, err) == 2 && tbtrace_file_has(err, "--to chrome is required"), "no --to");
+	CHECK(tbtrace_cli_run(args, out, err) == 2 && tbtrace_file_has(err, "--to chrome|perfetto|folded|speedscope is required"), "no --to");
 	snprintf(args, sizeof args, "convert '%s' --to ctf -o '%s'", dir, json);
 	CHECK(tbtrace_cli_run(args, out, err) == 2, "--to ctf");
 	CHECK(tbtrace_cli_run("convert --help", out, err) == 0 && tbtrace_file_has(out, "_begin"), "--help");

@@ -45,4 +45,8 @@ const char *cli_env_comm(const char *value, char *buf, size_t cap);
 /* The recorded name of process pid into buf; NULL when the trace has none. */
 const char *cli_proc_name(struct tb_reader *r, uint32_t pid, char *buf, size_t cap);
 
+/* A time: ns since the Unix epoch ("1700000000000000000", "…ns"), or seconds
+ * with a '.' or an 's' suffix ("1700000000.5", "12s").  0, or -1 when malformed. */
+int cli_parse_time(const char *s, int64_t *out);
+
 #endif

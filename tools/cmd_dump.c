@@ -36,25 +36,6 @@ static void usage(FILE *f)
 }
 
 /* ns since the epoch, or seconds with '.'/'s' suffix */
-static int parse_time(const char *s, int64_t *out)
-{
-	char *end;
-	if (strchr(s, '.') || (s[0] && s[strlen(s) - 1] == 's' && !strstr(s, "ns"))) {
-		errno = 0;
-		long double v = strtold(s, &end);
-		if (errno || end == s || (*end && strcmp(end, "s")))
-			return -1;
-		*out = (int64_t)(v * 1e9L + (v >= 0 ? 0.5L : -0.5L));
-		return 0;
-	}
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || (*end && strcmp(end, "ns")))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 struct dump_diag {
 	int quiet;
 };
@@ -316,7 +297,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		}
 		case 'F': case 'T':
-			if (parse_time(optarg, opt == 'F' ? &from : &to))
+			if (cli_parse_time(optarg, opt == 'F' ? &from : &to))
 				return cli_error("dump", "%s %s: expected ns since the epoch or seconds (1700000000.5)",
 						 opt == 'F' ? "--from" : "--to", optarg), TB_EXIT_USAGE;
 			break;

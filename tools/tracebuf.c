@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tracebuf.c - subcommand dispatch and the one usage table; helpers of cli.h. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +19,9 @@ static const struct {
 	{ "snapshot", "snapshot SESSION -o DIR            copy a flight-recorder ring now" },
 	{ "recover", "recover SESSION_FILE -o DIR        trace from a crashed app's buffers" },
 	{ "dump", "dump [opts] DIR                    one line per event" },
-	{ "report", "report [--profile] [opts] DIR      summary: rates, losses, busiest second; hot functions" },
-	{ "convert", "convert DIR --to chrome|folded     Chrome Trace Event JSON; folded stacks" },
+	{ "report", "report [--profile] [opts] DIR      summary: rates, losses, busiest second; hot functions;\n"
+		     "         report --html -o FILE DIR   one self-contained page: timeline, rates, tables, flame graph" },
+	{ "convert", "convert DIR --to FORMAT -o FILE     chrome (JSON), perfetto (protobuf), folded, speedscope" },
 	{ "profile", "profile [-F HZ] -o DIR -- CMD      sampling profiler" },
 	{ "stat", "stat SESSION                       counters of a live session" },
 };
@@ -80,6 +83,25 @@ const char *cli_proc_name(struct tb_reader *r, uint32_t pid, char *buf, size_t c
 		if (!strcmp(tb_reader_env_key(r, i), key))
 			return cli_env_comm(tb_reader_env_value(r, i), buf, cap);
 	return NULL;
+}
+
+int cli_parse_time(const char *s, int64_t *out)
+{
+	char *end;
+	if (strchr(s, '.') || (s[0] && s[strlen(s) - 1] == 's' && !strstr(s, "ns"))) {
+		errno = 0;
+		long double v = strtold(s, &end);
+		if (errno || end == s || (*end && strcmp(end, "s")))
+			return -1;
+		*out = (int64_t)(v * 1e9L + (v >= 0 ? 0.5L : -0.5L));
+		return 0;
+	}
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || (*end && strcmp(end, "ns")))
+		return -1;
+	*out = v;
+	return 0;
 }
 
 static void usage(FILE *f)

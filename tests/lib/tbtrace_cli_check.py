@@ -141,7 +141,9 @@ def check_chrome(truth, path):
             fail(f"not valid JSON: {x}")
     expect(isinstance(d, dict) and isinstance(d.get("traceEvents"), list), "no traceEvents array")
     relative = d["otherData"]["time"].startswith("relative")
-    origin = d["otherData"]["trace_start_ns"] if relative else 0
+    # a string: it is above 2^53, where JavaScript numbers lose precision
+    expect(isinstance(d["otherData"]["trace_start_ns"], str), "trace_start_ns is not a string")
+    origin = int(d["otherData"]["trace_start_ns"]) if relative else 0
     procs, threads = {}, {}
     got = Counter()
     stacks = {}
@@ -154,6 +156,9 @@ def check_chrome(truth, path):
             names = procs if x["name"] == "process_name" else threads
             expect(x["name"] in ("process_name", "thread_name"), f"metadata {x}")
             names[x["pid"] if x["name"] == "process_name" else key] = x["args"]["name"]
+            if x["name"] == "thread_name":
+                want_name = f"cpu {x['tid']}" if x["pid"] == 0 else f"tid {x['tid']}"
+                expect(x["args"]["name"] == want_name, f"thread name {x['args']['name']}, expected {want_name}")
             continue
         expect(isinstance(x["ts"], (int, decimal.Decimal)) and isinstance(x["args"], dict), f"event {x}")
         expect(x["pid"] in procs and key in threads, f"{key} used before it was named")

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * convert_folded.c - `tracebuf convert DIR --to folded [-o FILE]`: the
+ * samples of a `tracebuf profile` trace as Brendan Gregg's folded stacks,
+ * one line "process;root;...;leaf COUNT" per distinct stack, sorted, counts
+ * in periods (1 + timer overruns), for flamegraph.pl and speedscope
+ * (docs/PROFILE-READING.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracebuf/reader.h>
+
+#include "cli.h"
+#include "cli_convert.h"
+#include "cli_profile.h"
+
+/* a frame or process name in a folded line: ';' separates frames, a line is one stack */
+static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
+{
+	size_t n = strlen(s);
+	if (*o + n + 2 > *cap) {
+		size_t c2 = 2 * (*o + n + 2);
+		char *b = realloc(*buf, c2);
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = c2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		(*buf)[(*o)++] = !raw && (ch == ';' || ch == '\n' || ch == '\r') ? '_' : ch;
+	}
+	(*buf)[*o] = 0;
+	return 0;
+}
+
+static const char **cmp_keys;
+static int cmp_folded(const void *a, const void *b)
+{
+	return strcmp(cmp_keys[*(const size_t *)a], cmp_keys[*(const size_t *)b]);
+}
+
+int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
+{
+	const char *dir = opts->dir, *outp = opts->out;
+	int quiet = opts->quiet;
+	struct prof *p = prof_open(r, "convert", quiet);
+	struct prof_sample *s = malloc(sizeof *s);
+	struct prof_stab stacks = { 0 };
+	char *line = NULL;
+	size_t lcap = 0;
+	uint64_t nsamples = 0, invalid = 0;
+	int rc = 0;
+	if (!p || !s) {
+		rc = cli_error("convert", "out of memory");
+		goto out;
+	}
+	if (!prof_present(p)) {
+		rc = cli_error("convert", "%s has no profile:sample events: --to folded needs a trace written by "
+					  "`tracebuf profile`", dir);
+		goto out;
+	}
+	if (prof_load(p)) {
+		rc = cli_error("convert", "out of memory");
+		goto out;
+	}
+	const struct tb_rd_event *e;
+	while (tb_reader_next(r, &e) > 0) {
+		int k = prof_event(p, e, s);
+		if (k < 0) {
+			rc = cli_error("convert", "out of memory");
+			goto out;
+		}
+		if (!k)
+			continue;
+		nsamples++;
+		if (s->invalid) {
+			invalid++;
+			continue;
+		}
+		/* root first: the process, then the outermost frame ... the leaf */
+		const struct prof_proc *q = prof_proc_of(p, s->pid);
+		size_t o = 0;
+		int bad = fput(&line, &lcap, &o, q ? q->name : "?", 0);
+		for (uint32_t j = s->n; !bad && j-- > 0;)
+			bad = fput(&line, &lcap, &o, ";", 1) || fput(&line, &lcap, &o, prof_fn(p, s->fid[j])->label, 0);
+		uint64_t *v = bad ? NULL : prof_sget(&stacks, line, 1);
+		if (!v) {
+			rc = cli_error("convert", "out of memory");
+			goto out;
+		}
+		*v += s->weight;
+	}
+	const char **keys;
+	uint64_t *vals;
+	size_t n = prof_sitems(&stacks, &keys, &vals);
+	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+	if (!ord || (stacks.n && !n)) {
+		free(ord);
+		free(keys);
+		free(vals);
+		rc = cli_error("convert", "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	cmp_keys = keys;
+	qsort(ord, n, sizeof *ord, cmp_folded);
+	int to_stdout = !strcmp(outp, "-");
+	FILE *f = to_stdout ? stdout : fopen(outp, "w");
+	if (!f) {
+		rc = cli_error("convert", "cannot create %s: %s", outp, strerror(errno));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%s %" PRIu64 "\n", keys[ord[i]], vals[ord[i]]);
+		int werr = fflush(f) != 0 || ferror(f);
+		if (!to_stdout && fclose(f))
+			werr = 1;
+		if (werr)
+			rc = cli_error("convert", "write error on %s", to_stdout ? "standard output" : outp);
+		else if (!quiet)
+			fprintf(stderr, "tracebuf convert: %" PRIu64 " samples -> %s: %zu distinct stacks; %" PRIu64
+					" with an invalid PC left out\n", nsamples, to_stdout ? "standard output" : outp, n, invalid);
+	}
+	free(ord);
+	free(keys);
+	free(vals);
+out:
+	free(line);
+	prof_sfree(&stacks);
+	free(s);
+	prof_close(p);
+	return rc;
+}
+
