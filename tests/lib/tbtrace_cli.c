@@ -126,6 +126,11 @@ int tbtrace_cli_run(const char *args, const char *out, const char *err)
 
 int tbtrace_cli_check(const char *args)
 {
+	return tbtrace_py("tbtrace_cli_check.py", args);
+}
+
+int tbtrace_py(const char *script, const char *args)
+{
 	const char *src = getenv("TB_SRC");
 	if (!src)
 		SKIP("TB_SRC not set (run through ctest)");
@@ -137,7 +142,7 @@ int tbtrace_cli_check(const char *args)
 	free(cmd);
 	if (!ok)
 		SKIP("python3 not installed");
-	CHECK(asprintf(&cmd, "%s '%s/tests/lib/tbtrace_cli_check.py' %s", py, src, args) > 0, "asprintf");
+	CHECK(asprintf(&cmd, "%s '%s/tests/lib/%s' %s", py, src, script, args) > 0, "asprintf");
 	int rc = system(cmd);
 	free(cmd);
 	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);

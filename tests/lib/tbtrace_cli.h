@@ -32,6 +32,9 @@ int tbtrace_cli_run(const char *args, const char *out, const char *err);
  * Skips (77) when python3 or $TB_SRC is missing. */
 int tbtrace_cli_check(const char *args);
 
+/* Runs `python3 $TB_SRC/tests/lib/SCRIPT ARGS`; returns its status (skips as above). */
+int tbtrace_py(const char *script, const char *args);
+
 /* 1 when file PATH contains s. */
 int tbtrace_file_has(const char *path, const char *s);
 
