@@ -189,7 +189,7 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		fputs(i ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", f);
 		jstr(f, name);
 		if (ms > 0)
-			fprintf(f, ",\"unit\":\"milliseconds\",\"startValue\":0,\"endValue\":%.6g,\"samples\":[",
+			fprintf(f, ",\"unit\":\"milliseconds\",\"startValue\":0,\"endValue\":%.12g,\"samples\":[",
 				(double)t->periods * ms);
 		else
 			fprintf(f, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[", t->periods);
@@ -202,7 +202,7 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		fputs("],\"weights\":[", f);
 		for (size_t j = 0; j < t->n; j++) {
 			if (ms > 0)
-				fprintf(f, j ? ",%.6g" : "%.6g", (double)t->w[j] * ms);
+				fprintf(f, j ? ",%.12g" : "%.12g", (double)t->w[j] * ms);
 			else
 				fprintf(f, j ? ",%" PRIu64 : "%" PRIu64, t->w[j]);
 		}
