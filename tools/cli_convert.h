@@ -55,7 +55,7 @@ struct cv_window {
 	int cut;              /* 0 none; 1 --end reached; 2 --max-events reached */
 	int64_t cut_ns;       /* time of the first item left out at the end */
 };
-/* Seeks r to the window's begin (the packet index) and resets w. */
+/* Resets w for a pass over r from its start. */
 void cv_window_start(struct cv_window *w, struct tb_reader *r, const struct cv_opts *o);
 /* 1: convert the item; 0: skip it (before the window); -1: stop (past the
  * end or the budget; the caller then calls cv_window_drain()). */
@@ -119,7 +119,7 @@ const char *cv_thread_name(struct tb_reader *r, uint32_t pid, uint32_t tid, char
 char *cv_jdup(const char *s, size_t n);
 /*
  * The event's fields as JSON object members ("a":1,"s":"x") into *buf
- * (grown as needed), with every integer outside +-2^53 written as a string
+ * (grown as needed), with every integer outside +-(2^53 - 1) written as a string
  * ("value":"18446744073709551615"): JavaScript viewers parse numbers as
  * doubles and would change it.  Returns *buf, NULL when out of memory.
  */
