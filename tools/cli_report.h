@@ -26,8 +26,13 @@ void rpt_jstr(FILE *f, const char *s);
 /* ,"diagnostics":{"count":N,"items":[...]}} and the end of the report's JSON object */
 void rpt_json_diags(FILE *f, const struct tb_reader *r);
 
-/* `report --profile DIR` on an open trace; returns the exit code */
+/* `report --profile DIR` on an open trace, written to out; returns the exit code */
 int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, size_t top, int threads,
-		   size_t max_threads);
+		   size_t max_threads, FILE *out);
+/* `report --format json DIR` on an open trace, written to f (the reader is
+ * at the end after it); 0 or -ENOMEM */
+int report_json(struct tb_reader *r, const char *dir, FILE *f);
+/* `report --html -o OUT DIR` (report_html.c); returns the exit code */
+int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet);
 
 #endif

@@ -355,7 +355,7 @@ static void profile_json(const struct preport *pr, FILE *f, size_t top, int thre
 }
 
 int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, size_t top, int threads,
-			  size_t max_threads)
+		   size_t max_threads, FILE *out)
 {
 	struct preport pr;
 	memset(&pr, 0, sizeof pr);
@@ -375,11 +375,11 @@ int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, si
 		/* busiest first; the (pid, tid) index is not used after this */
 		qsort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
 		if (json)
-			profile_json(&pr, stdout, top, threads, max_threads);
+			profile_json(&pr, out, top, threads, max_threads);
 		else
-			profile_text(&pr, stdout, top, threads, max_threads);
-		if (fflush(stdout) || ferror(stdout))
-			rc = cli_error("report", "write error on standard output");
+			profile_text(&pr, out, top, threads, max_threads);
+		if (fflush(out) || ferror(out))
+			rc = cli_error("report", "write error on %s", out == stdout ? "standard output" : "the report");
 		else if (tb_reader_ndiags(r))
 			rc = TB_EXIT_PARTIAL;
 	}

@@ -40,6 +40,12 @@ static void usage(FILE *f)
 		"  --ranges N           text: show N loss ranges per CPU (default 5, 0 = all)\n"
 		"  -q, --quiet          do not print the diagnostics about damaged input\n"
 		"  -h, --help\n\n"
+		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
+		"  One self-contained page (no network access) for any browser: a timeline\n"
+		"  with a lane per CPU and per thread (zoom: wheel, pan: drag), the event\n"
+		"  rate and the loss ranges over time, the tables above, and for a profile\n"
+		"  a flame graph with search.  Drawn from per-time-bucket summaries, so it\n"
+		"  stays responsive on traces of tens of millions of events.\n\n"
 		"usage: tracebuf report --profile [options] DIR\n"
 		"  A `tracebuf profile` trace: samples, rate, threads, unwinder, oprofile's\n"
 		"  counters (received, lost to overflow, invalid PC, backtrace aborted,\n"
@@ -628,6 +634,30 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			rpt_grp(a, nd), nd == 1 ? "" : "s");
 }
 
+static void report_free(struct report *rp)
+{
+	free(rp->cls);
+	free(rp->stream_events);
+	cli_table_free(&rp->thr_tab); /* rp->thr is its array */
+	free(rp->loss);
+	free(rp->cpus);
+	free(rp->procs);
+}
+
+int report_json(struct tb_reader *r, const char *dir, FILE *f)
+{
+	struct report rp;
+	memset(&rp, 0, sizeof rp);
+	rp.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct thr);
+	rp.r = r;
+	rp.dir = dir;
+	int rc = collect(&rp);
+	if (!rc)
+		print_json(&rp, f);
+	report_free(&rp);
+	return rc;
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void on_diag(void *arg, const struct tb_rd_diag *d)
@@ -654,6 +684,7 @@ int cmd_report(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "format", required_argument, 0, 'f' }, { "threads", required_argument, 0, 'n' },
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
+		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
@@ -661,16 +692,20 @@ int cmd_report(int argc, char **argv)
 		{ "format", required_argument, 0, 'f' }, { "threads", optional_argument, 0, 'T' },
 		{ "top", required_argument, 0, 't' },   { "profile", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
+		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ 0, 0, 0, 0 },
 	};
-	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0;
+	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0;
+	const char *outp = NULL;
 	size_t max_threads = 10, max_ranges = 5, top = 20, prof_threads = 0;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		profile |= !strcmp(argv[i], "--profile");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:qh", profile ? lo_prof : lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:o:qh", profile ? lo_prof : lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': break;
+		case 'H': html = 1; break;
+		case 'o': outp = optarg; break;
 		case 'T':
 			per_thread = 1;
 			if (optarg && parse_count(optarg, &prof_threads))
@@ -704,6 +739,11 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return TB_EXIT_USAGE;
 	}
+	if (html != !!outp)
+		return cli_error("report", "%s", html ? "--html needs -o FILE.html" : "-o FILE goes with --html"),
+		       TB_EXIT_USAGE;
+	if (html && json)
+		return cli_error("report", "--html and --format json: choose one"), TB_EXIT_USAGE;
 	struct report rp;
 	memset(&rp, 0, sizeof rp);
 	rp.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct thr);
@@ -712,8 +752,13 @@ int cmd_report(int argc, char **argv)
 	int rc = tb_reader_open(rp.dir, &ro, &rp.r);
 	if (rc)
 		return cli_error("report", "%s", tb_errmsg());
+	if (html) {
+		rc = report_html(rp.r, rp.dir, outp, quiet);
+		tb_reader_close(rp.r);
+		return rc;
+	}
 	if (profile) {
-		rc = report_profile(rp.r, rp.dir, json, quiet, top, per_thread, prof_threads);
+		rc = report_profile(rp.r, rp.dir, json, quiet, top, per_thread, prof_threads, stdout);
 		tb_reader_close(rp.r);
 		return rc;
 	}
@@ -727,12 +772,7 @@ int cmd_report(int argc, char **argv)
 	}
 	int partial = tb_reader_ndiags(rp.r) != 0;
 	tb_reader_close(rp.r);
-	free(rp.cls);
-	free(rp.stream_events);
-	cli_table_free(&rp.thr_tab); /* rp.thr is its array */
-	free(rp.loss);
-	free(rp.cpus);
-	free(rp.procs);
+	report_free(&rp);
 	if (rc)
 		return TB_EXIT_FAIL;
 	if (fflush(stdout) || ferror(stdout))
