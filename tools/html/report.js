@@ -305,6 +305,19 @@
   }
   const countIn = (a, t0, t1) => lowerBound(a, t1 + 1) - lowerBound(a, t0);
 
+  // the view (and the flame graph's search) live in the address: #t0=NS&t1=NS&q=REGEX
+  const hashParams = new URLSearchParams(location.hash.slice(1));
+  function saveHash() {
+    const p = new URLSearchParams();
+    if (view.t0 > 0 || view.t1 < SPAN) {
+      p.set("t0", String(Math.round(view.t0)));
+      p.set("t1", String(Math.round(view.t1)));
+    }
+    const q = $("tb-search").value.trim();
+    if (q) p.set("q", q);
+    const h = p.toString();
+    if (h !== location.hash.slice(1)) history.replaceState(null, "", h ? "#" + h : location.pathname + location.search);
+  }
   let pending = false;
   function redraw() {
     if (pending) return;
@@ -312,6 +325,7 @@
     requestAnimationFrame(() => {
       pending = false;
       drawTimeline();
+      saveHash();
     });
   }
   function setView(t0, t1) {
@@ -469,7 +483,14 @@
       document.body.dataset.flameMatches = match ? String(match.size) : "";
       drawFlame();
     }
-    search.addEventListener("input", applySearch);
+    search.addEventListener("input", () => {
+      applySearch();
+      saveHash();
+    });
+    if (hashParams.get("q")) {
+      search.value = hashParams.get("q");
+      drawFlame.search = applySearch;
+    }
     $("tb-flame-reset").onclick = () => { focus = 0; drawFlame(); };
     const at = (e) => {
       const r = fc.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
@@ -575,7 +596,15 @@
     if (drawFlame) drawFlame();
   }
   window.addEventListener("resize", resize);
+  if (hashParams.has("t0") && hashParams.has("t1")) {
+    const a = Number(hashParams.get("t0")), b = Number(hashParams.get("t1"));
+    if (isFinite(a) && isFinite(b) && b > a) {
+      view.t0 = Math.max(a, 0);
+      view.t1 = Math.min(b, SPAN);
+    }
+  }
   resize();
+  if (drawFlame && drawFlame.search) drawFlame.search();
   document.body.dataset.lanes = String(lanes.length);
   document.body.dataset.flameNodes = F ? String(F.parent.length) : "0";
   requestAnimationFrame(() => {
