@@ -103,21 +103,24 @@ int main(void)
 	snprintf(args, sizeof args, "report --html -o '%s' '%s'", html, prof);
 	CHECK(tbtrace_cli_run(args, out, err) == 0 && tbtrace_file_has(err, "a flame graph"), "%s", args);
 	int libdw = !tbtrace_file_has(html, "\"unavailable\":\"");
+	char search[2000] = "";
+	if (libdw)
+		snprintf(search, sizeof search,
+			 "--check 'profile tables=" HAS("tb-tables", "prt_hot_a") "' "
+			 "--act 'const s = document.getElementById(\"tb-search\"); s.value = \"hot_a$\"; "
+			 "s.dispatchEvent(new Event(\"input\"))' "
+			 "--check 'search=" HAS("tb-match", "matched: 1 frames, 30 of 50 periods (60.0 %%)") "' "
+			 "--check 'search in the address=location.hash.includes(\"q=hot_a\")' "
+			 "--screenshot '%s/report-profile-search.png'",
+			 shots);
 	snprintf(args, sizeof args,
 		 "--url 'file://%s' --screenshot '%s/report-profile.png' " READY
 		 "--check 'flame graph shown=!document.getElementById(\"tb-flame-section\").hidden' "
 		 "--check 'flame nodes=Number(document.body.dataset.flameNodes) > 4' "
 		 "--check 'flame drawn=(() => { const c = document.getElementById(\"tb-flame\"); "
 		 "const d = c.getContext(\"2d\").getImageData(0, 0, c.width, c.height).data; let n = 0; "
-		 "for (let i = 0; i < d.length; i += 4) n += d[i + 3] > 0; return n > 5000; })()' "
-		 "%s",
-		 html, shots,
-		 libdw ? "--check 'profile tables=" HAS("tb-tables", "prt_hot_a") "' "
-			 "--act 'const s = document.getElementById(\"tb-search\"); s.value = \"hot_a$\"; "
-			 "s.dispatchEvent(new Event(\"input\"))' "
-			 "--check 'search=" HAS("tb-match", "matched: 1 frames, 30 of 50 periods (60.0 %)") "' "
-			 "--check 'search in the address=location.hash.includes(\"q=hot_a\")'"
-		       : "");
+		 "for (let i = 0; i < d.length; i += 4) n += d[i + 3] > 0; return n > 5000; })()' %s",
+		 html, shots, search);
 	CHECK(page(args) == 0, "the report of the profile in Chromium");
 
 	/* names with markup stay text */

@@ -10,7 +10,7 @@
 // then runs the --act and --check arguments in their order: an --act is
 // JavaScript run in the page (e.g. typing into a search box), after which
 // the page settles (two animation frames); a --check is an expression that
-// must be true.  Fails on any console error, any
+// must be true; a --screenshot is taken where it stands (full page).  Fails on any console error, any
 // uncaught exception in the page, and any request to a host other than
 // file:// and --allow-host (the loopback server of a test): the pages must
 // work offline.  Prints one line per check and the page's console; exit 0
@@ -28,7 +28,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a === "--ready") opt.ready = v;
   else if (a === "--check") opt.steps.push({ check: v });
   else if (a === "--act") opt.steps.push({ act: v });
-  else if (a === "--screenshot") opt.shot = v;
+  else if (a === "--screenshot") opt.steps.push({ shot: v });
   else if (a === "--timeout") opt.timeout = Number(v);
   else if (a === "--width") opt.width = Number(v);
   else if (a === "--height") opt.height = Number(v);
@@ -83,6 +83,11 @@ try {
   const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await settle();
   for (const step of opt.steps) {
+    if (step.shot) {
+      await page.screenshot({ path: step.shot, fullPage: true });
+      console.log("screenshot: " + step.shot);
+      continue;
+    }
     if (step.act) {
       await page.evaluate(step.act);
       await settle();
@@ -99,10 +104,6 @@ try {
     }
     console.log(`${v === true ? "ok" : "FAILED"}: ${name}${v === true ? "" : " (" + JSON.stringify(v) + ")"}`);
     if (v !== true) status = 1;
-  }
-  if (opt.shot) {
-    await page.screenshot({ path: opt.shot, fullPage: true });
-    console.log("screenshot: " + opt.shot);
   }
 } catch (e) {
   problems.push(String(e.message || e).split("\n")[0]);
