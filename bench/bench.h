@@ -47,6 +47,7 @@ void bench_record(struct bench_table *t);
 void bench_consumer(struct bench_table *t);
 void bench_memory(struct bench_table *t);
 void bench_profile(struct bench_table *t);
+void bench_convert(struct bench_table *t);
 
 /*
  * Helpers shared by the groups (bench_latency.c, bench_record.c).

@@ -74,6 +74,7 @@ static const struct {
 	{ "consumer", bench_consumer },
 	{ "memory", bench_memory },
 	{ "profile", bench_profile },
+	{ "convert", bench_convert },
 };
 
 int main(int argc, char **argv)

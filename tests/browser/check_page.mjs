@@ -2,7 +2,7 @@
 // check_page.mjs - opens a page in headless Chromium (Debian's, driven by
 // playwright-core) and checks it, for the browser tests (tests/browser/README.md).
 //
-//   node check_page.mjs --url URL --ready EXPR [--check NAME=EXPR]... [--act JS]...
+//   node check_page.mjs --url URL --ready EXPR [--check NAME=EXPR]... [--act JS]... [--print EXPR]...
 //        [--screenshot FILE.png] [--width W] [--height H] [--timeout S] [--allow-host HOST]
 //
 // Waits until the JavaScript expression EXPR is true in the page (a DOM
@@ -10,7 +10,8 @@
 // then runs the --act and --check arguments in their order: an --act is
 // JavaScript run in the page (e.g. typing into a search box), after which
 // the page settles (two animation frames); a --check is an expression that
-// must be true; a --screenshot is taken where it stands (full page).  Fails on any console error, any
+// must be true; a --screenshot is taken where it stands (full page); a
+// --print EXPR prints "print: " and the value as JSON (for the benchmark).  Fails on any console error, any
 // uncaught exception in the page, and any request to a host other than
 // file:// and --allow-host (the loopback server of a test): the pages must
 // work offline.  Prints one line per check and the page's console; exit 0
@@ -28,6 +29,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a === "--ready") opt.ready = v;
   else if (a === "--check") opt.steps.push({ check: v });
   else if (a === "--act") opt.steps.push({ act: v });
+  else if (a === "--print") opt.steps.push({ print: v });
   else if (a === "--screenshot") opt.steps.push({ shot: v });
   else if (a === "--timeout") opt.timeout = Number(v);
   else if (a === "--width") opt.width = Number(v);
@@ -86,6 +88,10 @@ try {
     if (step.shot) {
       await page.screenshot({ path: step.shot, fullPage: true });
       console.log("screenshot: " + step.shot);
+      continue;
+    }
+    if (step.print) {
+      console.log("print: " + JSON.stringify(await page.evaluate(step.print)));
       continue;
     }
     if (step.act) {
