@@ -24,7 +24,7 @@ FILE *cv_open_out(const struct cv_opts *o)
 	static char obuf[1 << 20];
 	FILE *f = strcmp(o->out, "-") ? fopen(o->out, "w") : stdout;
 	if (!f) {
-		cli_error("convert", "cannot create %s: %s", o->out, strerror(errno));
+		cli_error(o->cmd ? o->cmd : "convert", "cannot create %s: %s", o->out, strerror(errno));
 		return NULL;
 	}
 	setvbuf(f, obuf, _IOFBF, sizeof obuf);
@@ -37,7 +37,7 @@ int cv_close_out(const struct cv_opts *o, FILE *f)
 	if (f != stdout && fclose(f))
 		werr = 1;
 	if (werr)
-		return cli_error("convert", "write error on %s", cv_out_name(o));
+		return cli_error(o->cmd ? o->cmd : "convert", "write error on %s", cv_out_name(o));
 	return TB_EXIT_OK;
 }
 

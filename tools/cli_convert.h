@@ -20,6 +20,7 @@
 #include <tracebuf/reader.h>
 
 struct cv_opts {
+	const char *cmd;      /* the subcommand named in messages; NULL: "convert" */
 	const char *dir;      /* the trace */
 	const char *out;      /* output path, "-" standard output */
 	int quiet;            /* no diagnostics, no summary on stderr */

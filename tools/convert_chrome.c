@@ -259,7 +259,7 @@ static int convert_one(struct conv *c, const struct tb_rd_event *e)
 	}
 	uint32_t id = tb_rd_id(e), inner = 0;
 	const struct cv_role *ro = id < c->roles.n ? &c->roles.r[id] : NULL;
-	switch (cv_span_step(&c->roles, &t->st, id, &inner)) {
+	switch (ro ? cv_span_step(&c->roles, &t->st, id, &inner) : CV_INSTANT) {
 	case CV_BEGIN:
 		c->begins++;
 		return put_event(c, e, "B", ro->span_json, ro->cat_json, pid, tid);

@@ -668,7 +668,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	put_flame(&h, m);
 	fputs("}", m);
 	fclose(m);
-	struct cv_opts o = { .out = out };
+	struct cv_opts o = { .cmd = "report", .out = out };
 	if (!(f = cv_open_out(&o))) {
 		rc = TB_EXIT_FAIL;
 		goto out;
