@@ -231,6 +231,10 @@ static int put_notice(struct conv *c, const struct tb_rd_event *e)
 		fprintf(c->out, "%" PRIu64, n);
 	else
 		fputs("null", c->out);
+	if (kind == TB_RD_DISCARDED_EVENTS && n && tb_rd_lost(e, 0) != UINT64_MAX)
+		for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++)
+			if (tb_rd_lost(e, k))
+				fprintf(c->out, ",\"lost_%s\":%" PRIu64, tb_rd_loss_name(k), tb_rd_lost(e, k));
 	const char *sf = tb_reader_stream_file(c->r, tb_rd_stream(e));
 	char *sj = cv_jdup(sf, strlen(sf));
 	fprintf(c->out, ",\"stream\":%s,", sj ? sj : "\"?\"");

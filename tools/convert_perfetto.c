@@ -502,6 +502,17 @@ static int notice(struct pf *f, const struct tb_rd_event *e)
 			pb_str(&f->b, DA_NAME, "count");
 			pb_varint(&f->b, DA_UINT, n);
 			pb_end(&f->b);
+			if (kind == TB_RD_DISCARDED_EVENTS && n && tb_rd_lost(e, 0) != UINT64_MAX)
+				for (unsigned k = 0; k < TB_RD_LOST_NCAUSES; k++) {
+					if (!tb_rd_lost(e, k))
+						continue;
+					char an[64];
+					snprintf(an, sizeof an, "lost_%s", tb_rd_loss_name(k));
+					pb_begin(&f->b, TE_ANN);
+					pb_str(&f->b, DA_NAME, an);
+					pb_varint(&f->b, DA_UINT, tb_rd_lost(e, k));
+					pb_end(&f->b);
+				}
 			pb_begin(&f->b, TE_ANN);
 			pb_str(&f->b, DA_NAME, "stream");
 			pb_str(&f->b, DA_STRING, tb_reader_stream_file(f->r, s));

@@ -61,6 +61,14 @@
     return e;
   }
 
+  // "full 5, toobig 2, cause unknown 7": the loss causes the trace records (report's by_cause)
+  function causes(by, unknown) {
+    const parts = [];
+    if (by) for (const k in by) if (by[k]) parts.push(k + " " + grp(by[k]));
+    if (unknown) parts.push("cause unknown " + grp(unknown));
+    return parts.join(", ") || "-";
+  }
+
   // ---- summary --------------------------------------------------------
   $("tb-trace").textContent = D.trace;
   $("tb-trace2").textContent = D.trace;
@@ -81,7 +89,7 @@
     const lost = L.events || L.packets || L.notices_count_unknown;
     add("lost", lost ? grp(L.events) + " events" + (L.packets ? " + " + grp(L.packets) + " packets" : "") +
       (L.notices_count_unknown ? " + " + L.notices_count_unknown + " losses of unknown size" : "") +
-      ", cause unknown (a trace records only each stream's running total)" : "none", lost);
+      (L.events ? ": " + causes(L.by_cause, L.cause_unknown) : "") : "none", lost);
     if (R.busiest_second)
       add("busiest", "second " + (R.busiest_second.index + 1) + " (" + R.busiest_second.start.slice(11, -1) + " .. +1 s): " +
         grp(R.busiest_second.events) + " events");
@@ -579,8 +587,9 @@
       for (const c of R.lost.by_cpu)
         for (const x of c.ranges.slice(0, 50))
           rows.push(["cpu " + c.cpu, x.stream, x.count === null ? "unknown" : grp(x.count) + " " + x.kind,
+            x.kind === "events" && x.count !== null ? causes(x.by_cause, x.by_cause ? 0 : x.count) : "",
             dur(Number(x.begin_ns) - Number(D.start_ns)), dur(Number(x.end_ns) - Number(x.begin_ns))]);
-      table(T, "losses (cause unknown)", ["cpu", "!stream", "lost", "from start", "during"], rows);
+      table(T, "losses", ["cpu", "!stream", "lost", "!cause", "from start", "during"], rows);
     }
     if (R.diagnostics.count)
       table(T, "damaged input (skipped)", ["file", "offset", "!error", "!what"],
