@@ -51,10 +51,13 @@ fi
 # a session file that is not one, and one of another user
 echo "not a session" > "$T/junk.tb"
 expect 1 "too small\|not a tracebuf" -- --attach "$T/junk.tb" -o "$T/d5"
-"$CLI" record -q --session "$T/shm/live.tb" -o "$T/d6" -- sleep 2 &
+# a session that lives until this test says so (not for a fixed time: a loaded machine once
+# let `sleep 2` end before the second consumer below was refused)
+"$CLI" record -q --session "$T/shm/live.tb" -o "$T/d6" -- \
+	bash -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done" &
 rp=$!
-trap 'kill $rp 2>/dev/null; wait; rm -rf "$T"' EXIT
-for i in $(seq 100); do "$CLI" stat "$T/shm/live.tb" > /dev/null 2>&1 && break; sleep 0.05; done
+trap 'touch "$T/stop"; kill $rp 2>/dev/null; wait; rm -rf "$T"' EXIT
+for i in $(seq 1200); do "$CLI" stat "$T/shm/live.tb" > /dev/null 2>&1 && break; sleep 0.05; done
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	cp "$T/shm/live.tb" "$T/other.tb"; chown nobody "$T/other.tb"
 	"$CLI" record --attach "$T/other.tb" -o "$T/d7" 2> "$T/err"; rc=$?
@@ -66,7 +69,8 @@ fi
 "$CLI" record --attach "$T/shm/live.tb" -o "$T/d8" 2> "$T/err"; rc=$?
 [ $rc -ne 0 ] && grep -q "already drained" "$T/err" || { cat "$T/err"; fail "second consumer not refused"; }
 echo "ok: $(head -1 "$T/err")"
-wait $rp || fail "record of sleep 2 failed"
+touch "$T/stop"
+wait $rp || fail "record of the waiting command failed"
 
 # disk full, simulated with a file size limit: the session file (~150 KiB) fits, the trace
 # does not; record says so, exits non-zero, the trace holds whole packets only
