@@ -9,8 +9,13 @@ set -u
 need_bt2
 M=$T/small
 mkdir "$M"
-# a file system of its own, small enough to fill: tmpfs (needs root, or a user namespace)
-if ! mount -t tmpfs -o size=2m tmpfs "$M" 2> "$T/mount.err"; then
+# A file system of its own, small enough to fill whatever the consumer's speed: tmpfs (needs
+# root, or a user namespace).  Its size is the recorder's reserve (4 KiB per possible CPU +
+# 256 KiB, see tb_ballast_make) + 256 KiB for metadata and packets.  Even a consumer that drains
+# nothing until the command ends (valgrind, a loaded machine) then has one full discard-mode ring
+# (8 x 64 KiB = 512 KiB) to write: the disk fills on every machine, not only on a fast one.
+ncpu=$(getconf _NPROCESSORS_CONF)
+if ! mount -t tmpfs -o size=$((ncpu * 4 + 512))k tmpfs "$M" 2> "$T/mount.err"; then
 	echo "SKIP: cannot mount a small tmpfs to fill ($(cat "$T/mount.err")); run as root"
 	exit 77
 fi
@@ -25,7 +30,7 @@ for mode in discard overwrite; do
 	w=$(sed -n 's/^written: //p' "$T/out")
 	grep -i "no space\|cannot write" "$T/err" | head -2
 	if [ $mode = discard ]; then
-		# 400,000 events (~11 MB) cannot fit in 2 MB: recording failed, the command did not
+		# 400,000 events (~11 MB) cannot fit: recording failed, the command did not
 		[ $rc -eq 1 ] || { cat "$T/err"; fail "record exited $rc on a full disk (want 1)"; }
 		grep -q "No space left" "$T/err" || { cat "$T/err"; fail "the error does not say the disk is full"; }
 		check_accounting "$M/t" "$w" "$T/err"
