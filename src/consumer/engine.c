@@ -31,15 +31,11 @@
 #include <tracebuf/session.h>
 
 #include "consumer/engine_impl.h"
+#include "core/registry.h"
+#include "core/walk.h"
+#include "platform/clock.h"
 #include "platform/sigbus.h"
 #include "producer/producer.h"
-
-uint64_t tb_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ns(uint64_t ns)
 {
@@ -163,7 +159,9 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		if (s->chan[c].sb_size > e->bufsize)
 			e->bufsize = s->chan[c].sb_size;
 	e->buf = malloc(e->bufsize ? e->bufsize : 1);
-	if (!e->streams || !e->buf) {
+	e->wcap = s->reg_capacity < TB_MAX_EVENTS ? s->reg_capacity : TB_MAX_EVENTS;
+	e->wev = calloc(e->wcap ? e->wcap : 1, sizeof *e->wev);
+	if (!e->streams || !e->buf || !e->wev) {
 		rc = tb_fail(-ENOMEM, "out of memory (%" PRIu64 " bytes for a sub-buffer copy)", e->bufsize);
 		goto fail;
 	}
@@ -224,6 +222,7 @@ void tb_engine_destroy(struct tb_engine *e)
 	free(e->env);
 	free(e->streams);
 	free(e->buf);
+	free(e->wev);
 	free(e->fl);
 	pthread_cond_destroy(&e->fl_cond);
 	pthread_mutex_destroy(&e->fl_lock);
@@ -254,6 +253,83 @@ static int ring_touched(struct tb_engine *e, unsigned ch, unsigned cpu)
 	 * seen at the next pass (or is taken by drain_dead after all
 	 * producers are gone, when nothing races any more) */
 	return __atomic_load_n(&tb_ctl_of(e->s, ch, cpu)->head, __ATOMIC_RELAXED) != 0;
+}
+
+/* The walk of one packet: stops at the first record stamped after the packet's end. */
+struct walk_ctx {
+	uint64_t ts_end;
+	uint64_t late_off; /* offset of that record; 0: none */
+	uint64_t events, last_ts;
+};
+
+static int walk_rec(void *arg, const struct tb_walk_rec *r)
+{
+	struct walk_ctx *w = arg;
+	if (r->ts > w->ts_end) {
+		w->late_off = r->off;
+		return 1;
+	}
+	if (r->id != TB_EVENT_ID_THREAD)
+		w->events++;
+	w->last_ts = r->ts;
+	return 0;
+}
+
+/*
+ * Proves every record of the packet copied in e->buf valid before it is
+ * written (walk.h: a known class with a valid registry entry, a well-formed
+ * payload inside the content, time never going back, and not after the
+ * packet's timestamp_end), and cuts the packet at the first record that is
+ * not.  The copy is private: what is checked is what is written.  A
+ * corrupted ring (a stray or hostile write into the shared mapping) then
+ * costs the records from that point on, counted as invalid
+ * (tb_stream_append() counts the committed events the packet no longer
+ * holds, and drops a packet whose times readers would reject), never a
+ * packet that a reader rejects; said once per ring.
+ */
+static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t pos, struct tb_packet_info *info)
+{
+	struct tb_session *s = e->s;
+	/* The registry count is loaded after tb_ring_ready()'s acquire load of
+	 * head; every class a record in this packet uses was published (count
+	 * stored with release, registry.c) before the record was written, so
+	 * it is in the count the sync sees.  meta_lock: the copy is shared
+	 * with the metadata writer. */
+	struct tb_walk_result wr;
+	struct walk_ctx w = { info->ts_end, 0, 0, info->ts_begin };
+	pthread_mutex_lock(&e->meta_lock);
+	tb_walk_packet(e->wev, tb_engine_registry_sync(e), e->buf, info->content_bytes, info->ts_begin, walk_rec, &w,
+		       &wr);
+	pthread_mutex_unlock(&e->meta_lock);
+	uint64_t end = w.late_off ? w.late_off : wr.valid_end;
+	const char *why = NULL;
+	if (end != info->content_bytes) {
+		why = w.late_off ? "a record stamped after the packet's end" : wr.error;
+		uint64_t v = end * 8;
+		memcpy(e->buf + TB_PKT_OFF_CONTENT, &v, 8);
+		info->content_bytes = end;
+	}
+	uint64_t committed = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
+	if (w.events != committed) {
+		/* a cut, or a descriptor that disagrees with the records:
+		 * readers get what the walk found; the committed events missing
+		 * are counted as invalid */
+		if (!why)
+			why = "its descriptor counts another number of events";
+		info->events = w.events;
+		if (info->cnt_end < info->cnt_begin + w.events)
+			info->cnt_end = info->cnt_begin + w.events;
+	}
+	if (!why)
+		return;
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	tb_stat_add(&st->st.bad, 1);
+	if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
+		tb_engine_warn(e,
+			       "%s cpu %u: packet %" PRIu64 " cut at byte %" PRIu64 ": %s; %" PRIu64 " of its %" PRIu64
+			       " events kept, the rest counted as invalid (later packets of this ring with problems "
+			       "are only counted)",
+			       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, end, why, w.events, committed);
 }
 
 /* Takes up to `budget` complete sub-buffers of (ch, cpu).  Returns how many. */
@@ -291,6 +367,7 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
 				       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, tb_errmsg());
 		} else {
+			walk_copy(e, ch, cpu, pos, &info);
 			tb_stream_append(e, ch, cpu, e->buf, &info); /* errors are kept in e */
 		}
 		tb_ring_release(s, ch, cpu, pos);

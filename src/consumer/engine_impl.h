@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "consumer/consumer.h"
+#include "platform/clock.h" /* tb_mono_ns() */
 
 #define TB_TRACER_VERSION "0.1.0"
 #define TB_WARN_SLOTS 32u
@@ -25,10 +26,13 @@ struct tb_stream {
 	 */
 	int acc_ok;                         /* acc holds: a packet of this ring was accounted */
 	uint64_t acc;                       /* events committed to the ring before the end of that packet */
+	uint64_t acc_seq;                   /* ... and its packet_seq_num */
 	int gap_cause;                      /* cause of committed events missing before the next packet; -1 default */
 	uint64_t lost[TB_LOSS_NCAUSES];     /* consumer-side counts so far (invalid, disk, relay; overwritten
 					     * for overwrite rings, where they replace the producer's) */
 	uint64_t out_lost[TB_LOSS_NCAUSES]; /* causes in the last packet written: what readers know */
+	uint64_t prod_lost[TB_LOSS_NCAUSES];/* the producer's counts as last accepted (sane_prod()) */
+	uint64_t prod_ts;                   /* ... at this time (session clock) */
 	uint64_t seen_ts;                   /* latest timestamp_end of a valid packet handed to the stream */
 	uint64_t seen_seq;                  /* ... and its packet_seq_num (have_seen) */
 	int have_seen;
@@ -55,6 +59,11 @@ struct tb_engine {
 	struct tb_stream *streams;
 	uint8_t *buf;      /* one sub-buffer of the largest channel (drain thread) */
 	uint64_t bufsize;
+	/* the engine's copy of the registry (under meta_lock): what the metadata
+	 * describes and what the records of every packet are walked against
+	 * before it is written; append-only (tb_engine_registry_sync()) */
+	struct tb_event_desc *wev;
+	uint32_t wnev, wcap;
 
 	struct tb_engine_env *env; /* deep copy of the caller's entries */
 	unsigned nenv;
@@ -136,6 +145,8 @@ TB_HIDDEN void tb_ballast_free(struct tb_engine *e);
 TB_HIDDEN void tb_streams_close(struct tb_engine *e);
 /* Rewrites metadata if the registry or process table changed since it was written. */
 TB_HIDDEN int tb_engine_metadata_sync(struct tb_engine *e);
+/* Brings e->wev/e->wnev (the engine's append-only copy of the registry) up to date; caller holds meta_lock. */
+TB_HIDDEN uint32_t tb_engine_registry_sync(struct tb_engine *e);
 TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
 /*
  * 1 when the session file was truncated under us (platform/sigbus.h): the
@@ -146,6 +157,5 @@ TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
  */
 TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
 TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-TB_HIDDEN uint64_t tb_mono_ns(void);
 
 #endif

@@ -21,20 +21,26 @@
 #include "ctf/ctf.h"
 
 /*
- * Copies the registry (tb_registry_copy: entries are append-only, each
- * published valid-last with a release store of its state and then of the
- * count; the copy loads both with acquire, and replaces an invalid entry
- * by "tracebuf:invalid_<id>").  The registry mutex is not taken: a dead or
- * hostile holder must not stall the consumer.
+ * Brings the engine's copy of the registry (e->wev[0..wnev)) up to date.
+ * Registry entries are append-only, each published valid-last with a release
+ * store of its state and then of the count; tb_registry_copy_from() loads
+ * both with acquire and replaces an invalid entry by "tracebuf:invalid_<id>"
+ * (state 0: the walk refuses its records).  Each entry is copied once, when
+ * the count first shows it, and kept: a count that went down or an entry
+ * rewritten later (corruption) changes neither the metadata, which must
+ * keep describing every packet already on disk, nor the walk.  The registry
+ * mutex is not taken: a dead or hostile holder must not stall the consumer.
+ * Caller holds meta_lock.
  */
-static struct tb_event_desc *copy_registry(struct tb_session *s, uint32_t *count)
+uint32_t tb_engine_registry_sync(struct tb_engine *e)
 {
-	uint32_t cap = s->reg_capacity < TB_MAX_EVENTS ? s->reg_capacity : TB_MAX_EVENTS;
-	struct tb_event_desc *ev = calloc(cap ? cap : 1, sizeof *ev);
-	if (!ev)
-		return NULL;
-	*count = tb_registry_copy(s, ev, cap);
-	return ev;
+	uint32_t n = tb_registry_count(e->s);
+	if (n > e->wnev && e->wnev < e->wcap) {
+		n = tb_registry_copy_from(e->s, e->wev, e->wnev, e->wcap);
+		if (n > e->wnev)
+			e->wnev = n;
+	}
+	return e->wnev;
 }
 
 /* Valid entries of the process table: count (acquire) pairs with the
@@ -79,17 +85,14 @@ static void bounded_copy(char *dst, const char *src, size_t n)
 static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *procs_out)
 {
 	struct tb_session *s = e->s;
-	uint32_t nev = 0;
-	struct tb_event_desc *ev = copy_registry(s, &nev);
-	if (!ev)
-		return tb_fail(-ENOMEM, "out of memory copying the event registry");
+	uint32_t nev = tb_engine_registry_sync(e);
+	const struct tb_event_desc *ev = e->wev;
 	uint32_t gen = nev;
 
 	uint32_t pcount = proc_count(s);
 	unsigned cap = 16 + e->nenv + s->proc_capacity;
 	struct env_list l = { calloc(cap, sizeof *l.v), calloc((size_t)cap * 2, sizeof l.strs[0]), 0, cap };
 	if (!l.v || !l.strs) {
-		free(ev);
 		free(l.v);
 		free(l.strs);
 		return tb_fail(-ENOMEM, "out of memory writing metadata");
@@ -166,7 +169,6 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 	*gen_out = gen;
 	*procs_out = pcount;
 out:
-	free(ev);
 	free(l.v);
 	free(l.strs);
 	return rc;
@@ -198,6 +200,10 @@ int tb_engine_write_metadata(struct tb_engine *e)
 int tb_engine_metadata_sync(struct tb_engine *e)
 {
 	uint32_t gen = tb_registry_count(e->s);
+	/* a count below the one described (corrupted) changes nothing: the
+	 * engine's copy only grows (tb_engine_registry_sync()) */
+	if (gen < __atomic_load_n(&e->meta_gen, __ATOMIC_RELAXED))
+		gen = __atomic_load_n(&e->meta_gen, __ATOMIC_RELAXED);
 	uint32_t procs = proc_count(e->s);
 	if (__atomic_load_n(&e->meta_written, __ATOMIC_RELAXED) && gen == __atomic_load_n(&e->meta_gen, __ATOMIC_RELAXED) &&
 	    procs == __atomic_load_n(&e->meta_procs, __ATOMIC_RELAXED))

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
+#include "platform/clock.h"
 
 void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len)
 {
@@ -248,16 +249,33 @@ static void note_seen(struct tb_stream *st, const struct tb_packet_info *info)
 	st->have_seen = 1;
 }
 
-/* Counts the committed events missing between the last packet accounted and
- * `cnt_begin` (the events committed before the next one). */
-static void account_gap(struct tb_engine *e, unsigned ch, struct tb_stream *st, uint64_t cnt_begin)
+/* Most events a sub-buffer of channel ch can hold (records of a compact header and no payload). */
+static uint64_t max_events(const struct tb_engine *e, unsigned ch)
+{
+	return (e->s->chan[ch].sb_size - TB_PACKET_HEADER_SIZE) / TB_COMPACT_HDR_SIZE;
+}
+
+/*
+ * Counts the committed events missing between the last packet accounted and
+ * `cnt_begin` (the events committed before the next one, whose sequence
+ * number is `seq`).  The counts come from shared memory: a gap is at most
+ * what the sub-buffers between the two packets could hold, so that a
+ * corrupted descriptor or counter costs a bounded, plausible count, never
+ * 2^64.
+ */
+static void account_gap(struct tb_engine *e, unsigned ch, struct tb_stream *st, uint64_t seq, uint64_t cnt_begin)
 {
 	int ow = e->s->chan[ch].mode == TB_MODE_OVERWRITE;
-	uint64_t gap = 0;
-	if (st->acc_ok)
+	uint64_t gap = 0, room = 0;
+	if (st->acc_ok) {
 		gap = cnt_begin > st->acc ? cnt_begin - st->acc : 0;
-	else if (ow)
+		room = seq > st->acc_seq ? seq - st->acc_seq - 1 : 0;
+	} else if (ow) {
 		gap = cnt_begin; /* everything before the oldest packet kept was overwritten */
+		room = seq;
+	}
+	if (room < UINT64_MAX / max_events(e, ch) && gap > room * max_events(e, ch))
+		gap = room * max_events(e, ch);
 	/* (a first packet of a discard ring: what came before it was consumed
 	 * by another consumer, or this is a snapshot: not lost) */
 	if (gap)
@@ -266,6 +284,78 @@ static void account_gap(struct tb_engine *e, unsigned ch, struct tb_stream *st, 
 	if (!st->acc_ok || cnt_begin > st->acc)
 		st->acc = cnt_begin;
 	st->acc_ok = 1;
+}
+
+/*
+ * The descriptor counts of a packet, made consistent with what the consumer
+ * knows: a packet that directly follows the last one accounted begins where
+ * that one ended (in any mode, committed events are numbered without gaps
+ * within a run of sub-buffers), and no packet holds more events than its
+ * size allows.  Legitimate descriptors pass unchanged; corrupted ones cannot
+ * make events appear or vanish from the accounting.
+ */
+static void sane_counts(const struct tb_engine *e, unsigned ch, const struct tb_stream *st, struct tb_packet_info *in)
+{
+	if (in->cnt_end < in->cnt_begin || in->cnt_end - in->cnt_begin > max_events(e, ch))
+		in->cnt_end = in->cnt_begin + in->events;
+	if (st->acc_ok && in->seq == st->acc_seq + 1 && in->cnt_begin != st->acc) {
+		uint64_t n = in->cnt_end - in->cnt_begin;
+		in->cnt_begin = st->acc;
+		in->cnt_end = st->acc + n;
+	}
+}
+
+/*
+ * A packet readers would reject for its times: timestamp_end in the future
+ * of the session clock (a live session only: a recovered file may come from
+ * before a reboot), or timestamp_begin before the end of the stream's last
+ * packet (readers require time to never go back within a stream).  Returns
+ * the reason, or NULL.
+ */
+static const char *bad_times(const struct tb_engine *e, const struct tb_stream *st, const struct tb_packet_info *in)
+{
+	struct tb_session *s = e->s;
+	if (!(e->flags & TB_ENG_READONLY)) {
+		/* read after the packet was copied: every timestamp a producer
+		 * wrote in it was read from this clock before; the slack covers
+		 * TSC skew between CPUs */
+		uint64_t now = tb_clock_read(s->clock_kind);
+		uint64_t slack = s->clock_kind == TB_CLOCK_TSC ? (1ull << 26) : 20000000ull;
+		if (in->ts_end > now + slack)
+			return "timestamp_end in the future";
+	}
+	if (st->have_seen && in->ts_begin < st->seen_ts)
+		return "timestamp_begin before the end of the stream's previous packet";
+	return NULL;
+}
+
+/*
+ * The producer's loss counts of a packet (or of the control block at the
+ * end) come from shared memory: a count is accepted when it did not go down
+ * and grew by at most one event per tick of the session clock since the
+ * last one accepted (no producer drops events faster than that; both
+ * clocks tick at least once a nanosecond, TSC more often), and never beyond
+ * 2^54; otherwise the last accepted count stands (the losses a corrupted
+ * counter hides cannot be known; the packet is counted as bad, which makes
+ * the recording's exit status say so).  Returns 1 when a count was refused.
+ */
+static int sane_prod(struct tb_stream *st, const uint64_t in[TB_LOSS_NCAUSES], uint64_t ts,
+		     uint64_t out[TB_LOSS_NCAUSES])
+{
+	const uint64_t cap = 1ull << 54;
+	uint64_t room = ts > st->prod_ts ? ts - st->prod_ts : 0;
+	int refused = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		uint64_t v = in[k], last = st->prod_lost[k];
+		if (v < last || v - last > room || v > cap) {
+			refused |= v != last;
+			v = last;
+		}
+		out[k] = st->prod_lost[k] = v;
+	}
+	if (ts > st->prod_ts)
+		st->prod_ts = ts;
+	return refused;
 }
 
 /* The causes readers must see now: the producer's (from the packet, or the
@@ -294,13 +384,31 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 		tb_stat_add(&st->st.skipped, 1);
 		return 0;
 	}
+	struct tb_packet_info in = *info;
+	info = &in;
+	sane_counts(e, ch, st, &in);
+	const char *why = bad_times(e, st, &in);
+	account_gap(e, ch, st, in.seq, in.cnt_begin);
+	if (why) {
+		/* not written: its committed events are counted as invalid */
+		st->lost[TB_LOSS_INVALID] += in.cnt_end - in.cnt_begin;
+		if (in.cnt_end > st->acc)
+			st->acc = in.cnt_end;
+		st->acc_seq = in.seq;
+		tb_stat_add(&st->st.bad, 1);
+		if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
+			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " dropped: %s (%" PRIu64 "..%" PRIu64 "); its %" PRIu64
+					  " events are counted as invalid (later packets of this ring with problems are only counted)",
+				       e->s->chan[ch].name, cpu, in.seq, why, in.ts_begin, in.ts_end, in.cnt_end - in.cnt_begin);
+		return 0;
+	}
 	note_seen(st, info);
-	account_gap(e, ch, st, info->cnt_begin);
 	/* events committed in the packet but cut from it as not provably valid */
 	uint64_t cut = info->cnt_end > info->cnt_begin + info->events ? info->cnt_end - info->cnt_begin - info->events : 0;
 	st->lost[TB_LOSS_INVALID] += cut;
 	if (info->cnt_end > st->acc)
 		st->acc = info->cnt_end;
+	st->acc_seq = info->seq;
 
 	int rc = tb_engine_error(e) ? tb_engine_error(e) : tb_engine_metadata_sync(e);
 	if (rc < 0) {
@@ -310,8 +418,16 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 		tb_stat_add(&st->st.dropped, 1);
 		return 0;
 	}
+	uint64_t prod[TB_LOSS_NCAUSES];
+	if (sane_prod(st, info->lost, info->ts_end, prod)) {
+		tb_stat_add(&st->st.bad, 1);
+		if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
+			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " carries loss counts that went down or grew "
+					  "impossibly fast: the counts seen before stand (the losses it hides cannot "
+					  "be known)", e->s->chan[ch].name, cpu, info->seq);
+	}
 	uint64_t out[TB_LOSS_NCAUSES];
-	uint64_t disc = out_causes(e, ch, st, info->lost, out);
+	uint64_t disc = out_causes(e, ch, st, prod, out);
 
 	struct tb_packet_header pre, h;
 	struct iovec iov[3];
@@ -368,14 +484,24 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 	uint64_t end = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
 	uint64_t committed = end == head ? __atomic_load_n(&c->cnt_after, __ATOMIC_RELAXED)
 					 : __atomic_load_n(&c->cnt_before, __ATOMIC_RELAXED);
-	uint64_t prod[TB_LOSS_NCAUSES] = { 0 };
+	uint64_t raw[TB_LOSS_NCAUSES] = { 0 }, prod[TB_LOSS_NCAUSES];
 	for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++)
-		prod[k] = __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED);
+		raw[k] = __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED);
+	/* the counters' time is now (a live session), or unknown (a recovered
+	 * file: only the bounds that need no clock apply) */
+	uint64_t now = e->flags & TB_ENG_READONLY ? UINT64_MAX / 2 : tb_clock_read(s->clock_kind);
+	if (sane_prod(st, raw, now, prod)) {
+		tb_stat_add(&st->st.bad, 1);
+		tb_engine_warn(e, "%s cpu %u: the control block's loss counters went down or grew impossibly fast: "
+				  "the counts seen before stand", s->chan[ch].name, cpu);
+	}
 	if (st->resumed && !st->acc_ok)
 		return; /* what an earlier consumer wrote is not ours to count */
 	if (committed > TB_MAX_SB_SIZE * (uint64_t)TB_MAX_SB_COUNT * 1024) /* hostile: ~2^54 */
 		committed = st->acc;
-	account_gap(e, ch, st, committed);
+	/* the sub-buffers after the last one accounted, up to the one the head
+	 * is in, bound the gap (account_gap()) */
+	account_gap(e, ch, st, (head >> s->chan[ch].sb_shift) + 1, committed);
 	uint64_t out[TB_LOSS_NCAUSES], known = 0;
 	uint64_t disc = out_causes(e, ch, st, prod, out);
 	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)

@@ -293,10 +293,15 @@ int tb_proc_register(struct tb_session *s)
 
 uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint32_t cap)
 {
+	return tb_registry_copy_from(s, out, 0, cap);
+}
+
+uint32_t tb_registry_copy_from(struct tb_session *s, struct tb_event_desc *out, uint32_t from, uint32_t cap)
+{
 	uint32_t n = tb_registry_count(s);
 	if (n > cap)
 		n = cap;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = from; i < n; i++) {
 		struct tb_event_desc *e = &out[i];
 		/* acquire pairs with the release store of state (valid-last) */
 		uint32_t state = __atomic_load_n(&s->reg->events[i].state, __ATOMIC_ACQUIRE);
@@ -309,7 +314,9 @@ uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint3
 			     (fd->type >= TB_FT_STRING ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN
 						       : fd->max_len == 0);
 		}
-		if (!ok) {
+		if (ok) {
+			e->state = 1; /* the value loaded above, not a later one memcpy may have seen */
+		} else {
 			memset(e, 0, sizeof *e);
 			snprintf(e->name, sizeof e->name, "tracebuf:invalid_%u", i);
 			e->id = i;

@@ -46,5 +46,8 @@ TB_HIDDEN int tb_valid_event_name(const char *name, size_t cap);
  * it end their packet's walk).  Returns the number of entries.
  */
 TB_HIDDEN uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint32_t cap);
+/* The same for entries from..count-1 only (out[from..]); returns the count
+ * (below `from` when the count went down: then nothing is copied). */
+TB_HIDDEN uint32_t tb_registry_copy_from(struct tb_session *s, struct tb_event_desc *out, uint32_t from, uint32_t cap);
 
 #endif

@@ -67,6 +67,12 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 			res->error = "unknown event id";
 			break;
 		}
+		if (events[id].state != 1) {
+			/* tb_registry_copy() found the class's entry corrupted: its
+			 * payload layout is unknown */
+			res->error = "record of an event class whose registry entry is invalid";
+			break;
+		}
 		if (ts < clock) {
 			res->error = "timestamp goes back";
 			break;
