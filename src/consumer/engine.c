@@ -298,8 +298,13 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 	struct tb_walk_result wr;
 	struct walk_ctx w = { info->ts_end, 0, 0, info->ts_begin };
 	pthread_mutex_lock(&e->meta_lock);
-	tb_walk_packet(e->wev, tb_engine_registry_sync(e), e->buf, info->content_bytes, info->ts_begin, walk_rec, &w,
-		       &wr);
+	uint32_t nev = tb_engine_registry_sync(e);
+	tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, NULL, NULL, &wr);
+	w.events = wr.events;
+	if (wr.last_ts > info->ts_end) { /* rare (corruption): again, stopping at the first late record */
+		w.events = 0;
+		tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, walk_rec, &w, &wr);
+	}
 	pthread_mutex_unlock(&e->meta_lock);
 	uint64_t end = w.late_off ? w.late_off : wr.valid_end;
 	const char *why = NULL;
