@@ -50,7 +50,7 @@ static void record_usage(FILE *f)
 		"  --channel NAME:SB_SIZE:COUNT:MODE\n"
 		"                            one channel (repeatable), e.g. chan:256K:8:discard\n"
 		"  --sb-size SIZE            sub-buffer size of the default channel (256K)\n"
-		"  --sb-count N              sub-buffers per CPU (8)\n"
+		"  --sb-count N              sub-buffers per CPU (a 16 MiB ring; less on many CPUs)\n"
 		"  --mode MODE               discard | overwrite | block (discard)\n"
 		"  --events PATTERNS         event classes to record, globs, comma separated (*)\n"
 		"  --flush-period DUR        close a CPU's partial packet idle that long (1s)\n"

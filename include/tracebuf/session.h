@@ -38,7 +38,8 @@ struct tb_channel_opts {
 	size_t size;
 	const char *name;          /* default "chan"; [A-Za-z0-9_-], < 32 bytes */
 	uint64_t sb_size;          /* power of two >= page size; default 256 KiB */
-	uint32_t sb_count;         /* power of two >= 2; default 8 */
+	uint32_t sb_count;         /* power of two >= 2; default: a 16 MiB ring per CPU (2 MiB on
+				    * machines with many CPUs: all rings at most 128 MiB) */
 	uint32_t mode;             /* enum tb_mode_opt; default TB_DISCARD */
 	uint32_t no_attribution;   /* 1: no tracebuf:thread records */
 	uint32_t watermark;        /* default 1 full sub-buffer */

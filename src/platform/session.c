@@ -27,7 +27,30 @@
 #include "platform/sigbus.h"
 
 #define DEF_SB_SIZE (256u << 10)
-#define DEF_SB_COUNT 8u
+/*
+ * Default ring of a channel, per CPU: 16 MiB (~500,000 events of 32 bytes:
+ * a burst a full-speed producer writes in ~0.3 s, absorbed while the
+ * consumer waits for a CPU), halved down to 2 MiB while all the rings that
+ * can be written at once would exceed 128 MiB (a machine with many CPUs).
+ * Rings are sparse: a page is allocated when first written, so a CPU that
+ * never runs a producer costs nothing, and a short program only what it
+ * wrote.  docs/RECORDER.md, "Ring sizes".
+ */
+#define DEF_RING_MAX (16ull << 20)
+#define DEF_RING_MIN (2ull << 20)
+#define DEF_RINGS_TOTAL (128ull << 20)
+
+static uint32_t default_sb_count(uint64_t sb_size, uint32_t rings)
+{
+	uint64_t ring = DEF_RING_MAX;
+	while (ring > DEF_RING_MIN && ring * rings > DEF_RINGS_TOTAL)
+		ring /= 2;
+	uint64_t n = ring / sb_size;
+	uint32_t count = 2;
+	while ((uint64_t)count * 2 <= n && count < TB_MAX_SB_COUNT)
+		count *= 2;
+	return count;
+}
 #define DEF_MAX_EVENTS 256u
 
 static int env_true(const char *name)
@@ -187,6 +210,10 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 	p.ncpus = opts.ncpus ? opts.ncpus : possible_cpus() * (fallback ? 8u : 1u);
 	if (p.ncpus > TB_MAX_CPUS)
 		p.ncpus = TB_MAX_CPUS;
+	/* the rings that can be written at once: one per online CPU, or every
+	 * slot of a fallback session */
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t rings = fallback || online < 1 || (uint64_t)online > p.ncpus ? p.ncpus : (uint32_t)online;
 	p.nchannels = nch;
 	p.max_events = opts.max_events ? opts.max_events : DEF_MAX_EVENTS;
 	struct tb_chan_desc cd[TB_MAX_CHANNELS];
@@ -208,7 +235,7 @@ int tb_session_create(const struct tb_session_opts *o, struct tb_session **out)
 				return tb_fail(-EINVAL, "two channels are named '%s'", name);
 		memcpy(cd[c].name, name, strlen(name) + 1); /* 1..31 characters, checked above */
 		cd[c].sb_size = co->sb_size ? co->sb_size : DEF_SB_SIZE;
-		cd[c].sb_count = co->sb_count ? co->sb_count : DEF_SB_COUNT;
+		cd[c].sb_count = co->sb_count ? co->sb_count : default_sb_count(cd[c].sb_size, rings);
 		cd[c].mode = co->mode ? co->mode : TB_MODE_DISCARD;
 		if (cd[c].mode > TB_MODE_BLOCK)
 			return tb_fail(-EINVAL, "channel '%s': mode %u is not discard(1), overwrite(2) or block(3)", name,
