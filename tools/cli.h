@@ -19,16 +19,18 @@
 /* Each subcommand gets argv starting at its own name (argv[0] == "dump"). */
 typedef int (*tb_cmd_fn)(int argc, char **argv);
 
-/* Declared weak so that the CLI links while a subcommand is being written. */
-#define TB_CMD(name) int cmd_##name(int argc, char **argv) __attribute__((weak))
-TB_CMD(record);
-TB_CMD(snapshot);
-TB_CMD(recover);
-TB_CMD(dump);
-TB_CMD(report);
-TB_CMD(convert);
-TB_CMD(profile);
-TB_CMD(stat);
+/* The subcommands (tools/cmd_<name>.c); the table in tools/tracebuf.c lists them once. */
+int cmd_record(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_enable(int argc, char **argv);
+int cmd_disable(int argc, char **argv);
 
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);

@@ -736,6 +736,9 @@ int cmd_record(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 		goto fail;
 	}
+	if (!o.quiet)
+		fprintf(stderr, "tracebuf " NAME ": session %s (for tracebuf snapshot, stat, list, enable, disable)\n",
+			tb_session_path(s));
 	double t0 = now_s();
 	close(go[1]); /* CMD may start */
 	go[1] = -1;

@@ -11,32 +11,33 @@
 
 #include "cli.h"
 
+/* Every subcommand, once: its function and its line of `tracebuf --help`. */
 static const struct {
 	const char *name;
+	tb_cmd_fn fn;
 	const char *summary;
 } cmds[] = {
-	{ "record", "record [opts] -o DIR -- CMD [ARGS]   trace CMD into a CTF trace" },
-	{ "snapshot", "snapshot SESSION -o DIR            copy a flight-recorder ring now" },
-	{ "recover", "recover SESSION_FILE -o DIR        trace from a crashed app's buffers" },
-	{ "dump", "dump [opts] DIR                    one line per event" },
-	{ "report", "report [--profile] [opts] DIR      summary: rates, losses, busiest second; hot functions;\n"
-		     "         report --html -o FILE DIR   one self-contained page: timeline, rates, tables, flame graph" },
-	{ "convert", "convert DIR --to FORMAT -o FILE     chrome (JSON), perfetto (protobuf), folded, speedscope" },
-	{ "profile", "profile [-F HZ] -o DIR -- CMD      sampling profiler" },
-	{ "stat", "stat SESSION                       counters of a live session" },
+	{ "record", cmd_record, "record [opts] -o DIR -- CMD [ARGS]   trace CMD into a CTF trace" },
+	{ "snapshot", cmd_snapshot, "snapshot SESSION -o DIR            copy a flight-recorder ring now" },
+	{ "recover", cmd_recover, "recover SESSION_FILE -o DIR        trace from a crashed app's buffers" },
+	{ "dump", cmd_dump, "dump [opts] DIR                    one line per event" },
+	{ "report", cmd_report,
+	  "report [--profile] [opts] DIR      summary: rates, losses, busiest second; hot functions;\n"
+	  "         report --html -o FILE DIR   one self-contained page: timeline, rates, tables, flame graph" },
+	{ "convert", cmd_convert, "convert DIR --to FORMAT -o FILE     chrome (JSON), perfetto (protobuf), folded, speedscope" },
+	{ "profile", cmd_profile, "profile [-F HZ] -o DIR -- CMD      sampling profiler" },
+	{ "stat", cmd_stat, "stat SESSION                       counters of a live session" },
+	{ "list", cmd_list, "list [--fields] DIR|SESSION        event classes of a trace or a live session" },
+	{ "enable", cmd_enable, "enable SESSION PATTERN...          record these event classes from now on" },
+	{ "disable", cmd_disable, "disable SESSION PATTERN...         stop recording these event classes" },
 };
 
 static tb_cmd_fn lookup(const char *name)
 {
-	if (!strcmp(name, "record")) return cmd_record;
-	if (!strcmp(name, "snapshot")) return cmd_snapshot;
-	if (!strcmp(name, "recover")) return cmd_recover;
-	if (!strcmp(name, "dump")) return cmd_dump;
-	if (!strcmp(name, "report")) return cmd_report;
-	if (!strcmp(name, "convert")) return cmd_convert;
-	if (!strcmp(name, "profile")) return cmd_profile;
-	if (!strcmp(name, "stat")) return cmd_stat;
-	return 0;
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (!strcmp(name, cmds[i].name))
+			return cmds[i].fn;
+	return NULL;
 }
 
 const char *cli_loss_label(unsigned cause)
@@ -108,8 +109,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf <command> [options]   (tracebuf <command> --help for details)\n\n");
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		if (lookup(cmds[i].name))
-			fprintf(f, "  %s\n", cmds[i].summary);
+		fprintf(f, "  %s\n", cmds[i].summary);
 	fprintf(f, "\nexit codes: 0 ok, 1 failure, 2 usage, 3 input partly unreadable;\n"
 		   "record/profile exit with the command's status (128+N for signal N)\n");
 }

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_events.c - the event classes of a trace or of a live session:
+ *   tracebuf list [--fields] TARGET
+ *   tracebuf enable  [--channel NAME] SESSION PATTERN...
+ *   tracebuf disable [--channel NAME] SESSION PATTERN...
+ * enable/disable edit the channel's event patterns (tb_session_set_events():
+ * globs, '!' excludes and wins); every process of the session sees the
+ * change at its next event.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <tracebuf/reader.h>
+#include <tracebuf/session.h>
+
+#include "cli.h"
+#include "consumer/consumer.h" /* tb_session_resolve */
+#include "core/format.h"
+#include "core/registry.h"
+#include "core/session_impl.h"
+
+static const char *type_name(uint32_t t)
+{
+	static const char *const n[TB_FT_MAX_] = {
+		[TB_FT_U8] = "u8",   [TB_FT_U16] = "u16", [TB_FT_U32] = "u32", [TB_FT_U64] = "u64",
+		[TB_FT_I8] = "i8",   [TB_FT_I16] = "i16", [TB_FT_I32] = "i32", [TB_FT_I64] = "i64",
+		[TB_FT_F64] = "f64", [TB_FT_STRING] = "str", [TB_FT_BYTES] = "bytes", [TB_FT_U64SEQ] = "u64seq",
+	};
+	return t < TB_FT_MAX_ && n[t] ? n[t] : "?";
+}
+
+static const struct tb_chan_desc *chan_descs(const struct tb_session *s)
+{
+	return (const struct tb_chan_desc *)(s->base + s->map->chan_off);
+}
+
+/* Control characters of a name from shared memory are not printed raw. */
+static void put_name(const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+}
+
+static int list_session(const char *path, int fields)
+{
+	struct tb_session *s;
+	if (tb_session_attach(path, TB_ATTACH_READONLY, &s) < 0)
+		return cli_error("list", "cannot attach to %s: %s", path, tb_errmsg());
+	struct tb_event_desc *ev = calloc(s->reg_capacity ? s->reg_capacity : 1, sizeof *ev);
+	if (!ev) {
+		tb_session_close(s);
+		return cli_error("list", "out of memory");
+	}
+	uint32_t n = tb_registry_copy(s, ev, s->reg_capacity);
+	const struct tb_chan_desc *cd = chan_descs(s);
+	for (unsigned c = 0; c < s->nchannels; c++) {
+		char pat[TB_PATTERN_MAX];
+		memcpy(pat, cd[c].events, sizeof pat);
+		pat[sizeof pat - 1] = 0;
+		printf("# channel %s: events '", s->chan[c].name);
+		put_name(pat);
+		printf("'\n");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		/* relaxed: a snapshot of the mask (producers read it the same way) */
+		uint32_t on = __atomic_load_n(&s->reg->events[i].enabled, __ATOMIC_RELAXED);
+		put_name(ev[i].name);
+		if (i == TB_EVENT_ID_THREAD) {
+			printf("  (tracebuf's own: which thread wrote what follows)");
+		} else {
+			printf("  ");
+			int any = 0;
+			for (unsigned c = 0; c < s->nchannels; c++)
+				if (on & (1u << c)) {
+					printf("%s%s", any ? "," : "enabled in ", s->chan[c].name);
+					any = 1;
+				}
+			if (!any)
+				printf("disabled");
+		}
+		if (fields && ev[i].state == 1) {
+			printf("  {");
+			for (uint32_t f = 0; f < ev[i].nfields && f < TB_MAX_FIELDS; f++) {
+				printf("%s", f ? ", " : " ");
+				put_name(ev[i].fields[f].name);
+				printf(": %s", type_name(ev[i].fields[f].type));
+			}
+			printf(" }");
+		}
+		putchar('\n');
+	}
+	free(ev);
+	tb_session_close(s);
+	return TB_EXIT_OK;
+}
+
+static int list_trace(const char *dir)
+{
+	struct tb_reader *r;
+	if (tb_reader_open(dir, NULL, &r) < 0)
+		return cli_error("list", "cannot read the trace %s: %s", dir, tb_errmsg());
+	for (uint32_t id = 0; id < tb_reader_nclass_ids(r); id++) {
+		const char *name = tb_reader_class_name(r, id);
+		if (name) {
+			put_name(name);
+			putchar('\n');
+		}
+	}
+	tb_reader_close(r);
+	return TB_EXIT_OK;
+}
+
+static void list_usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf list [--fields] TARGET\n\n"
+		   "The event classes of TARGET: a trace directory (the classes its metadata declares), or a\n"
+		   "live session (a session file or name, as for snapshot: the classes registered so far,\n"
+		   "in which channels each is enabled, and with --fields their fields).\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	int fields = 0;
+	static const struct option lo[] = { { "fields", 0, 0, 'f' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'f')
+			fields = 1;
+		else if (c == 'h') {
+			list_usage(stdout);
+			return TB_EXIT_OK;
+		} else {
+			list_usage(stderr);
+			return TB_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		list_usage(stderr);
+		return TB_EXIT_USAGE;
+	}
+	const char *target = argv[optind];
+	struct stat st;
+	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode))
+		return list_trace(target);
+	char path[4096];
+	tb_session_resolve(target, path, sizeof path);
+	return list_session(path, fields);
+}
+
+/* Removes every token equal to `tok` from the comma-separated list `pat`. */
+static void drop_token(char *pat, const char *tok)
+{
+	char out[TB_PATTERN_MAX] = "", *save = NULL;
+	size_t used = 0;
+	for (char *t = strtok_r(pat, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, tok) || !*t)
+			continue;
+		used += (size_t)snprintf(out + used, sizeof out - used, "%s%s", used ? "," : "", t);
+		if (used >= sizeof out)
+			used = sizeof out - 1;
+	}
+	memcpy(pat, out, sizeof out);
+}
+
+static int toggle(int argc, char **argv, int enable)
+{
+	const char *name = enable ? "enable" : "disable";
+	const char *chan = NULL;
+	static const struct option lo[] = { { "channel", 1, 0, 'c' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+c:h", lo, NULL)) != -1) {
+		if (c == 'c')
+			chan = optarg;
+		else {
+			fprintf(c == 'h' ? stdout : stderr,
+				"usage: tracebuf %s [--channel NAME] SESSION PATTERN...\n\n"
+				"%s the event classes matching the glob PATTERNs in a live session (every\n"
+				"channel, or NAME), for every process of it, from their next event on.  A\n"
+				"class excluded by a '!' pattern stays off until that pattern is enabled again;\n"
+				"`tracebuf list SESSION` shows the patterns and what they select.\n",
+				name, enable ? "Records" : "Stops recording");
+			return c == 'h' ? TB_EXIT_OK : TB_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 2)
+		return cli_error(name, "want SESSION PATTERN... (tracebuf %s --help)", name), TB_EXIT_USAGE;
+	char path[4096];
+	tb_session_resolve(argv[optind], path, sizeof path);
+	struct tb_session *s;
+	if (tb_session_attach(path, 0, &s) < 0)
+		return cli_error(name, "cannot attach to %s: %s", path, tb_errmsg());
+	int found = 0, rc = TB_EXIT_OK;
+	for (unsigned ch = 0; ch < s->nchannels; ch++) {
+		if (chan && strcmp(chan, s->chan[ch].name))
+			continue;
+		found = 1;
+		char pat[TB_PATTERN_MAX];
+		memcpy(pat, chan_descs(s)[ch].events, sizeof pat);
+		pat[sizeof pat - 1] = 0;
+		for (int a = optind + 1; a < argc; a++) {
+			const char *p = argv[a];
+			if (!*p || strchr(p, ',') || *p == '!') {
+				rc = cli_error(name, "pattern '%s': one glob, without ',' or a leading '!'", p);
+				goto out;
+			}
+			char neg[TB_PATTERN_MAX + 1];
+			snprintf(neg, sizeof neg, "!%s", p);
+			drop_token(pat, enable ? neg : p);
+			size_t l = strlen(pat);
+			if (l + strlen(neg) + 2 > sizeof pat) {
+				rc = cli_error(name, "channel %s: the patterns would exceed %u bytes", s->chan[ch].name,
+					       TB_PATTERN_MAX - 1);
+				goto out;
+			}
+			snprintf(pat + l, sizeof pat - l, "%s%s", l ? "," : "", enable ? p : neg);
+		}
+		if (tb_session_set_events(s, ch, pat) < 0) {
+			rc = cli_error(name, "channel %s: %s", s->chan[ch].name, tb_errmsg());
+			goto out;
+		}
+		printf("channel %s: events '%s'\n", s->chan[ch].name, pat);
+	}
+	if (!found)
+		rc = cli_error(name, "%s has no channel named %s", path, chan);
+out:
+	tb_session_close(s);
+	return rc;
+}
+
+int cmd_enable(int argc, char **argv)
+{
+	return toggle(argc, argv, 1);
+}
+
+int cmd_disable(int argc, char **argv)
+{
+	return toggle(argc, argv, 0);
+}
