@@ -28,13 +28,14 @@ test-asan:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTB_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
 
 # ThreadSanitizer cannot follow rseq critical sections: the fallback protocol
-# only.  clang (gcc does not instrument atomic fences); tests/tsan.supp lists
-# the deliberate seqlock-style races (copy, then validate) and why.
+# only (every test but the .rseq variants; tiers: tests/CMakeLists.txt).
+# clang (gcc does not instrument atomic fences); tests/tsan.supp lists the
+# deliberate seqlock-style races (copy, then validate) and why.
 test-tsan:
 	CC=clang cmake -S . -B build-tsan -DTB_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-tsan -j$(JOBS)
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
-	  ctest --test-dir build-tsan --output-on-failure -j2 -R 'fallback'
+	  ctest --test-dir build-tsan --output-on-failure -j2 -E '\.rseq$$' -LE browser
 
 # valgrind memcheck of the reader and the tools (tests labelled "valgrind").
 test-valgrind:
@@ -51,7 +52,7 @@ stress:
 	cmake -S . -B build-stress -DTB_INJECT=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-stress -j$(JOBS)
 	STRESS_SECONDS=$${STRESS_SECONDS:-60} TB_INJECT=$${TB_INJECT:-delay=20,yield=20,signal=5,spin=200} \
-	  ctest --test-dir build-stress --output-on-failure -R 'stress|accounting|signal|processes'
+	  ctest --test-dir build-stress --output-on-failure -L stress
 
 # Every figure is a ratio against a baseline measured in the same run; docs/BENCHMARKS.md.
 bench: build
