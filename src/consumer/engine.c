@@ -158,6 +158,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	for (unsigned c = 0; c < s->nchannels; c++)
 		if (s->chan[c].sb_size > e->bufsize)
 			e->bufsize = s->chan[c].sb_size;
+	e->clock_now = -1;
 	e->buf = malloc(e->bufsize ? e->bufsize : 1);
 	e->wcap = s->reg_capacity < TB_MAX_EVENTS ? s->reg_capacity : TB_MAX_EVENTS;
 	e->wev = calloc(e->wcap ? e->wcap : 1, sizeof *e->wev);

@@ -99,6 +99,7 @@ struct tb_engine {
 	int finished;
 	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
 	int ballast;         /* ".tracebuf-reserve" exists: room kept for the last loss packets */
+	int clock_now;       /* the session's clock reads the same now as when it was written: 1, 0; -1 not known yet */
 };
 
 static inline struct tb_stream *tb_stream_at(struct tb_engine *e, unsigned ch, unsigned cpu)

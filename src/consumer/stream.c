@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
@@ -306,16 +307,39 @@ static void sane_counts(const struct tb_engine *e, unsigned ch, const struct tb_
 }
 
 /*
- * A packet readers would reject for its times: timestamp_end in the future
- * of the session clock (a live session only: a recovered file may come from
- * before a reboot), or timestamp_begin before the end of the stream's last
- * packet (readers require time to never go back within a stream).  Returns
- * the reason, or NULL.
+ * Whether the session's clock (TSC or CLOCK_MONOTONIC: both restart at boot)
+ * can be read now to bound its timestamps: always for a live session; for a
+ * recovered file, only if it was created after this boot began.
  */
-static const char *bad_times(const struct tb_engine *e, const struct tb_stream *st, const struct tb_packet_info *in)
+static int clock_comparable(struct tb_engine *e)
+{
+	if (e->clock_now >= 0)
+		return e->clock_now;
+	e->clock_now = 1;
+	if (e->flags & TB_ENG_READONLY) {
+		struct timespec rt, bt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_BOOTTIME, &bt);
+		int64_t boot = ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * 1000000000ll + (rt.tv_nsec - bt.tv_nsec);
+		/* relaxed: written once at creation, before any producer ran */
+		uint64_t created = __atomic_load_n(&e->s->map->created_realtime_ns, __ATOMIC_RELAXED);
+		/* a second of slack for the clocks' steps (NTP) */
+		e->clock_now = created > (uint64_t)boot + 1000000000ull;
+	}
+	return e->clock_now;
+}
+
+/*
+ * A packet readers would reject for its times: timestamp_end in the future
+ * of the session clock (when that clock can be read now: a recovered file
+ * may come from before a reboot), or timestamp_begin before the end of the
+ * stream's last packet (readers require time to never go back within a
+ * stream).  Returns the reason, or NULL.
+ */
+static const char *bad_times(struct tb_engine *e, const struct tb_stream *st, const struct tb_packet_info *in)
 {
 	struct tb_session *s = e->s;
-	if (!(e->flags & TB_ENG_READONLY)) {
+	if (clock_comparable(e)) {
 		/* read after the packet was copied: every timestamp a producer
 		 * wrote in it was read from this clock before; the slack covers
 		 * TSC skew between CPUs */
@@ -487,9 +511,10 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 	uint64_t raw[TB_LOSS_NCAUSES] = { 0 }, prod[TB_LOSS_NCAUSES];
 	for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++)
 		raw[k] = __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED);
-	/* the counters' time is now (a live session), or unknown (a recovered
-	 * file: only the bounds that need no clock apply) */
-	uint64_t now = e->flags & TB_ENG_READONLY ? UINT64_MAX / 2 : tb_clock_read(s->clock_kind);
+	/* the counters' time is now (a live session, or a file of this boot),
+	 * or unknown (a file from before a reboot: only the bounds that need
+	 * no clock apply) */
+	uint64_t now = clock_comparable(e) ? tb_clock_read(s->clock_kind) : UINT64_MAX / 2;
 	if (sane_prod(st, raw, now, prod)) {
 		tb_stat_add(&st->st.bad, 1);
 		tb_engine_warn(e, "%s cpu %u: the control block's loss counters went down or grew impossibly fast: "
