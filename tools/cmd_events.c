@@ -223,7 +223,11 @@ static int toggle(int argc, char **argv, int enable)
 					       TB_PATTERN_MAX - 1);
 				goto out;
 			}
-			snprintf(pat + l, sizeof pat - l, "%s%s", l ? "," : "", enable ? p : neg);
+			const char *add = enable ? p : neg;
+			size_t al = strlen(add); /* l + 1 + al + 1 <= sizeof pat: checked above */
+			if (l)
+				pat[l++] = ',';
+			memcpy(pat + l, add, al + 1);
 		}
 		if (tb_session_set_events(s, ch, pat) < 0) {
 			rc = cli_error(name, "channel %s: %s", s->chan[ch].name, tb_errmsg());

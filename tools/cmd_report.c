@@ -246,7 +246,8 @@ static int collect(struct report *rp)
 		if (!cpu_of(rp, c))
 			rp->cpus[rp->ncpus++].cpu = c;
 	}
-	qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
+	if (rp->ncpus > 1) /* qsort(NULL, 0) is undefined */
+		qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
@@ -311,7 +312,8 @@ static int collect(struct report *rp)
 	/* the thread records, busiest first */
 	rp->thr = rp->thr_tab.v;
 	rp->thr_n = rp->thr_tab.n;
-	qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
+	if (rp->thr_n > 1)
+		qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
 }
 
@@ -376,7 +378,8 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 		if (rp->cls[i].n)
 			ids[(*n)++] = i;
 	cmp_cls_base = rp->cls;
-	qsort(ids, *n, sizeof *ids, cmp_cls);
+	if (*n > 1)
+		qsort(ids, *n, sizeof *ids, cmp_cls);
 	return ids;
 }
 

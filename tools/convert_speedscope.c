@@ -162,7 +162,8 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		t->tid = s->tid;
 		t->periods += s->weight;
 	}
-	qsort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
+	if (thr.n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
 	FILE *f = cv_open_out(o);
 	if (!f) {
 		rc = TB_EXIT_FAIL;
