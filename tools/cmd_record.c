@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -31,6 +32,8 @@
 
 #include "cli.h"
 #include "consumer/consumer.h"
+#include "core/registry.h"
+#include "core/session_impl.h"
 
 extern char **environ;
 
@@ -142,11 +145,11 @@ static int parse_channel(struct rec_opts *o, const char *arg)
 			return usage_error("--channel %s: the name may hold only A-Z a-z 0-9 _ -", arg);
 	snprintf(o->chan_names[o->nchan], TB_CHAN_NAME_MAX, "%s", f[0]);
 	c->name = o->chan_names[o->nchan];
-	if (*f[1] && tb_parse_size(f[1], &c->sb_size) < 0)
-		return usage_error("--channel %s: bad sub-buffer size", arg);
+	if (*f[1] && (tb_parse_size(f[1], &c->sb_size) < 0 || c->sb_size == 0))
+		return usage_error("--channel %s: bad sub-buffer size (at least 4096; empty for the default)", arg);
 	uint64_t n = 0;
-	if (*f[2] && (tb_parse_size(f[2], &n) < 0 || n > UINT32_MAX))
-		return usage_error("--channel %s: bad sub-buffer count", arg);
+	if (*f[2] && (tb_parse_size(f[2], &n) < 0 || n > UINT32_MAX || n < 2))
+		return usage_error("--channel %s: bad sub-buffer count (at least 2; empty for the default)", arg);
 	c->sb_count = (uint32_t)n;
 	if (*f[3] && parse_mode(f[3], &c->mode) < 0)
 		return usage_error("--channel %s: mode must be discard, overwrite or block", arg);
@@ -192,17 +195,28 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case OPT_SB_SIZE:
 			if (tb_parse_size(optarg, &o->dflt.sb_size) < 0)
 				return usage_error("--sb-size %s: not a size (e.g. 4096, 64K, 1M)", optarg);
+			if (o->dflt.sb_size == 0) /* 0 would mean "the default" to the library */
+				return usage_error("--sb-size %s: a sub-buffer holds at least a page (4096); leave "
+						   "the option out for the default", optarg);
 			break;
 		case OPT_SB_COUNT:
 			if (tb_parse_size(optarg, &v) < 0 || v > UINT32_MAX)
 				return usage_error("--sb-count %s: not a count", optarg);
+			if (v < 2)
+				return usage_error("--sb-count %s: a ring has at least 2 sub-buffers; leave the option "
+						   "out for the default", optarg);
 			o->dflt.sb_count = (uint32_t)v;
 			break;
 		case OPT_MODE:
 			if (parse_mode(optarg, &o->dflt.mode) < 0)
 				return usage_error("--mode %s: want discard, overwrite or block", optarg);
 			break;
-		case OPT_EVENTS: o->dflt.events = optarg; break;
+		case OPT_EVENTS:
+			if (!*optarg || strspn(optarg, " ,") == strlen(optarg))
+				return usage_error("--events '%s': no pattern; give globs such as 'app:*' (or leave "
+						   "the option out for every event)", optarg);
+			o->dflt.events = optarg;
+			break;
 		case OPT_FLUSH:
 			if (tb_parse_duration(optarg, &o->dflt.flush_period_ns) < 0 || !o->dflt.flush_period_ns)
 				return usage_error("--flush-period %s: want a duration such as 250ms or 1s", optarg);
@@ -288,18 +302,27 @@ static int resolve_cmd(const char *cmd, char *path, size_t len)
 }
 
 /* 1 when `dir` is missing or an empty directory. */
+/* 0 when dir does not exist or is an empty directory; else an error printed (naming why). */
 static int dir_usable(const char *dir)
 {
 	DIR *d = opendir(dir);
-	if (!d)
-		return errno == ENOENT;
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return cli_error(NAME, "output directory %s: %s%s", dir, strerror(errno),
+				 errno == ENAMETOOLONG ? " (a name in the path is longer than NAME_MAX, 255 bytes)"
+				 : errno == EACCES     ? "; give a directory you may write"
+						       : "");
+	}
 	struct dirent *de;
 	int empty = 1;
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			empty = 0;
 	closedir(d);
-	return empty;
+	if (!empty)
+		return cli_error(NAME, "output directory %s is not empty; give a new or empty one", dir);
+	return 0;
 }
 
 static double now_s(void)
@@ -382,6 +405,44 @@ static void status_line(struct tb_session *s, struct tb_engine *e, double t0, ui
  * Once no producer is left, written == delivered + lost for every ring (the
  * accounting identity); a difference is said, never hidden.
  */
+/*
+ * --events PATTERNS: each pattern that selected none of the classes the
+ * program registered is worth a word (a typo gives an empty trace that looks
+ * like a program that wrote nothing): said with the classes that exist.
+ */
+static void warn_unmatched(struct tb_session *s, const char *patterns)
+{
+	if (!patterns)
+		return;
+	struct tb_event_desc *ev = calloc(s->reg_capacity ? s->reg_capacity : 1, sizeof *ev);
+	if (!ev)
+		return;
+	uint32_t n = tb_registry_copy(s, ev, s->reg_capacity);
+	char buf[TB_PATTERN_MAX], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", patterns);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok || *tok == '!')
+			continue;
+		int hit = 0;
+		for (uint32_t i = 0; i < n && !hit; i++)
+			hit = ev[i].state == 1 && strncmp(ev[i].name, "tracebuf:", 9) && !fnmatch(tok, ev[i].name, 0);
+		if (hit)
+			continue;
+		fprintf(stderr, "tracebuf " NAME ": warning: --events pattern '%s' matched none of the event classes "
+				"the program registered:", tok);
+		unsigned shown = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (ev[i].state == 1 && strncmp(ev[i].name, "tracebuf:", 9)) {
+				if (shown++ < 20)
+					fprintf(stderr, " %s", ev[i].name);
+			}
+		fprintf(stderr, shown ? (shown > 20 ? " ... (%u in all)\n" : " (%u)\n") : " none\n", shown);
+	}
+	free(ev);
+}
+
 static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, double secs, int final)
 {
 	struct tb_stream_stats st;
@@ -651,9 +712,8 @@ int cmd_record(int argc, char **argv)
 	struct stat sb;
 	if (stat(o.out, &sb) == 0 && !S_ISDIR(sb.st_mode))
 		return cli_error(NAME, "output %s exists and is not a directory", o.out);
-	if (!dir_usable(o.out))
-		return cli_error(NAME, "output directory %s is not empty (or not readable); give a new or "
-				       "empty one", o.out);
+	if (dir_usable(o.out))
+		return TB_EXIT_FAIL;
 
 	/* 2. output directory, then the session */
 	int created;
@@ -762,6 +822,7 @@ int cmd_record(int argc, char **argv)
 				"on is not recorded\n", live);
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
 	print_warnings(e);
+	warn_unmatched(s, o.dflt.events);
 	if (!o.quiet)
 		summary(s, e, o.out, now_s() - t0, !live);
 	int code = exit_code_of(status);
