@@ -579,7 +579,7 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 void tb_ballast_make(struct tb_engine *e)
 {
 	uint64_t n = e->nstreams < 3840 ? e->nstreams : 3840;
-	off_t size = (off_t)(n * 4096 + 256 * 1024);
+	off_t size = (off_t)(n * 4096 + 256ull * 1024);
 	int fd = openat(e->dirfd, BALLAST, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		tb_engine_warn(e, "cannot create %s/%s (%s): after a full disk the trace may not say how many "

@@ -286,7 +286,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 		op(p, (uint64_t *)(psb + TB_PKT_OFF_CONTENT), (H - P) * 8, 0);
 		op(p, (uint64_t *)(psb + TB_PKT_OFF_DISCARDED), disc, 0);
 		for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++)
-			op(p, (uint64_t *)(psb + TB_PKT_OFF_LOST + 8 * k), lost[k], 0);
+			op(p, (uint64_t *)(psb + TB_PKT_OFF_LOST + (size_t)8 * k), lost[k], 0);
 		op(p, &r->desc[pidx].cnt_end, st->cnt, 0);
 	}
 	op(p, &c->lost_overwritten, overwritten, 0); /* before anything of Q changes */
