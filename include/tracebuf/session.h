@@ -148,7 +148,14 @@ TB_API int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, str
  */
 TB_API int tb_producer_use(struct tb_session *s);
 TB_API struct tb_session *tb_producer_session(void);
-/* Result of the automatic attach at load time: 0, 1 (no $TRACEBUF_SESSION) or -errno. */
+/*
+ * Result of the automatic attach at load time: 0, 1 (no $TRACEBUF_SESSION) or
+ * -errno.  A refused $TRACEBUF_SESSION is also said in one line on stderr
+ * ("tracebuf: TRACEBUF_SESSION=... refused: <why>; this program is not
+ * traced"), the one thing the library ever prints, unless $TRACEBUF_QUIET is
+ * set: the user asked for tracing, and a program running untraced must not
+ * look like one that wrote nothing.
+ */
 TB_API int tb_producer_autoattach_status(void);
 
 /* Thread-local message describing the last error of this thread. */

@@ -232,4 +232,13 @@ __attribute__((constructor)) static void tb_autoattach(void)
 			tb_session_close(s);
 	}
 	autoattach_status = rc;
+	if (rc < 0 && !getenv("TRACEBUF_QUIET")) {
+		/* The one line the library prints (include/tracebuf/session.h): the
+		 * user asked for tracing by setting the variable, and a program
+		 * that silently runs untraced would be mistaken for one that
+		 * wrote nothing.  stderr, once, from the constructor. */
+		fprintf(stderr, "tracebuf: TRACEBUF_SESSION=%s refused: %s; this program is not traced "
+				"(TRACEBUF_QUIET=1 hides this line)\n",
+			path, tb_errmsg());
+	}
 }
