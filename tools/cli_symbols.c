@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -261,10 +262,18 @@ static void open_file(struct sym_file *f)
 		file = fdpath;
 	} else {
 		/* open it ourselves first: the error message names the cause */
-		fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: the path comes from the trace; a FIFO there must not
+		 * hang us (then refused as not a regular file) */
+		fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0) {
 			problem(c, f->path, "cannot open: %s; its addresses are shown as %s+FILE_OFFSET%s", strerror(errno),
 				base, f->deleted ? " (the file was deleted while it was mapped)" : "");
+			return;
+		}
+		struct stat fst;
+		if (fstat(fd, &fst) || !S_ISREG(fst.st_mode)) {
+			problem(c, f->path, "not a regular file; its addresses are shown as %s+FILE_OFFSET", base);
+			close(fd);
 			return;
 		}
 		close(fd);

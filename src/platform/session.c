@@ -440,7 +440,9 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return tb_fail(-errno, "cannot open the directory of session file %s: %s", path, strerror(errno));
-	int fd = openat(dfd, name, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as a session must not hang a read-only open
+	 * (refused below as not a regular file; no effect on a regular file) */
+	int fd = openat(dfd, name, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		int e = errno;
 		close(dfd);

@@ -290,7 +290,9 @@ static int parse_metadata(struct tb_reader *r, const char *text, size_t n, const
 
 static int read_metadata(struct tb_reader *r, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO (or a device) named metadata must not hang the
+	 * open; it is then refused as not a regular file */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return tb_fail(-errno, "cannot open %s: %s", path, strerror(errno));
 	struct stat st;
@@ -450,7 +452,12 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 		struct stat st;
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, 0) || !S_ISREG(st.st_mode) || st.st_size == 0)
+		/* directories and empty files are no streams (a recorder cut by a
+		 * full disk may leave an empty one); anything else that is not a
+		 * regular file (a FIFO, a device) gets a stream slot, so that the
+		 * open below says it is skipped, with its path */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) || S_ISDIR(st.st_mode) ||
+		    (S_ISREG(st.st_mode) && st.st_size == 0))
 			continue;
 		if (nn == capn) {
 			capn = capn ? capn * 2 : 16;
@@ -479,12 +486,19 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 	for (; i < nn; i++) {
 		/* a file that cannot be read stays a (empty) stream: diagnostics point to its path */
 		struct rd_stream *s = reader_slot(r, names[i]);
-		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK and fstat: the file listed as regular may have been
+		 * replaced since by a FIFO, which must neither hang nor be read */
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st)) {
 			diag(r, s->path, 0, -errno, "cannot open: %s; stream skipped", strerror(errno));
 			if (fd >= 0)
 				close(fd);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			diag(r, s->path, 0, -EINVAL, "not a regular file; stream skipped");
+			close(fd);
 			continue;
 		}
 		void *map = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
