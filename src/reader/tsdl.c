@@ -467,7 +467,9 @@ static void env_block(struct ctx *c, int line)
 			e->num = it.v.i;
 		} else {
 			e->is_str = 1;
-			snprintf(e->str, sizeof e->str, "%s", it.v.s);
+			/* a process's comm, a command line: anything a traced
+			 * program chose; control characters as \xNN */
+			tsdl_copy_printable(e->str, sizeof e->str, it.v.s);
 		}
 	}
 }

@@ -65,7 +65,10 @@ TB_HIDDEN void tsdl_perr(struct ctx *c, int line, const char *fmt, ...)
 /* n zeroed bytes, 16-aligned, from the arena (bounded in total); freed by tsdl_arena_free */
 TB_HIDDEN void *tsdl_alloc(struct ctx *c, size_t n);
 TB_HIDDEN void tsdl_arena_free(struct ctx *c);
-/* copies a name into a bounded field, refusing to truncate it */
+/* copies src to dst (cap bytes, NUL-terminated, cut if need be) with control
+ * characters written as \xNN; returns the length it needed */
+TB_HIDDEN size_t tsdl_copy_printable(char *dst, size_t cap, const char *src);
+/* copies a name into a bounded field (control characters as \xNN), refusing to truncate it */
 TB_HIDDEN void tsdl_setname(struct ctx *c, int line, char *dst, size_t cap, const char *src);
 
 /* reads the next token into c->tk, skipping blanks and comments */

@@ -81,12 +81,37 @@ void tsdl_arena_free(struct ctx *c)
 /* lexer                                                                   */
 
 /* copies a name into a bounded field, refusing to truncate it */
+size_t tsdl_copy_printable(char *dst, size_t cap, const char *src)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			if (n + 4 < cap) {
+				dst[n] = '\\';
+				dst[n + 1] = 'x';
+				dst[n + 2] = hex[*p >> 4];
+				dst[n + 3] = hex[*p & 15];
+			}
+			n += 4;
+		} else {
+			if (n + 1 < cap)
+				dst[n] = (char)*p;
+			n++;
+		}
+	}
+	if (cap)
+		dst[n < cap ? n : cap - 1] = 0;
+	return n;
+}
+
 void tsdl_setname(struct ctx *c, int line, char *dst, size_t cap, const char *src)
 {
-	size_t n = strlen(src);
+	/* control characters (an escape sequence in an event name would reach
+	 * the user's terminal through every text output) are kept as \xNN */
+	size_t n = tsdl_copy_printable(dst, cap, src);
 	if (n >= cap)
-		tsdl_perr(c, line, "name '%.40s...' longer than %zu bytes", src, cap - 1);
-	memcpy(dst, src, n + 1);
+		tsdl_perr(c, line, "name '%.40s...' longer than %zu bytes", dst, cap - 1);
 }
 
 void tsdl_next(struct ctx *c)
