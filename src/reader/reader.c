@@ -196,6 +196,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			p.has_lost = read_causes(r, h, &p);
 			if (!prev) { /* the first valid packet */
 				inst = ld64(h + TB_PKT_OFF_INSTANCE);
+				s->inst = inst;
+				s->has_inst = 1;
 				/* the CPU of the file name, unless the packets disagree: trust the packets */
 				s->cpu = p.p.cpu;
 				p.p.discarded_delta = p.p.events_discarded ? UINT64_MAX : 0;
@@ -416,8 +418,36 @@ static int reader_add_stream(struct tb_reader *r, struct rd_stream *s, const uin
 	return 0;
 }
 
+/*
+ * Two stream files of one stream instance (a copy such as `cp chan_0
+ * chan_0.bak` inside the trace) would deliver every event twice: the first
+ * file by name is read, each later one is said once and not read.
+ */
+static void drop_duplicate_streams(struct tb_reader *r)
+{
+	for (unsigned j = 1; j < r->nstreams; j++) {
+		struct rd_stream *b = &r->streams[j];
+		if (!b->has_inst)
+			continue;
+		for (unsigned i = 0; i < j; i++) {
+			const struct rd_stream *a = &r->streams[i];
+			if (!a->has_inst || a->inst != b->inst || !a->npk)
+				continue;
+			diag(r, b->path, 0, -EEXIST,
+			     "holds the same stream (instance 0x%" PRIx64 ") as %s: a copy; not read, so that no event "
+			     "is counted twice",
+			     b->inst, a->file);
+			for (size_t k = 0; k < b->npk; k++)
+				r->total_valid -= b->pk[k].p.valid ? 1 : 0;
+			b->npk = 0;
+			break;
+		}
+	}
+}
+
 static int reader_finish(struct tb_reader *r)
 {
+	drop_duplicate_streams(r);
 	if (!r->total_valid && r->ndiags)
 		return tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
 					 " problems reported, the first: %s)", r->dir, r->ndiags, r->diags[0].what);

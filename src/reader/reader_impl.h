@@ -77,6 +77,8 @@ struct rd_stream {
 	uint64_t clock;     /* ticks of the previous record (or timestamp_begin) */
 	uint32_t pid, tid;
 	int causes_reported; /* the diagnostic on inconsistent causes was given */
+	int has_inst;        /* a valid packet was seen: inst is its stream_instance_id */
+	uint64_t inst;
 	struct rd_ns_cache ns;
 	struct tb_rd_event cur;
 };
