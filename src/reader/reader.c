@@ -132,6 +132,12 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 	size_t prev_i = SIZE_MAX; /* index of the previous valid packet (s->pk moves when it grows) */
 	uint64_t inst = 0;
 	const uint32_t hsz = r->m.pkt_hdr_size; /* 88 (format 1) or 160 */
+	/* damaged packets in a row: one diagnostic for the first, one summary
+	 * for the run; and a bound on the work spent on garbage (a sparse or
+	 * zeroed tail of gigabytes must not take minutes and a diagnostic per
+	 * packet) */
+	uint64_t bad_run = 0, bad_from = 0;
+	const uint64_t bad_max = 1024;
 	while (off < s->size) {
 		const struct rd_packet *prev = prev_i == SIZE_MAX ? NULL : &s->pk[prev_i];
 		uint64_t left = s->size - off;
@@ -219,10 +225,24 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				cause_deltas(r, s, off, prev, &p);
 			}
 			usual = psize;
-		} else {
+		} else if (bad_run++ == 0) {
+			bad_from = off;
 			diag(r, s->path, off, strstr(why, "truncated") ? -ENODATA :
 			     strstr(why, "timestamps") ? -ERANGE : -EBADMSG,
 			     "packet skipped: %s", why);
+		}
+		if (p.p.valid && bad_run > 1)
+			diag(r, s->path, bad_from, -EBADMSG,
+			     "%" PRIu64 " more damaged packets after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
+			     bad_run - 1, bad_from, off);
+		if (p.p.valid)
+			bad_run = 0;
+		if (bad_run >= bad_max) {
+			diag(r, s->path, bad_from, -EBADMSG,
+			     "%" PRIu64 " damaged packets in a row from byte %" PRIu64 ": the rest of the file (%" PRIu64
+			     " bytes) is not read", bad_run, bad_from, s->size - bad_from);
+			bad_run = 0;
+			break;
 		}
 		int rc = add_packet(s, &p);
 		if (rc)
@@ -246,6 +266,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		}
 		off += step;
 	}
+	if (bad_run > 1)
+		diag(r, s->path, bad_from, -EBADMSG,
+		     "%" PRIu64 " more damaged packets after it skipped, to the end of the file (bytes %" PRIu64 "..%" PRIu64
+		     ")", bad_run - 1, bad_from, s->size);
 	return 0;
 }
 
@@ -537,10 +561,14 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 			diag(r, s->path, 0, -errno, "cannot map: %s; stream skipped", strerror(errno));
 			continue;
 		}
-		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+		/* indexing reads one header per packet: no readahead (over a
+		 * sparse tail it would fill the page cache with zeros); reading
+		 * events later goes forward through the packets */
+		madvise(map, (size_t)st.st_size, MADV_RANDOM);
 		rc = reader_add_stream(r, s, map, (uint64_t)st.st_size, 1);
 		if (rc)
 			goto fail;
+		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
 	}
 	rc = reader_finish(r);
 	if (rc)
