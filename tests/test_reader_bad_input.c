@@ -178,7 +178,9 @@ int main(void)
 		struct tb_reader *r;
 		int rc = tbtrace_open_reader(dir, 0, &dg, &r);
 		CHECK(rc == -ENODATA && strstr(tb_errmsg(), "nothing readable"), "rc %d: %s", rc, tb_errmsg());
-		CHECK(dg.n == 2 * NPKT, "%d diagnostics", dg.n);
+		/* per stream, the first damaged packet and one summary of the
+		 * run (not one line per packet: a long damaged run would flood) */
+		CHECK(dg.n == 2 * 2, "%d diagnostics", dg.n);
 		printf("ok: nothing readable -> %s\n", tb_errmsg());
 	}
 
