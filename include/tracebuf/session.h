@@ -144,7 +144,9 @@ TB_API int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, str
  * tb_reserve() write.  The library attaches to $TRACEBUF_SESSION by itself
  * when it is loaded; tb_producer_use() sets it explicitly (NULL: stop).
  * Not async-signal-safe.  Return: 0, -ENOTSUP (the session uses rseq and this
- * process has none: create it with TRACEBUF_NO_RSEQ=1), -EINVAL.
+ * process has none: create it with TRACEBUF_NO_RSEQ=1), -EINVAL, -ETIMEDOUT
+ * (the session's registry lock stayed taken for 2 s: a stuck or corrupted
+ * lock; this process would never register a class).
  */
 TB_API int tb_producer_use(struct tb_session *s);
 TB_API struct tb_session *tb_producer_session(void);

@@ -29,14 +29,34 @@ int tb_registry_init(struct tb_registry *reg)
 	return 0;
 }
 
+/*
+ * The registry's robust process-shared mutex, taken for at most 2 s: it is
+ * held for microseconds by a live process, and released by the kernel
+ * (EOWNERDEAD) when its holder dies; a lock word that never frees (written
+ * by a stray or hostile process of the same uid) must not block a program at
+ * its first event forever.  After one timeout the session's registry is
+ * given up in this process (relaxed flag: a racing thread merely waits its
+ * own 2 s).
+ */
 static int reg_lock(struct tb_session *s)
 {
+	if (__atomic_load_n(&s->reg_lock_broken, __ATOMIC_RELAXED))
+		return tb_fail(-ETIMEDOUT, "the registry lock of session %s was found stuck; no event class can be "
+					   "registered by this process", s->path);
 	pthread_mutex_t *m = (pthread_mutex_t *)s->reg->lock;
-	int rc = pthread_mutex_lock(m);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until); /* pthread_mutex_timedlock's clock */
+	until.tv_sec += 2;
+	int rc = pthread_mutex_timedlock(m, &until);
 	if (rc == EOWNERDEAD) /* a process died holding it: entries are written valid-last */
 		rc = pthread_mutex_consistent(m);
+	if (rc == ETIMEDOUT) {
+		__atomic_store_n(&s->reg_lock_broken, 1, __ATOMIC_RELAXED);
+		return tb_fail(-ETIMEDOUT, "the registry lock of session %s was held for more than 2 s (a stuck or "
+					   "corrupted lock word); no event class can be registered by this process", s->path);
+	}
 	if (rc)
-		return tb_fail(-rc, "session registry lock: %s", strerror(rc));
+		return tb_fail(-rc, "session registry lock of %s: %s", s->path, strerror(rc));
 	return 0;
 }
 

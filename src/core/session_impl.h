@@ -65,6 +65,9 @@ struct tb_session {
 	 * may still be inside an append): they are kept on this list */
 	struct tb_session *retired_next;
 	int retired;
+	/* the registry lock was not obtained within its bound once (a stuck or
+	 * corrupted lock word): later attempts fail at once (registry.c) */
+	int reg_lock_broken;
 };
 
 TB_HIDDEN int tb_session_fast_init(struct tb_session *s);

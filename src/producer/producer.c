@@ -89,8 +89,11 @@ int tb_producer_use(struct tb_session *s)
 			       "glibc.pthread.rseq=0): create the session with TRACEBUF_NO_RSEQ=1",
 			       s->path);
 	pthread_mutex_lock(&classes_lock);
-	if (s)
-		tb_proc_register(s);
+	if (s && tb_proc_register(s) == -ETIMEDOUT) {
+		/* the registry lock is stuck: no class could ever be registered */
+		pthread_mutex_unlock(&classes_lock);
+		return -ETIMEDOUT; /* tb_errmsg() says which session */
+	}
 	/* switch classes to the new session (or disable them) first... */
 	for (struct tb_event_class *c = classes; c; c = c->next) {
 		if (s)

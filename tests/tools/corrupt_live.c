@@ -9,6 +9,7 @@
  *                 packet: its first record header is overwritten with 0xff
  *                 bytes; deterministic: the consumer finds it when the
  *                 packet is flushed.  Prints how many rings it hit.
+ *   lock-stuck    the registry mutex's word, as if a live process held it for ever.
  *   data, desc, ctl, registry, header
  *                 ROUNDS (default 300) random writes of 1-16 bytes (random,
  *                 0xff or 0x00) into the ring data, the sub-buffer
@@ -63,6 +64,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const char *area = argv[2];
+	if (!strcmp(area, "lock-stuck")) {
+		/* the registry's robust mutex as if held by a live process that
+		 * never lets go: glibc's lock word is the owner's tid, and pid 1
+		 * lives as long as the machine */
+		uint32_t owner = 1;
+		memcpy(s->reg->lock, &owner, sizeof owner);
+		tb_session_close(s);
+		return 0;
+	}
 	if (!strcmp(area, "open-records")) {
 		unsigned hit = 0;
 		for (unsigned ch = 0; ch < s->nchannels; ch++)
