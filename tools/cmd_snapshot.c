@@ -93,14 +93,20 @@ int cmd_snapshot(int argc, char **argv)
 		fprintf(stderr, "tracebuf " NAME ": warning: %s\n", msg);
 	struct tb_stream_stats st;
 	tb_engine_stats(e, -1, -1, &st);
+	/* with no process of the session alive, nothing can reuse a sub-buffer
+	 * during the copy: a packet that changed or does not fit its place is
+	 * corrupted, and is said and counted as such */
+	int dead = tb_session_live_procs(s, (uint32_t)getpid()) == 0;
 	if (!quiet)
 		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
-				"written to %s; %" PRIu64 " sub-buffers reused during the copy were dropped\n",
-			st.events, st.packets, (double)st.bytes / 1048576.0, out, st.torn);
+				"written to %s; %" PRIu64 " sub-buffers %s were dropped\n",
+			st.events, st.packets, (double)st.bytes / 1048576.0, out, st.torn,
+			dead ? "inconsistent (no process of the session is alive: corrupted)"
+			     : "reused during the copy");
 	int code = TB_EXIT_OK;
 	if (rc < 0)
 		code = cli_error(NAME, "%s", tb_engine_errmsg(e));
-	else if (st.bad)
+	else if (st.bad || (dead && st.torn))
 		code = TB_EXIT_PARTIAL;
 	tb_engine_destroy(e);
 	tb_session_close(s);

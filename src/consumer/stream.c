@@ -308,15 +308,16 @@ static void sane_counts(const struct tb_engine *e, unsigned ch, const struct tb_
 
 /*
  * Whether the session's clock (TSC or CLOCK_MONOTONIC: both restart at boot)
- * can be read now to bound its timestamps: always for a live session; for a
- * recovered file, only if it was created after this boot began.
+ * can be read now to bound its timestamps: only if the session was created
+ * after this boot began (always true of a live session; a recovered or
+ * snapshotted file may come from before a reboot).
  */
 static int clock_comparable(struct tb_engine *e)
 {
 	if (e->clock_now >= 0)
 		return e->clock_now;
 	e->clock_now = 1;
-	if (e->flags & TB_ENG_READONLY) {
+	{
 		struct timespec rt, bt;
 		clock_gettime(CLOCK_REALTIME, &rt);
 		clock_gettime(CLOCK_BOOTTIME, &bt);
