@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "consumer/consumer.h"
+#include "core/session_impl.h"
 
 #define NAME "snapshot"
 
@@ -87,16 +88,23 @@ int cmd_snapshot(int argc, char **argv)
 			rmdir(out);
 		return TB_EXIT_FAIL;
 	}
+	/* processes of the session before the copy: alive, and ever attached
+	 * (acquire pairs with the release store of count in tb_proc_register()) */
+	unsigned live0 = tb_session_live_procs(s, (uint32_t)getpid());
+	uint32_t attached0 = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
 	rc = tb_engine_snapshot(e);
 	char msg[300];
 	while (tb_engine_next_warning(e, msg, sizeof msg))
 		fprintf(stderr, "tracebuf " NAME ": warning: %s\n", msg);
 	struct tb_stream_stats st;
 	tb_engine_stats(e, -1, -1, &st);
-	/* with no process of the session alive, nothing can reuse a sub-buffer
-	 * during the copy: a packet that changed or does not fit its place is
-	 * corrupted, and is said and counted as such */
-	int dead = tb_session_live_procs(s, (uint32_t)getpid()) == 0;
+	/* with no process of the session alive before and after the copy, and
+	 * none attached meanwhile, nothing could reuse a sub-buffer during the
+	 * copy: a packet that changed or does not fit its place is corrupted,
+	 * and is said and counted as such */
+	int dead = live0 == 0 && tb_session_live_procs(s, (uint32_t)getpid()) == 0 &&
+		   __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE) == attached0 &&
+		   attached0 < s->proc_capacity; /* a full table does not see new processes */
 	if (!quiet)
 		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
 				"written to %s; %" PRIu64 " sub-buffers %s were dropped\n",

@@ -126,10 +126,12 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__CTYPE_i64 int64_t
 #define TB__CTYPE_f64 double
 
-/* argument counting and mapping over up to 16 parenthesised fields */
+/* argument counting and mapping over up to 16 parenthesised fields (the
+ * trailing ~ keeps `...` non-empty: ISO C11 and C++11 before C++20 want at
+ * least one variadic argument) */
 /* NOLINTBEGIN(bugprone-macro-parentheses): preprocessor metaprogramming;
  * the arguments are types, names and field lists, not expressions. */
-#define TB__NARGS(...) TB__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define TB__NARGS(...) TB__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, ~)
 #define TB__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
 #define TB__CAT(a, b) TB__CAT_(a, b)
 #define TB__CAT_(a, b) a##b
@@ -185,7 +187,6 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__BOUND_bytes(n, b) (b)
 #define TB__BOUND_u64s(n, b) (b)
 
-#define TB__NAME(t, n, ...) #n
 #define TB__FDESC(t, ...) { TB__FDESC_N(__VA_ARGS__, ~), TB__FT_##t, TB__BOUND(t, __VA_ARGS__) }
 #define TB__FDESC_N(n, ...) #n
 
@@ -226,7 +227,11 @@ static inline uint8_t *tb__ser_str(uint8_t *p, const char *s, uint32_t bound, ui
 {
 	size_t n = 0;
 	if (s) {
-		n = strnlen(s, (size_t)bound + 1);
+		/* byte by byte, never past the NUL: strnlen is not ISO C, and a
+		 * bound larger than the caller's array (char buf[64] into a
+		 * 255-byte field) must not read beyond it (-Wstringop-overread) */
+		while (n <= bound && s[n])
+			n++;
 		if (n > bound) {
 			n = bound;
 			(*trunc)++;
@@ -252,19 +257,54 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
 	return p + 4 + (size_t)len * esz;
 }
 
-#define TB_EVENT(provider, event, ...)                                                        \
-	_Static_assert(TB__NARGS(__VA_ARGS__) <= TB_FIELDS_MAX, "at most 16 fields");         \
+/* a compile-time check, in C11 and in C++11 alike */
+#ifdef __cplusplus
+#define TB__STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define TB__STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+/* 0 when TB_EVENT got only (provider, event), 1 when it got fields too */
+#define TB__HASF(...) TB__HASF_(__VA_ARGS__, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, ~)
+#define TB__HASF_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, n, ...) n
+
+/*
+ * TB_EVENT(provider, event, fields...): every argument goes through `...`,
+ * so that a class without fields, TB_EVENT(app, tick), is ISO C11 and C++11
+ * (a variadic macro may not be given zero variadic arguments before C23 and
+ * C++20).  The class object is initialised by position, not with designators
+ * (C++ has them only from C++20, and in declaration order).
+ */
+#define TB_EVENT(...) TB__CAT(TB__EVENT_, TB__HASF(__VA_ARGS__))(__VA_ARGS__)
+
+/* (one macro argument, braces and commas included) */
+#define TB__NOFIELDS { { NULL, 0, 0 } }
+
+/* the parts common to both forms: the class, its registration at load time */
+#define TB__EVENT_CLASS(provider, event, nf, fdescs)                                          \
 	static struct tb_event_class tb__cls_##provider##_##event                             \
-		__attribute__((unused)) = {                                                   \
-			.name = #provider ":" #event,                                         \
-			.nfields = TB__NARGS(__VA_ARGS__),                                    \
-			.fields = { TB__MAP(TB__FDESC, TB__SEP_COMMA, __VA_ARGS__) },         \
-			.mask = &tb_disabled_mask,                                            \
-	};                                                                                    \
+		__attribute__((unused)) = { #provider ":" #event, (nf), fdescs,               \
+					    &tb_disabled_mask, 0, NULL };                     \
 	__attribute__((constructor)) static void tb__ctor_##provider##_##event(void)          \
 	{                                                                                     \
 		tb_class_register(&tb__cls_##provider##_##event);                             \
-	}                                                                                     \
+	}
+
+#define TB__EVENT_0(provider, event)                                                          \
+	TB__EVENT_CLASS(provider, event, 0, TB__NOFIELDS)                                     \
+	static inline __attribute__((unused)) void tb_##provider##_##event(void)              \
+	{                                                                                     \
+		/* the one predictable branch of a disabled class; relaxed: a plain load */  \
+		if (__builtin_expect(__atomic_load_n(tb__cls_##provider##_##event.mask,        \
+						     __ATOMIC_RELAXED) == 0, 1))              \
+			return;                                                               \
+		tb_emit(&tb__cls_##provider##_##event, NULL, 0, 0);                            \
+	}
+
+#define TB__EVENT_1(provider, event, ...)                                                     \
+	TB__STATIC_ASSERT(TB__NARGS(__VA_ARGS__) <= TB_FIELDS_MAX, "at most 16 fields");      \
+	TB__EVENT_CLASS(provider, event, TB__NARGS(__VA_ARGS__),                              \
+			{ TB__MAP(TB__FDESC, TB__SEP_COMMA, __VA_ARGS__) })                   \
 	static inline __attribute__((unused)) void tb_##provider##_##event(                   \
 		TB__MAP(TB__PARAM, TB__SEP_COMMA, __VA_ARGS__))                               \
 	{                                                                                     \
@@ -285,7 +325,9 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
  * reports "unknownMacro" and skips the file): give it the class object only,
  * so that the rest of a file using TB_EVENT is still analysed. */
 #undef TB_EVENT
-#define TB_EVENT(provider, event, ...) static struct tb_event_class tb__cls_##provider##_##event;
+#define TB_EVENT(...) TB__CAT(TB__CPPCHECK_EVENT_, TB__HASF(__VA_ARGS__))(__VA_ARGS__)
+#define TB__CPPCHECK_EVENT_0(provider, event) static struct tb_event_class tb__cls_##provider##_##event;
+#define TB__CPPCHECK_EVENT_1(provider, event, ...) static struct tb_event_class tb__cls_##provider##_##event;
 #endif
 
 /* NOLINTEND(bugprone-macro-parentheses) */

@@ -364,11 +364,16 @@ static const char *bad_times(struct tb_engine *e, const struct tb_stream *st, co
  * counter hides cannot be known; the packet is counted as bad, which makes
  * the recording's exit status say so).  Returns 1 when a count was refused.
  */
-static int sane_prod(struct tb_stream *st, const uint64_t in[TB_LOSS_NCAUSES], uint64_t ts,
+static int sane_prod(struct tb_stream *st, const uint64_t in[TB_LOSS_NCAUSES], uint64_t ts, uint64_t upper,
 		     uint64_t out[TB_LOSS_NCAUSES])
 {
 	const uint64_t cap = 1ull << 54;
-	uint64_t room = ts > st->prod_ts ? ts - st->prod_ts : 0;
+	/* `ts`: when the counts were taken as far as the packet says (its
+	 * end); `upper`: a time they cannot be later than (now, when the
+	 * clock can be read: a packet closed by a snapshot carries the
+	 * counters as they were at the copy, after its last record; and the
+	 * busy drops of the fallback protocol go on between records) */
+	uint64_t room = upper > st->prod_ts ? upper - st->prod_ts : 0;
 	int refused = 0;
 	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
 		uint64_t v = in[k], last = st->prod_lost[k];
@@ -444,7 +449,10 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 		return 0;
 	}
 	uint64_t prod[TB_LOSS_NCAUSES];
-	if (sane_prod(st, info->lost, info->ts_end, prod)) {
+	uint64_t upper = clock_comparable(e) ? tb_clock_read(e->s->clock_kind) : info->ts_end;
+	if (upper < info->ts_end)
+		upper = info->ts_end;
+	if (sane_prod(st, info->lost, info->ts_end, upper, prod)) {
 		tb_stat_add(&st->st.bad, 1);
 		if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
 			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " carries loss counts that went down or grew "
@@ -516,7 +524,7 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 	 * or unknown (a file from before a reboot: only the bounds that need
 	 * no clock apply) */
 	uint64_t now = clock_comparable(e) ? tb_clock_read(s->clock_kind) : UINT64_MAX / 2;
-	if (sane_prod(st, raw, now, prod)) {
+	if (sane_prod(st, raw, now, now, prod)) {
 		tb_stat_add(&st->st.bad, 1);
 		tb_engine_warn(e, "%s cpu %u: the control block's loss counters went down or grew impossibly fast: "
 				  "the counts seen before stand", s->chan[ch].name, cpu);

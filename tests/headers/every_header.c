@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * every_header.c - compiled as C11, C17 and gnu variants with -Wpedantic, and
+ * (as a copy named .cpp) as C++11..C++20 by tests/t_public_headers_compile_everywhere.sh:
+ * every public header, TB_EVENT with every field type, with one field and with
+ * none, and a string field given a char array shorter than its bound (the
+ * case -Wstringop-overread flagged at -O2).  Run under `tracebuf record`, it
+ * writes one event of each class.
+ */
+#include <tracebuf/consumer.h>
+#include <tracebuf/event.h>
+#include <tracebuf/reader.h>
+#include <tracebuf/session.h>
+
+TB_EVENT(hdr, all, (u8, a), (u16, b), (u32, c), (u64, d), (i8, e), (i16, f), (i32, g), (i64, h), (f64, x),
+	 (str, s), (strn, t, 300), (bytes, blob, 16), (u64s, vals, 4))
+TB_EVENT(hdr, one, (u32, id))
+TB_EVENT(hdr, none)
+
+int main(void)
+{
+	char small[8] = "short";
+	uint64_t v[2] = { 7, 8 };
+	tb_hdr_all(1, 2, 3, 4, -1, -2, -3, -4, 0.5, small, small, small, 3, v, 2);
+	tb_hdr_one(42);
+	tb_hdr_none();
+	return TB_ENABLED(hdr, none) ? 0 : 0;
+}
