@@ -32,6 +32,9 @@
 #ifndef TB_PROFILE_LIBDIR
 #define TB_PROFILE_LIBDIR "/usr/local/lib"
 #endif
+#ifndef TB_PROFILE_LIBDIR_REL
+#define TB_PROFILE_LIBDIR_REL "../lib"
+#endif
 
 static void profile_usage(FILE *f)
 {
@@ -59,7 +62,8 @@ static void profile_usage(FILE *f)
 		"a ring is full, never waited for).\n"
 		"\n"
 		"The sampler library is $TRACEBUF_PROFILE_LIB, else " PROFILE_LIB " next to this\n"
-		"program, else in " TB_PROFILE_LIBDIR ".  CMD must be dynamically linked (LD_PRELOAD).\n"
+		"program, else in " TB_PROFILE_LIBDIR_REL " from it (an installed tree, even moved), else in\n"
+		TB_PROFILE_LIBDIR ".  CMD must be dynamically linked (LD_PRELOAD).\n"
 		"Exit: CMD's status; 1 when profiling failed (and CMD exited 0); 2 usage.\n");
 }
 
@@ -118,7 +122,7 @@ static int find_lib(char *lib, size_t len)
 		snprintf(lib, len, "%s", env);
 		return 0;
 	}
-	char exe[PATH_MAX - 64], tried[2 * PATH_MAX + 64]; /* exe/PROFILE_LIB fits in PATH_MAX */
+	char exe[PATH_MAX - 64], tried[3 * PATH_MAX + 64]; /* exe/PROFILE_LIB fits in PATH_MAX */
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	tried[0] = 0;
 	if (n > 0) {
@@ -129,6 +133,12 @@ static int find_lib(char *lib, size_t len)
 			if ((size_t)snprintf(lib, len, "%s/%s", exe, PROFILE_LIB) < len && file_exists(lib))
 				return 0;
 			snprintf(tried, sizeof tried, "%s, ", lib);
+			/* an installed tree, wherever it was moved: BINDIR/../lib */
+			if ((size_t)snprintf(lib, len, "%s/%s/%s", exe, TB_PROFILE_LIBDIR_REL, PROFILE_LIB) < len &&
+			    file_exists(lib))
+				return 0;
+			size_t tl = strlen(tried);
+			snprintf(tried + tl, sizeof tried - tl, "%s, ", lib);
 		}
 	}
 	snprintf(lib, len, "%s/%s", TB_PROFILE_LIBDIR, PROFILE_LIB);

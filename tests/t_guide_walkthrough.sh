@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+# t_guide_walkthrough.sh - docs/GUIDE.md's commands work as written: its `file` blocks are
+# written out, its `run` blocks run in order (bash -e, each block's commands must succeed) in a
+# private directory, with `build` being this build tree and PREFIX a private install prefix.
+# Then a few facts the guide states are checked on what the commands made.
+set -u
+. "$(dirname "$0")/lib/recorder_env.sh"
+command -v pkg-config > /dev/null || { echo "SKIP: pkg-config not installed"; exit 77; }
+if grep -q "^TB_SANITIZE:STRING=." "${TB_BUILD:?}/CMakeCache.txt" 2> /dev/null; then
+	echo "SKIP: a sanitizer build: the guide's program, linked against it, would need the sanitizer runtime"
+	exit 77
+fi
+command -v cc > /dev/null || { echo "SKIP: no C compiler"; exit 77; }
+GUIDE=${TB_SRC:?}/docs/GUIDE.md
+W=$T/work
+mkdir -p "$W" "$T/home"
+ln -s "${TB_BUILD:?}" "$W/build"
+"${PY:-python3}" - "$GUIDE" "$W" > "$W/guide.sh" <<'PYEOF' || fail "cannot extract the guide's blocks"
+import re, sys, os
+text = open(sys.argv[1]).read().split("\n")
+out = ["set -e"]
+i = 0
+while i < len(text):
+    m = re.match(r"<!-- (run|file: (\S+)) -->$", text[i])
+    if m:
+        i += 1
+        assert text[i].startswith("```"), "a marker must precede a fenced block (line %d)" % i
+        j = i + 1
+        while not text[j].startswith("```"):
+            j += 1
+        body = text[i + 1:j]
+        if m.group(1) == "run":
+            out.append("echo '### guide block at line %d'" % (i + 1))
+            out.extend(body)
+        else:
+            open(os.path.join(sys.argv[2], m.group(2)), "w").write("\n".join(body) + "\n")
+        i = j
+    i += 1
+print("\n".join(out))
+PYEOF
+[ -s "$W/app.c" ] || fail "the guide's app.c was not extracted"
+cd "$W" || fail "cd $W"
+HOME=$T/home PREFIX=$T/prefix timeout 600 bash "$W/guide.sh" > "$T/guide.out" 2>&1
+rc=$?
+cat "$T/guide.out"
+[ $rc -eq 0 ] || fail "a command of docs/GUIDE.md failed (exit $rc; output above)"
+# what the guide says happened
+grep -q "served 4000 requests" "$T/guide.out" || fail "the program did not serve its requests"
+n=$("$CLI" dump "$W/trace" | grep -c "app:done")
+[ "$n" -eq 4000 ] || fail "$n app:done events in the recorded trace, want 4000"
+[ -s "$W/trace.html" ] && [ -s "$W/trace.pftrace" ] || fail "the pictures were not written"
+[ -s "$W/prof.speedscope.json" ] || fail "the profile was not converted"
+"$CLI" report --profile "$W/prof" | grep -q "^profile  *[1-9][0-9,]* samples" ||
+	fail "the guide's profile has no samples"
+"$CLI" dump "$W/snap" | grep -q "app:" || fail "the snapshot holds no app events"
+echo PASS
