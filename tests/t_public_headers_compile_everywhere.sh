@@ -4,7 +4,8 @@
 # fire) with gcc and clang, and as C++11, 14, 17 and 20 (-Wall -Wextra -Wpedantic -Werror) with
 # g++ and clang++ (tests/headers/every_header.c: every field type, an event with one field and
 # one with none).  A compiler that is not installed is skipped and named.  Then the C++ build
-# runs under `tracebuf record` and its three events are in the trace with their fields.
+# runs under `tracebuf record` and its three events are in the trace with their fields (the
+# double in the fewest digits that read back exactly: 0.0005, not 0.00050000000000000001).
 set -u
 . "$(dirname "$0")/lib/recorder_env.sh"
 SRC=${TB_SRC:?}/tests/headers/every_header.c
@@ -39,7 +40,7 @@ $CXX -std=c++17 -O2 -I"$INC" "$T/every_header.cpp" -o "$T/prog" -L"${TB_BUILD:?}
 "$CLI" record -q -o "$T/t" -- "$T/prog" || fail "record of the C++ program"
 "$CLI" dump "$T/t" > "$T/out" || fail "dump"
 cat "$T/out"
-grep -q 'hdr:all: { a = 1, b = 2, c = 3, d = 4, e = -1, f = -2, g = -3, h = -4, x = 0.5, s = "short", t = "short", blob = \[ 115, 104, 111 \], vals = \[ 7, 8 \] }' "$T/out" ||
+grep -q 'hdr:all: { a = 1, b = 2, c = 3, d = 4, e = -1, f = -2, g = -3, h = -4, x = 0.0005, s = "short", t = "short", blob = \[ 115, 104, 111 \], vals = \[ 7, 8 \] }' "$T/out" ||
 	fail "hdr:all is not in the trace with its fields"
 grep -q 'hdr:one: { id = 42 }' "$T/out" || fail "hdr:one is not in the trace"
 grep -q 'hdr:none' "$T/out" || fail "hdr:none (an event without fields) is not in the trace"

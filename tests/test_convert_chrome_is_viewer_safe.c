@@ -62,7 +62,7 @@ int main(void)
 	CHECK(prt_count(json, "\"u64max\":\"18446744073709551615\",") == 10, "2^64 - 1 as a string");
 	CHECK(prt_count(json, "\"i64min\":\"-9223372036854775808\",") == 10, "-2^63 as a string");
 	CHECK(prt_count(json, "\"neg\":-9007199254740991,") == 10, "-(2^53 - 1) stays a number");
-	CHECK(prt_count(json, "\"f\":1.5000000000000001e+300,") == 10, "a double stays a number");
+	CHECK(prt_count(json, "\"f\":1.5e+300,") == 10, "a double stays a number");
 	CHECK(prt_count(json, "\"s\":\"12345678901234567890\",") == 10, "a string of digits stays as it is");
 	CHECK(tbtrace_file_has(json, "\"trace_start_ns\":\"1700000000"), "trace_start_ns as a string");
 	CHECK(tbtrace_file_has(json, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":300,\"tid\":0,\"args\":{\"name\":\"svc\"}}"),

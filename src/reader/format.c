@@ -234,13 +234,33 @@ static void put_seq(struct out *o, const struct style *st, const char *lab, size
 	done(o, p);
 }
 
-/* a double as "%.17g", kept a floating-point literal (0 -> 0.0); JSON: non-finite values are null */
+/*
+ * A double in the fewest significant digits that read back as the same
+ * double (0.0005, not 0.00050000000000000001; as babeltrace2 prints), kept a
+ * floating-point literal (0 -> 0.0); JSON: non-finite values are null.
+ * Reading back exactly is monotonic in the number of digits (17 always do):
+ * a binary search over 1..17.
+ */
 static char *put_f64(char *p, double d, int json)
 {
 	if (json && !isfinite(d))
 		return put_chars(p, "null", 4);
 	char t[40];
-	int k = snprintf(t, sizeof t, "%.17g", d);
+	int k;
+	if (!isfinite(d)) {
+		k = snprintf(t, sizeof t, "%.17g", d);
+	} else {
+		int lo = 1, hi = 17;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			snprintf(t, sizeof t, "%.*g", mid, d);
+			if (strtod(t, NULL) == d)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		k = snprintf(t, sizeof t, "%.*g", lo, d);
+	}
 	if (!strpbrk(t, ".eEni"))
 		k += snprintf(t + k, sizeof t - (size_t)k, ".0");
 	memcpy(p, t, (size_t)k);

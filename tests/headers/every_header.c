@@ -21,7 +21,7 @@ int main(void)
 {
 	char small[8] = "short";
 	uint64_t v[2] = { 7, 8 };
-	tb_hdr_all(1, 2, 3, 4, -1, -2, -3, -4, 0.5, small, small, small, 3, v, 2);
+	tb_hdr_all(1, 2, 3, 4, -1, -2, -3, -4, 0.0005, small, small, small, 3, v, 2);
 	tb_hdr_one(42);
 	tb_hdr_none();
 	return TB_ENABLED(hdr, none) ? 0 : 0;
