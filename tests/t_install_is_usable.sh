@@ -3,7 +3,8 @@
 # finds tracebuf (a C program built with `pkg-config --cflags --libs tracebuf`), CMake finds it
 # (a C++ project with find_package(tracebuf) and tracebuf::tracebuf), the installed `tracebuf
 # record` records both and `tracebuf profile` finds its sampler library; and all of it still
-# works after the installed tree is moved to another directory.
+# works after the installed tree is moved to another directory.  The man page and the bash
+# completion are installed too.
 set -u
 . "$(dirname "$0")/lib/recorder_env.sh"
 B=${TB_BUILD:?}
@@ -60,6 +61,8 @@ check_prefix() { # check_prefix PREFIX LABEL
 	[ "$("$P/bin/tracebuf" dump "$T/tx.$what" | grep -c 'inst:cxx:')" -eq 50 ] || fail "$what: the C++ program's events"
 	LD_LIBRARY_PATH=$libdir "$P/bin/tracebuf" profile -q -o "$T/pr.$what" -- "$T/app.$what" > /dev/null 2> "$T/prof.err" ||
 		{ cat "$T/prof.err"; fail "$what: the installed tracebuf profile (its sampler library)"; }
+	[ -f "$P/share/man/man1/tracebuf.1" ] || fail "$what: no man page installed"
+	[ -f "$P/share/bash-completion/completions/tracebuf" ] || fail "$what: no bash completion installed"
 	echo "ok: $what"
 }
 check_prefix "$T/p1" installed
