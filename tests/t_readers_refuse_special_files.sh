@@ -3,7 +3,7 @@
 # FIFO named metadata, a FIFO beside good streams in a trace, a FIFO given as a session file to
 # stat, snapshot, recover, list, and a FIFO named by a profile's map record.  Each command
 # returns (a hang guard of 60 s each, far above the milliseconds they take), says which file is
-# not a regular one, and reads whatever good data there is.
+# not a regular one, and reads whatever good data there is.  An empty stream file is said too.
 set -u
 . "$(dirname "$0")/lib/recorder_env.sh"
 g() { timeout 60 "$@"; } # 124: it hung
@@ -25,6 +25,15 @@ for cmd in "report" "report --format json" "convert --to chrome -o $T/c.json" "c
 	rc=$?
 	[ $rc -ne 124 ] || fail "$cmd hung on a FIFO among the streams"
 done
+
+# an empty file among the streams (the recorder never leaves one): said, not silently passed over
+cp -r "$T/t" "$T/f3"
+: > "$T/f3/chan_98"
+"$CLI" dump "$T/f3" > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 3 ] || { cat "$T/err"; fail "dump exited $rc with an empty stream file (want 3)"; }
+grep -q "chan_98.*empty file" "$T/err" || { cat "$T/err"; fail "dump does not name the empty stream file"; }
+[ "$(grep -c workload:tick "$T/out")" -eq "$n0" ] || fail "the good streams were not read whole beside an empty one"
 
 # a FIFO named metadata: refused at once
 mkdir "$T/f2"

@@ -620,5 +620,13 @@ void tb_streams_close(struct tb_engine *e)
 		if (e->streams[i].fd >= 0) {
 			close(e->streams[i].fd);
 			e->streams[i].fd = -1;
+			if (e->streams[i].size == 0 && e->dirfd >= 0) {
+				/* created, then cut back to nothing (a write error on
+				 * its first packet): no stream file is ever left empty,
+				 * so that readers can call an empty one damage */
+				char name[TB_CHAN_NAME_MAX + 16];
+				tb_stream_name(e, i / e->s->ncpus, i % e->s->ncpus, name, sizeof name);
+				unlinkat(e->dirfd, name, 0);
+			}
 		}
 }

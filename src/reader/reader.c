@@ -506,12 +506,11 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 		struct stat st;
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
 			continue;
-		/* directories and empty files are no streams (a recorder cut by a
-		 * full disk may leave an empty one); anything else that is not a
-		 * regular file (a FIFO, a device) gets a stream slot, so that the
-		 * open below says it is skipped, with its path */
-		if (fstatat(dirfd(d), de->d_name, &st, 0) || S_ISDIR(st.st_mode) ||
-		    (S_ISREG(st.st_mode) && st.st_size == 0))
+		/* directories are no streams; anything else gets a stream slot,
+		 * so that the open below says, with its path, why a FIFO, a
+		 * device or an empty file (never left by the recorder) is not
+		 * read */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) || S_ISDIR(st.st_mode))
 			continue;
 		if (nn == capn) {
 			capn = capn ? capn * 2 : 16;
@@ -552,6 +551,11 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 		}
 		if (!S_ISREG(st.st_mode)) {
 			diag(r, s->path, 0, -EINVAL, "not a regular file; stream skipped");
+			close(fd);
+			continue;
+		}
+		if (st.st_size == 0) {
+			diag(r, s->path, 0, -ENODATA, "empty file: no packet (a stream file is never left empty)");
 			close(fd);
 			continue;
 		}
