@@ -21,11 +21,11 @@ for ((i = 0; i < 1200; i++)); do
 	sleep 0.1
 done
 grep -q "^written: " "$T/out" || fail "timed out waiting for the workload"
-wpid=$(pgrep -f -- "--wait-file $T/go" | head -1)
-kill -9 $rec
-[ -n "$wpid" ] && kill -9 "$wpid"
+wpid=$(pgrep -P $rec) || fail "cannot find the workload (the recorder's child)"
+kill -9 $rec "$wpid"
 wait $rec 2> /dev/null
 for ((i = 0; i < 100; i++)); do [ -z "$(pgrep -f -- "--wait-file $T/go")" ] && break; sleep 0.1; done
+[ -z "$(pgrep -f -- "--wait-file $T/go")" ] || fail "the killed processes are still there"
 cp "$S" "$T/pristine.tb"
 have_bt2=0
 if need_bt2 > /dev/null 2>&1; then have_bt2=1; fi
