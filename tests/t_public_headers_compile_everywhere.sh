@@ -35,8 +35,14 @@ done
 echo "$built compilations clean"
 [ $built -gt 0 ] || { echo "SKIP: no compiler"; exit 77; }
 CXX=$(command -v g++ || command -v clang++) || { echo "SKIP: no C++ compiler to run the program"; exit 77; }
-$CXX -std=c++17 -O2 -I"$INC" "$T/every_header.cpp" -o "$T/prog" -L"${TB_BUILD:?}" -ltracebuf -Wl,-rpath,"$TB_BUILD" ||
-	fail "linking the C++ program"
+# a sanitizer build's library needs its runtime in the program too
+san=$(sed -n 's/^TB_SANITIZE:STRING=//p' "${TB_BUILD:?}/CMakeCache.txt" 2> /dev/null)
+sanflags=${san:+-fsanitize=$san}
+if [ -n "$san" ] && ! $CXX $sanflags -x c++ - -o /dev/null <<< 'int main(){}' 2> /dev/null; then
+	CXX=$(command -v clang++) || { echo "SKIP: no C++ compiler with -fsanitize=$san"; exit 77; }
+fi
+$CXX -std=c++17 -O2 $sanflags -I"$INC" "$T/every_header.cpp" -o "$T/prog" -L"$TB_BUILD" -ltracebuf \
+	-Wl,-rpath,"$TB_BUILD" || fail "linking the C++ program"
 "$CLI" record -q -o "$T/t" -- "$T/prog" || fail "record of the C++ program"
 "$CLI" dump "$T/t" > "$T/out" || fail "dump"
 cat "$T/out"

@@ -245,7 +245,9 @@ static char *put_f64(char *p, double d, int json)
 {
 	if (json && !isfinite(d))
 		return put_chars(p, "null", 4);
-	char t[40];
+	/* at most 17 significant digits: 24 bytes; sized for what the compiler
+	 * assumes of "%.*g" (-Wformat-truncation cannot see the bound) */
+	char t[320];
 	int k;
 	if (!isfinite(d)) {
 		k = snprintf(t, sizeof t, "%.17g", d);
