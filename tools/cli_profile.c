@@ -130,7 +130,7 @@ struct pproc {
 	uint32_t *by_start; /* map indexes sorted by start */
 	uint64_t *maxend;   /* maxend[i] = max end of maps by_start[0..i] */
 	uint32_t epoch;     /* maps seen so far in the caller's pass */
-	char *info_unwinder, *info_exe, *name;
+	char *info_unwinder, *info_exe, *info_source, *name;
 	uint64_t gens_seen[4]; /* bitmap of gen values < 256, for ngens */
 };
 
@@ -141,7 +141,7 @@ struct prof {
 	uint32_t id_sample, id_map, id_info, id_counters; /* UINT32_MAX: absent */
 	int fi_sample[3];   /* stack, flags, overrun; -2 not looked up yet */
 	int fi_map[5];      /* start, end, pgoff, gen, path */
-	int fi_info[3];     /* hz, unwinder, exe */
+	int fi_info[4];     /* hz, unwinder, exe, source */
 	int fi_counters[6]; /* received, lost, invalid_pc, aborted, truncated, overruns */
 	struct pproc *procs;
 	size_t nprocs, pcap;
@@ -213,6 +213,7 @@ void prof_close(struct prof *p)
 		free(q->by_start);
 		free(q->maxend);
 		free(q->info_unwinder);
+		free(q->info_source);
 		free(q->info_exe);
 		free(q->name);
 	}
@@ -317,16 +318,18 @@ static int add_map(struct prof *p, const struct tb_rd_event *e)
 
 static int set_info(struct prof *p, const struct tb_rd_event *e)
 {
-	static const char *const names[] = { "hz", "unwinder", "exe" };
-	fields(e, p->fi_info, names, 3);
+	static const char *const names[] = { "hz", "unwinder", "exe", "source" };
+	fields(e, p->fi_info, names, 4);
 	struct pproc *q = proc_get(p, tb_rd_pid(e));
 	if (!q)
 		return -ENOMEM;
 	free(q->info_unwinder);
 	free(q->info_exe);
+	free(q->info_source);
 	q->info_unwinder = strdup(fstr(e, p->fi_info[1]));
 	q->info_exe = strdup(fstr(e, p->fi_info[2]));
-	if (!q->info_unwinder || !q->info_exe)
+	q->info_source = strdup(fstr(e, p->fi_info[3])); /* "" in traces before the field */
+	if (!q->info_unwinder || !q->info_exe || !q->info_source)
 		return -ENOMEM;
 	q->pub.has_info = 1;
 	q->pub.hz = (uint32_t)fu64(e, p->fi_info[0]);
@@ -409,6 +412,7 @@ static int finish_procs(struct prof *p)
 		q->pub.name = q->name;
 		q->pub.exe = q->info_exe;
 		q->pub.unwinder = q->info_unwinder;
+		q->pub.source = q->info_source;
 	}
 	return 0;
 }

@@ -70,6 +70,7 @@ struct prof_proc {
 	int has_info, has_counters;
 	uint32_t hz;
 	const char *unwinder, *exe; /* from profile:info; NULL without it */
+	const char *source;         /* how samples were taken (profile:info); "" in older traces */
 	const char *name;           /* exe basename, else the env's comm, else "pid N" */
 	struct prof_counters sampler; /* profile:counters (has_counters) */
 	/* seen in the trace: received = samples; invalid_pc = samples with PC 0;

@@ -172,8 +172,20 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 	if (t->samples)
 		fprintf(f, " over %s", rpt_dur(c, rpt_diff(pr->last_ns, pr->first_ns)));
 	fprintf(f, " at %s Hz\n", hz[0] ? hz : "?");
-	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s\n", pr->thr_tab.n, pr->thr_tab.n == 1 ? "" : "s", t->nprocs,
+	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s", pr->thr_tab.n, pr->thr_tab.n == 1 ? "" : "s", t->nprocs,
 		t->nprocs == 1 ? "" : "es", unw[0] ? unw : "? (no profile:info)");
+	/* how the samples were taken: the first process that says */
+	for (size_t i = 0; i < prof_nprocs(pr->p); i++)
+		if (prof_proc(pr->p, i)->source && prof_proc(pr->p, i)->source[0]) {
+			const char *src = prof_proc(pr->p, i)->source;
+			fprintf(f, "; sampled by %s%s", src,
+				strcmp(src, "perf cpu-clock")
+					? " (perf_event_open refused or TRACEBUF_PROFILE_TIMER set: ~250 Hz "
+					  "at most, the rest weighted in as overruns)"
+					: "");
+			break;
+		}
+	fputc('\n', f);
 	if (sym_unavailable())
 		fprintf(f, "symbols   none: %s\n", sym_unavailable());
 	else

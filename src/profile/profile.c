@@ -26,6 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -63,7 +66,16 @@ struct prof_thread {
 	uintptr_t lo, hi; /* [lo, hi); hi == 0: unknown */
 	timer_t timer;
 	int has_timer;
+	int perf_fd1;     /* the thread's perf cpu-clock event's fd + 1; 0: none */
 };
+
+/* How samples are taken (profile:info says it): the first thread decides.
+ * 1: a perf_event_open cpu-clock event per thread, whose overflows signal
+ * that thread, at the asked rate; 2: the per-thread CPU-time POSIX timer
+ * (checked by the kernel at its tick: ~250 expiries per CPU-second whatever
+ * the rate, the rest counted as overruns).  Relaxed: a hint for the info
+ * record; each thread keeps what it got in prof_self. */
+static int prof_source;
 static __thread struct prof_thread prof_self __attribute__((tls_model("initial-exec")));
 static pthread_key_t prof_key; /* its destructor deletes the thread's timer */
 
@@ -227,7 +239,9 @@ static void take_sample(siginfo_t *si, ucontext_t *uc)
 		n = prof_walk_libunwind(uc, stack, prof_depth, &flags);
 	else
 		n = prof_walk_fp(uc, prof_self.lo, prof_self.hi, stack, prof_depth, &flags);
-	uint32_t overrun = si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0;
+	/* si_overrun is a timer's; a perf overflow signal has none (its si_fd
+	 * shares the union) */
+	uint32_t overrun = si->si_code == SI_TIMER && si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0;
 
 	/* the payload of profile:sample: u32 count, count u64s, u32 flags,
 	 * u32 overrun; packed, little endian (x86_64) */
@@ -255,7 +269,18 @@ static void take_sample(siginfo_t *si, ucontext_t *uc)
 static void prof_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno; /* tb_write's slow path may make system calls */
-	if (!si || si->si_code != SI_TIMER || si->si_value.sival_ptr != PROF_COOKIE) {
+	int fd = prof_self.perf_fd1 - 1;
+	if (si && fd >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN) && si->si_fd == fd) {
+		/* an overflow of this thread's cpu-clock event: sample, then arm
+		 * it for one more (PERF_EVENT_IOC_REFRESH: the event disables
+		 * itself after that many overflows, which raises POLL_HUP) */
+		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
+		if (!__atomic_load_n(&prof_stopping, __ATOMIC_SEQ_CST)) {
+			take_sample(si, uc);
+			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+		}
+		__atomic_sub_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST);
+	} else if (!si || si->si_code != SI_TIMER || si->si_value.sival_ptr != PROF_COOKIE) {
 		chain(sig, si, uc);
 	} else {
 		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
@@ -270,10 +295,89 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 /* timers and threads                                                  */
 /* ------------------------------------------------------------------ */
 
-/* The calling thread's CPU-time timer; its expiries go to this thread. */
+/*
+ * The calling thread's perf cpu-clock event (as `perf record` samples): its
+ * overflows, every prof_period of this thread's CPU time, raise SIGPROF in
+ * this thread (F_SETOWN_EX to the tid, F_SETSIG).  User space only
+ * (exclude_kernel: what perf_event_paranoid 2 allows).  0, or -errno when
+ * the kernel or a seccomp filter refuses: then the timer is used.
+ */
+static int perf_start(void)
+{
+	if (getenv("TRACEBUF_PROFILE_TIMER")) /* the fallback, on demand */
+		return -ENOTSUP;
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = (uint64_t)prof_period.tv_sec * 1000000000ull + (uint64_t)prof_period.tv_nsec;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	a.wakeup_events = 1;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	prof_self.perf_fd1 = fd + 1; /* before the first overflow can be signalled */
+	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+		int e = errno;
+		prof_self.perf_fd1 = 0;
+		close(fd);
+		return -e;
+	}
+	return 0;
+}
+
+static void perf_stop(struct prof_thread *t)
+{
+	if (t->perf_fd1) {
+		int fd = t->perf_fd1 - 1;
+		t->perf_fd1 = 0;
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(fd);
+	}
+}
+
+/* Decides prof_source before profile:info is written (the constructor):
+ * the event is opened, disabled, and closed again. */
+static void perf_probe(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000000;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	int fd = getenv("TRACEBUF_PROFILE_TIMER") ? -1
+						  : (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	__atomic_store_n(&prof_source, fd >= 0 ? 1 : 2, __ATOMIC_RELAXED);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The calling thread's sampling: the perf event, else its CPU-time timer;
+ * either signals this thread. */
 static void timer_start(void)
 {
 	int saved = errno;
+	int rc = __atomic_load_n(&prof_source, __ATOMIC_RELAXED) == 1 ? perf_start() : -ENOTSUP;
+	if (rc == 0) {
+		prof_self.has_timer = 0;
+		errno = saved;
+		return;
+	}
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -298,6 +402,7 @@ static void timer_start(void)
 static void thread_exit(void *p)
 {
 	struct prof_thread *t = p;
+	perf_stop(t);
 	if (t->has_timer) {
 		t->has_timer = 0;
 		timer_delete(t->timer);
@@ -432,10 +537,16 @@ static void write_info(void)
 	/* a buffer of the field's bound, not a literal: gcc 12's
 	 * -Wstringop-overread takes the strnlen bound of the str field for
 	 * the size of the argument */
-	char uw[TB_STR_DEFAULT_MAX + 1];
+	char uw[TB_STR_DEFAULT_MAX + 1], src[TB_STR_DEFAULT_MAX + 1];
 	memset(uw, 0, sizeof uw);
 	memcpy(uw, prof_libunwind ? "libunwind" : "fp", prof_libunwind ? 9 : 2);
-	tb_profile_info(prof_hz, uw, exe);
+	/* how samples are taken (perf_probe() decided) */
+	memset(src, 0, sizeof src);
+	if (__atomic_load_n(&prof_source, __ATOMIC_RELAXED) == 1)
+		memcpy(src, "perf cpu-clock", 14);
+	else
+		memcpy(src, "cpu-time timer", 14);
+	tb_profile_info(prof_hz, uw, exe, src);
 }
 
 /* dl_iterate_phdr: the loader's count of objects ever loaded */
@@ -621,6 +732,12 @@ static void atfork_child(void)
 	__atomic_store_n(&prof_inflight, 0, __ATOMIC_RELAXED); /* other threads' handlers are gone */
 	__atomic_store_n(&snap_lock, 0, __ATOMIC_RELAXED);     /* its holder may have been another thread */
 	__atomic_store_n(&user_act_lock, 0, __ATOMIC_RELAXED);
+	/* the inherited fd names the parent thread's event: not ours to arm
+	 * (closing our reference leaves the parent's event alone) */
+	if (prof_self.perf_fd1) {
+		close(prof_self.perf_fd1 - 1);
+		prof_self.perf_fd1 = 0;
+	}
 	if (!__atomic_load_n(&prof_stopping, __ATOMIC_RELAXED)) {
 		write_info();
 		scan_maps(1, 0); /* every mapping, generation + 1 */
@@ -684,6 +801,7 @@ __attribute__((constructor)) static void prof_init(void)
 	if (pthread_key_create(&prof_key, thread_exit) != 0)
 		return;
 
+	perf_probe(); /* profile:info says how samples are taken */
 	write_info();
 	scan_maps(1, 1);
 

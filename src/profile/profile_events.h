@@ -27,7 +27,8 @@
  *                       start replaces an earlier one
  *     path       (strn 4095)  the file, as /proc shows it ("[vdso]" too)
  *
- *   profile:info     once per process, before its first map
+ *   profile:info     once per process, before its first map: rate, unwinder, program,
+ *                    and how samples are taken (source: "perf cpu-clock" or "cpu-time timer")
  *     hz        (u32)  sampling frequency asked for
  *     unwinder  (str)  "fp" or "libunwind"
  *     exe       (strn 4095)  /proc/self/exe at start
@@ -60,7 +61,7 @@
 /* Only the sampler defines the classes (TB_EVENT makes a constructor). */
 TB_EVENT(profile, sample, (u64s, stack, TB_PROF_MAX_DEPTH), (u32, flags), (u32, overrun))
 TB_EVENT(profile, map, (u64, start), (u64, end), (u64, pgoff), (u32, gen), (strn, path, 4095))
-TB_EVENT(profile, info, (u32, hz), (str, unwinder), (strn, exe, 4095))
+TB_EVENT(profile, info, (u32, hz), (str, unwinder), (strn, exe, 4095), (str, source))
 TB_EVENT(profile, counters, (u64, received), (u64, lost), (u64, invalid_pc), (u64, aborted),
 	 (u64, truncated), (u64, overruns))
 #endif
