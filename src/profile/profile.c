@@ -539,13 +539,16 @@ static void write_info(void)
 	 * the size of the argument */
 	char uw[TB_STR_DEFAULT_MAX + 1], src[TB_STR_DEFAULT_MAX + 1];
 	memset(uw, 0, sizeof uw);
-	memcpy(uw, prof_libunwind ? "libunwind" : "fp", prof_libunwind ? 9 : 2);
+	if (prof_libunwind)
+		memcpy(uw, "libunwind", sizeof "libunwind");
+	else
+		memcpy(uw, "fp", sizeof "fp");
 	/* how samples are taken (perf_probe() decided) */
 	memset(src, 0, sizeof src);
 	if (__atomic_load_n(&prof_source, __ATOMIC_RELAXED) == 1)
-		memcpy(src, "perf cpu-clock", 14);
+		memcpy(src, "perf cpu-clock", sizeof "perf cpu-clock");
 	else
-		memcpy(src, "cpu-time timer", 14);
+		memcpy(src, "cpu-time timer", sizeof "cpu-time timer");
 	tb_profile_info(prof_hz, uw, exe, src);
 }
 
