@@ -365,6 +365,13 @@ struct tb_packet_header {
 
 /* Reserved event ids. */
 #define TB_EVENT_ID_THREAD 0u /* "tracebuf:thread" { u32 pid; u32 tid; } */
+/* A thread's name (its comm, <= 15 bytes): written by the producer library
+ * before the thread's first record in a session when the name is not the
+ * program's (what every thread inherits at exec), and after each rename
+ * (pthread_setname_np, prctl(PR_SET_NAME)).  Its id is not fixed: the class
+ * is registered like any other; enabled on the channels with attribution. */
+#define TB_THREAD_NAME_EVENT "tracebuf:thread_name" /* { u32 tid; string name; } */
+#define TB_THREAD_NAME_MAX 15u /* bytes of a name (the kernel's TASK_COMM_LEN - 1) */
 #define TB_THREAD_PAYLOAD_SIZE 8u
 
 _Static_assert(sizeof(struct tb_map) == 1024, "tb_map layout");

@@ -133,7 +133,15 @@ static uint32_t mask_for(struct tb_session *s, const char *name)
 {
 	uint32_t mask = 0;
 	const struct tb_chan_desc *cd = (const struct tb_chan_desc *)(s->base + s->map->chan_off);
+	/* a thread's name goes where its thread records go: it follows the
+	 * channel's attribution, not the event patterns */
+	int tname = !strcmp(name, TB_THREAD_NAME_EVENT);
 	for (unsigned c = 0; c < s->nchannels; c++) {
+		if (tname) {
+			if (cd[c].attribution == TB_ATTR_ESCAPE)
+				mask |= 1u << c;
+			continue;
+		}
 		char pat[TB_PATTERN_MAX];
 		memcpy(pat, cd[c].events, sizeof pat);
 		pat[sizeof pat - 1] = 0;

@@ -554,6 +554,8 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 	int escape_on = cv->attribution == TB_ATTR_ESCAPE;
 	uint32_t tid = escape_on ? tb_self_tid() : 0;
 	struct ring_ref r;
+	if (escape_on && tb_thread_name_due())
+		tb_thread_name_first(s, ch); /* its own append, before this record */
 
 	for (int tries = 0; tries < MAX_TRIES; tries++) {
 		int cpu = tb_rseq_cpu();
@@ -704,6 +706,8 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 	uint64_t tok = tb_owner_token();
 	uint32_t tid = (uint32_t)tok;
 	uint64_t block_left = cv->block_timeout_ns;
+	if (cv->attribution == TB_ATTR_ESCAPE && tb_thread_name_due())
+		tb_thread_name_first(s, ch); /* its own append, before this record (no ring owned yet) */
 	/* first choice: the CPU's slot among the slots of this CPU (there are
 	 * several per CPU in a fallback session), picked by thread id so that
 	 * threads preempted while owning a slot do not all block the same one */

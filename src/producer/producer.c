@@ -9,12 +9,17 @@
  * changes it, so an old mapping is left in place (bounded: one per call).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
@@ -103,6 +108,9 @@ int tb_producer_use(struct tb_session *s)
 	}
 	/* ...then publish the session; pairs with the acquire in tb_emit() */
 	struct tb_session *old = __atomic_exchange_n(&prod, s, __ATOMIC_ACQ_REL);
+	/* every thread writes its name again in the new session; relaxed: see
+	 * tb_thread_name_due() */
+	__atomic_fetch_add(&tb_name_gen, 1, __ATOMIC_RELAXED);
 	if (old && old != s && !old->retired) {
 		/* a thread may still be appending to it: never unmapped.  Bounded:
 		 * one per session ever used as the producer session. */
@@ -127,6 +135,125 @@ void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32
 		if (__builtin_expect(truncated != 0, 0))
 			tb_count(s, ch, offsetof(struct tb_ctl, truncated), truncated);
 	}
+}
+
+/* ---- thread names (format.h TB_THREAD_NAME_EVENT) ---- */
+
+static struct tb_event_class tname_cls = {
+	.name = TB_THREAD_NAME_EVENT,
+	.nfields = 2,
+	.fields = { { "tid", TB_FT_U32, 0 }, { "name", TB_FT_STRING, TB_THREAD_NAME_MAX } },
+	.mask = &tb_disabled_mask,
+};
+/* The name every thread inherits at exec (read by the constructor, on the
+ * thread that loads the library: the main thread, before main). */
+static char exec_name[TB_THREAD_NAME_MAX + 1];
+
+__attribute__((constructor)) static void tname_init(void)
+{
+	/* the raw system call: prctl() may be our own wrapper (rename_hooks.c) */
+	if (syscall(SYS_prctl, PR_GET_NAME, (unsigned long)exec_name, 0ul, 0ul, 0ul) != 0)
+		exec_name[0] = 0;
+	exec_name[TB_THREAD_NAME_MAX] = 0;
+	tb_class_register(&tname_cls);
+}
+
+static uint32_t tname_payload(uint8_t *buf, uint32_t tid, const char *name)
+{
+	size_t n = 0;
+	while (n < TB_THREAD_NAME_MAX && name[n])
+		n++;
+	memcpy(buf, &tid, 4);
+	memcpy(buf + 4, name, n);
+	buf[4 + n] = 0;
+	return (uint32_t)(4 + n + 1);
+}
+
+void tb_thread_name_first(struct tb_session *s, unsigned ch)
+{
+	tb_name_done = __atomic_load_n(&tb_name_gen, __ATOMIC_RELAXED);
+	char name[TB_THREAD_NAME_MAX + 1] = { 0 };
+	if (syscall(SYS_prctl, PR_GET_NAME, (unsigned long)name, 0ul, 0ul, 0ul) != 0 || !strcmp(name, exec_name))
+		return; /* unknown, or the program's name: readers show the tid */
+	/* Acquire pairs with the release in bind_class(): id is the one the
+	 * mask belongs to.  The class must be bound to this very session (a
+	 * tb_producer_use() may be switching sessions meanwhile). */
+	const uint32_t *m = __atomic_load_n(&tname_cls.mask, __ATOMIC_ACQUIRE);
+	uint32_t id = tname_cls.id;
+	if (id >= s->reg_capacity || m != &s->reg->events[id].enabled ||
+	    !(__atomic_load_n(m, __ATOMIC_RELAXED) & (1u << ch)))
+		return;
+	uint8_t buf[4 + TB_THREAD_NAME_MAX + 1];
+	tb_append(s, ch, id, buf, tname_payload(buf, tb_self_tid(), name));
+}
+
+/* Appends decimal v at p (no stdio: a rename may happen anywhere). */
+static char *tname_u32(char *p, uint32_t v)
+{
+	char d[10];
+	int n = 0;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+void tb_thread_renamed(uint32_t tid, const char *name)
+{
+	if (!tb_producer_session() || !name)
+		return;
+	uint8_t buf[4 + TB_THREAD_NAME_MAX + 1];
+	if (tid) {
+		if (tid == tb_self_tid())
+			tb_name_done = __atomic_load_n(&tb_name_gen, __ATOMIC_RELAXED);
+		tb_emit(&tname_cls, buf, tname_payload(buf, tid, name), 0);
+		return;
+	}
+	/* another thread, whose tid pthreads does not tell (glibc < 2.39):
+	 * every thread of this process that is now called `name` */
+	char want[TB_THREAD_NAME_MAX + 1];
+	size_t wn = 0;
+	while (wn < TB_THREAD_NAME_MAX && name[wn]) {
+		want[wn] = name[wn];
+		wn++;
+	}
+	want[wn] = 0;
+	int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		uint32_t t = 0;
+		const char *q = de->d_name;
+		for (; *q >= '0' && *q <= '9'; q++)
+			t = t * 10 + (uint32_t)(*q - '0');
+		if (*q || !t)
+			continue;
+		char path[48], *p = path, comm[32];
+		memcpy(p, "/proc/self/task/", 16);
+		p = tname_u32(p + 16, t);
+		memcpy(p, "/comm", 6);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, comm, sizeof comm - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		comm[n] = 0;
+		if (comm[n - 1] == '\n')
+			comm[n - 1] = 0;
+		if (!strcmp(comm, want))
+			tb_emit(&tname_cls, buf, tname_payload(buf, t, want), 0);
+	}
+	closedir(d);
 }
 
 int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len)

@@ -46,6 +46,31 @@ static inline uint64_t tb_owner_token(void)
 }
 
 TB_HIDDEN uint32_t tb_self_pid(void);
+
+/*
+ * Thread names (tracebuf:thread_name, format.h).  tb_name_gen counts
+ * producer sessions (tb_producer_use() bumps it); tb_name_done is the value
+ * it had when this thread's name was last written (0: never).  The append
+ * slow paths compare them (a TLS load and a global load, off the fast
+ * path: a thread's first record in a session always takes the slow path,
+ * since the ring's writer is another thread) and call tb_thread_name_first().
+ */
+TB_HIDDEN extern __thread uint32_t tb_name_done __attribute__((tls_model("initial-exec")));
+TB_HIDDEN extern uint32_t tb_name_gen;
+static inline int tb_thread_name_due(void)
+{
+	/* relaxed: a hint; a thread that misses a bump writes its name at
+	 * its next slow path */
+	return __builtin_expect(tb_name_done != __atomic_load_n(&tb_name_gen, __ATOMIC_RELAXED), 0);
+}
+/* Writes this thread's name to channel ch of s, before the record that is
+ * being appended, unless it is the program's name.  Marks it done first (the
+ * nested append does not come back here).  Async-signal-safe. */
+TB_HIDDEN void tb_thread_name_first(struct tb_session *s, unsigned ch);
+/* A rename (pthread_setname_np, prctl): writes the name of `tid` (0: every
+ * thread of the process now called `name`, looked up in /proc) to every
+ * channel with attribution. */
+TB_HIDDEN void tb_thread_renamed(uint32_t tid, const char *name);
 /* Low 32 bits of the start time of thread `tid` (/proc), never 0; 0 when
  * unreadable.  Fallback owner words hold (stamp << 32) | tid, so that a
  * reused tid is not taken for the owner.  Async-signal-safe. */

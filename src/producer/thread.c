@@ -24,6 +24,8 @@
 
 __thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
 __thread uint64_t tb_owner_tok __attribute__((tls_model("initial-exec")));
+__thread uint32_t tb_name_done __attribute__((tls_model("initial-exec")));
+uint32_t tb_name_gen = 1;
 static uint32_t tb_pid;
 
 static void atfork_child(void)
@@ -31,6 +33,7 @@ static void atfork_child(void)
 	tb_tid = 0; /* the only thread of the child is the one that forked */
 	tb_owner_tok = 0;
 	tb_pid = 0;
+	tb_name_done = 0; /* a new tid: its name is written again */
 }
 
 /* At load time, never from an event: pthread_once/pthread_atfork are not
