@@ -11,6 +11,8 @@ if grep -q "^TB_SANITIZE:STRING=." "${TB_BUILD:?}/CMakeCache.txt" 2> /dev/null; 
 	exit 77
 fi
 command -v cc > /dev/null || { echo "SKIP: no C compiler"; exit 77; }
+command -v c++ > /dev/null || { echo "SKIP: no C++ compiler (the guide's C++ part)"; exit 77; }
+command -v babeltrace2 > /dev/null || { echo "SKIP: no babeltrace2 (the guide shows it)"; exit 77; }
 GUIDE=${TB_SRC:?}/docs/GUIDE.md
 W=$T/work
 mkdir -p "$W" "$T/home"
@@ -53,4 +55,9 @@ n=$("$CLI" dump "$W/trace" | grep -c "app:done")
 "$CLI" report --profile "$W/prof" | grep -q "^profile  *[1-9][0-9,]* samples" ||
 	fail "the guide's profile has no samples"
 "$CLI" dump "$W/snap" | grep -q "app:" || fail "the snapshot holds no app events"
+for w in 0 1 2; do
+	# 1,000 work:item + its tracebuf:thread_name event (report counts every event of the trace, as babeltrace2 does)
+	grep -Eq " 1,001 +[0-9,.]+ +worker-$w\$" "$T/guide.out" || fail "the report does not name worker-$w with its 1,001 events"
+done
+grep -q 'tracebuf:thread_name: .*name = "worker-' "$T/guide.out" || fail "babeltrace2 does not show the thread names"
 echo PASS

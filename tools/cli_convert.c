@@ -222,11 +222,15 @@ const char *cv_process_name(struct tb_reader *r, uint32_t pid, char *buf, size_t
 
 const char *cv_thread_name(struct tb_reader *r, uint32_t pid, uint32_t tid, char *buf, size_t cap)
 {
-	(void)r;
 	(void)pid;
-	/* Traces do not record thread names yet.  When they do, the lookup of
-	 * (pid, tid) goes here and every output format gets it. */
-	snprintf(buf, cap, "tid %" PRIu32, tid);
+	/* the name as far as the reader has come (tracebuf:thread_name is
+	 * written before a named thread's first event); tids are unique among
+	 * the live threads of one machine, which is what a trace holds */
+	const char *n = tb_reader_thread_name(r, tid);
+	if (n && *n)
+		snprintf(buf, cap, "%s", n);
+	else
+		snprintf(buf, cap, "tid %" PRIu32, tid);
 	return buf;
 }
 

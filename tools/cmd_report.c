@@ -68,6 +68,7 @@ struct cls_stat {
 struct thr {
 	uint64_t key; /* pid << 32 | tid */
 	uint64_t n;
+	char name[16]; /* the thread's latest name (tracebuf:thread_name), "" none */
 };
 
 struct loss {
@@ -309,9 +310,13 @@ static int collect(struct report *rp)
 			c->unknown++;
 		}
 	}
-	/* the thread records, busiest first */
+	/* the thread records, busiest first, with their latest names */
 	rp->thr = rp->thr_tab.v;
 	rp->thr_n = rp->thr_tab.n;
+	for (size_t i = 0; i < rp->thr_n; i++) {
+		const char *tn = tb_reader_thread_name(r, (uint32_t)rp->thr[i].key);
+		snprintf(rp->thr[i].name, sizeof rp->thr[i].name, "%s", tn ? tn : "");
+	}
 	if (rp->thr_n > 1)
 		qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
@@ -430,6 +435,11 @@ static void print_json(const struct report *rp, FILE *f)
 		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", pid, tid);
 		if (pn)
 			rpt_jstr(f, pn);
+		else
+			fputs("null", f);
+		fputs(",\"thread\":", f);
+		if (rp->thr[i].name[0])
+			rpt_jstr(f, rp->thr[i].name);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f}", rp->thr[i].n, rate_v(rp, rp->thr[i].n));
@@ -572,7 +582,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 
 	if (rp->thr_n) {
 		size_t show = max_threads && max_threads < rp->thr_n ? max_threads : rp->thr_n;
-		fprintf(f, "\n%-18s %9s %9s %13s %12s\n", "process", "pid", "tid", "events", "per s");
+		fprintf(f, "\n%-18s %9s %9s %13s %12s  %s\n", "process", "pid", "tid", "events", "per s", "thread");
 		for (size_t i = 0; i < show; i++) {
 			uint32_t pid = (uint32_t)(rp->thr[i].key >> 32), tid = (uint32_t)rp->thr[i].key;
 			if (!tid && !pid) {
@@ -581,8 +591,8 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 				continue;
 			}
 			const char *pn = proc_name(rp, pid);
-			fprintf(f, "  %-16.16s %9" PRIu32 " %9" PRIu32 " %13s %12s\n", pn ? pn : "?", pid, tid,
-				rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n));
+			fprintf(f, "  %-16.16s %9" PRIu32 " %9" PRIu32 " %13s %12s  %s\n", pn ? pn : "?", pid, tid,
+				rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n), rp->thr[i].name);
 		}
 		if (show < rp->thr_n)
 			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", rp->thr_n - show,

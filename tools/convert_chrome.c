@@ -341,6 +341,15 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	}
 	if (end_ns < last_ns)
 		end_ns = last_ns;
+	/* thread names as they are at the end (a thread renamed after its first
+	 * event: the viewers take the last thread_name of a tid) */
+	for (size_t i = 0; !rc && i < c.threads.n; i++) {
+		const struct tstate *t = cli_table_at(&c.threads, i);
+		uint32_t pid = (uint32_t)(t->key >> 32), tid = (uint32_t)t->key;
+		const char *tn = pid ? tb_reader_thread_name(r, tid) : NULL;
+		if (tn)
+			put_name_meta(&c, "thread_name", pid, tid, tn);
+	}
 	/* spans still open: closed at the end of the trace (or of the window), innermost first */
 	for (size_t i = 0; !rc && i < c.threads.n; i++) {
 		struct tstate *t = cli_table_at(&c.threads, i);

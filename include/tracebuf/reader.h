@@ -163,6 +163,14 @@ TB_API const char *tb_rd_channel(const struct tb_rd_event *e);
 /* pid/tid of the latest tracebuf:thread record earlier in the packet; 0 unknown */
 TB_API uint32_t tb_rd_pid(const struct tb_rd_event *e);
 TB_API uint32_t tb_rd_tid(const struct tb_rd_event *e);
+/*
+ * The name of thread `tid` as far as the iteration has come: from the latest
+ * tracebuf:thread_name event returned so far (a thread's name is recorded
+ * before its first event when it is not the program's name, and again at
+ * each rename; docs/READER.md).  NULL when none was seen (an unnamed thread:
+ * show its tid).  Valid until the next tb_reader_next() or tb_reader_close().
+ */
+TB_API const char *tb_reader_thread_name(const struct tb_reader *r, uint32_t tid);
 /* notices: number lost (0 = unknown) and end of the range (ticks) */
 TB_API uint64_t tb_rd_count(const struct tb_rd_event *e);
 TB_API uint64_t tb_rd_ticks_end(const struct tb_rd_event *e);

@@ -400,7 +400,15 @@ static int reader_classes(struct tb_reader *r)
 		    k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_U32)
 			r->thread_id = TB_EVENT_ID_THREAD;
 	}
-	r->vis = calloc(r->m.nclasses, sizeof *r->vis);
+	/* the thread-name class: any id, this exact shape */
+	r->tname_ci = UINT32_MAX;
+	for (uint32_t i = 0; i < r->m.nclasses; i++) {
+		const struct tb_tsdl_class *k = &r->m.classes[i];
+		if (!strcmp(k->name, "tracebuf:thread_name") && k->nfields == 2 && k->fields[0].type == TB_FT_U32 &&
+		    k->fields[1].type == TB_FT_STRING)
+			r->tname_ci = i;
+	}
+	r->vis = calloc(r->m.nclasses ? r->m.nclasses : 1, sizeof *r->vis);
 	if (!r->vis || tb_rd_fmt_prepare(r))
 		return tb_fail(-ENOMEM, "out of memory");
 	return 0;
@@ -626,6 +634,7 @@ void tb_reader_close(struct tb_reader *r)
 	}
 	free(r->streams);
 	free(r->heap);
+	free(r->tnames);
 	for (uint32_t i = 0; r->vis && i < r->m.nclasses; i++)
 		free(r->vis[i].labels);
 	free(r->vis);
@@ -825,6 +834,8 @@ static void heap_build(struct tb_reader *r)
 		sift_down(r, i);
 }
 
+static void tname_note(struct tb_reader *r, const struct tb_rd_event *e);
+
 int tb_reader_next(struct tb_reader *r, const struct tb_rd_event **ev)
 {
 	if (r->last >= 0) {
@@ -841,7 +852,61 @@ int tb_reader_next(struct tb_reader *r, const struct tb_rd_event **ev)
 		return 0;
 	r->last = (int)r->heap[0];
 	*ev = &r->streams[r->heap[0]].cur;
+	if (__builtin_expect((*ev)->ci == r->tname_ci && (*ev)->kind == TB_RD_EVENT, 0))
+		tname_note(r, *ev);
 	return 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* thread names                                                            */
+
+static struct rd_tname *tname_slot(const struct tb_reader *r, uint32_t tid)
+{
+	uint32_t m = r->tnames_cap - 1, i = (tid * 2654435761u) & m;
+	while (r->tnames[i].tid && r->tnames[i].tid != tid)
+		i = (i + 1) & m;
+	return &r->tnames[i];
+}
+
+/* A tracebuf:thread_name event passed by the iteration: remember it (a
+ * table that cannot grow keeps the names it has). */
+static void tname_note(struct tb_reader *r, const struct tb_rd_event *e)
+{
+	uint32_t tid = (uint32_t)tb_rd_u64(e, 0);
+	size_t n = 0;
+	const char *name = tb_rd_str(e, 1, &n);
+	if (!tid || !name)
+		return;
+	if ((r->tnames_n + 1) * 2 > r->tnames_cap) {
+		uint32_t cap = r->tnames_cap ? r->tnames_cap * 2 : 64;
+		struct rd_tname *old = r->tnames, *nt = calloc(cap, sizeof *nt);
+		if (!nt)
+			return;
+		uint32_t ocap = r->tnames_cap;
+		r->tnames = nt;
+		r->tnames_cap = cap;
+		for (uint32_t i = 0; i < ocap; i++)
+			if (old[i].tid)
+				*tname_slot(r, old[i].tid) = old[i];
+		free(old);
+	}
+	struct rd_tname *t = tname_slot(r, tid);
+	if (!t->tid) {
+		t->tid = tid;
+		r->tnames_n++;
+	}
+	if (n > sizeof t->name - 1)
+		n = sizeof t->name - 1;
+	memcpy(t->name, name, n);
+	t->name[n] = 0;
+}
+
+const char *tb_reader_thread_name(const struct tb_reader *r, uint32_t tid)
+{
+	if (!tid || !r->tnames_cap)
+		return NULL;
+	const struct rd_tname *t = tname_slot(r, tid);
+	return t->tid ? t->name : NULL;
 }
 
 int tb_reader_seek_ticks(struct tb_reader *r, uint64_t t)

@@ -114,6 +114,11 @@ struct rd_vis {
 /* Builds r->vis[ci] for every class (after the metadata was parsed). Return: 0, -ENOMEM. */
 int tb_rd_fmt_prepare(struct tb_reader *r) __attribute__((visibility("hidden")));
 
+struct rd_tname {
+	uint32_t tid;
+	char name[16];
+};
+
 struct tb_reader {
 	char dir[PATH_MAX];
 	char meta_path[PATH_MAX + 16];
@@ -126,6 +131,9 @@ struct tb_reader {
 	struct tb_tsdl_meta m;
 	struct rd_vis *vis;  /* per class index */
 	int32_t thread_id;   /* class id of tracebuf:thread, -1 none */
+	uint32_t tname_ci;   /* class index of tracebuf:thread_name, UINT32_MAX none */
+	struct rd_tname *tnames; /* tid -> latest name seen by the iteration (open addressing) */
+	uint32_t tnames_cap, tnames_n; /* power of two; tids held (tid 0: empty slot) */
 	uint64_t freq;
 	double freq_inv;     /* 1.0 / freq (struct rd_ns_cache) */
 	int64_t off_ns;      /* Unix-epoch ns of tick 0 */
