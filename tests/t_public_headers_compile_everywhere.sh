@@ -48,6 +48,16 @@ $CXX -std=c++17 -O2 $sanflags -I"$INC" "$T/every_header.cpp" -o "$T/prog" -L"$TB
 cat "$T/out"
 grep -q 'hdr:all: { a = 1, b = 2, c = 3, d = 4, e = -1, f = -2, g = -3, h = -4, x = 0.0005, s = "short", t = "short", blob = \[ 115, 104, 111 \], vals = \[ 7, 8 \] }' "$T/out" ||
 	fail "hdr:all is not in the trace with its fields"
+grep -q 'hdr:typed: { yes = true, no = false, ratio = 0.1, big = -2.5e+38 }' "$T/out" ||
+	fail "hdr:typed (bool and f32 fields, floats printed as the shortest text that reads back) is not in the trace"
+"$CLI" dump --format json "$T/t" | grep -q '"yes":true,"no":false,"ratio":0.1,"big":-2.5e+38' ||
+	fail "dump --format json: hdr:typed's bool and f32 fields"
+if command -v babeltrace2 > /dev/null; then
+	# CTF 1.8: the bool is an enumeration, shown by its label; the float a 32-bit floating_point
+	babeltrace2 "$T/t" > "$T/bt" 2>&1 || { cat "$T/bt"; fail "babeltrace2 reads the trace"; }
+	grep 'hdr:typed' "$T/bt" | grep -q 'yes = ( "true" : container = 1 ), no = ( "false" : container = 0 ), ratio = 0.1, big = -2.5e+38' ||
+		{ grep hdr:typed "$T/bt"; fail "babeltrace2: hdr:typed's fields"; }
+fi
 grep -q 'hdr:one: { id = 42 }' "$T/out" || fail "hdr:one is not in the trace"
 grep -q 'hdr:none' "$T/out" || fail "hdr:none (an event without fields) is not in the trace"
 echo PASS

@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <tracebuf/reader.h>
 #include <tracebuf/session.h>
@@ -31,6 +35,7 @@ static const char *type_name(uint32_t t)
 		[TB_FT_U8] = "u8",   [TB_FT_U16] = "u16", [TB_FT_U32] = "u32", [TB_FT_U64] = "u64",
 		[TB_FT_I8] = "i8",   [TB_FT_I16] = "i16", [TB_FT_I32] = "i32", [TB_FT_I64] = "i64",
 		[TB_FT_F64] = "f64", [TB_FT_STRING] = "str", [TB_FT_BYTES] = "bytes", [TB_FT_U64SEQ] = "u64seq",
+		[TB_FT_BOOL] = "bool", [TB_FT_F32] = "f32",
 	};
 	return t < TB_FT_MAX_ && n[t] ? n[t] : "?";
 }
@@ -119,12 +124,124 @@ static int list_trace(const char *dir)
 	return TB_EXIT_OK;
 }
 
+/* ---- a binary: the classes its TB_EVENTs declare (event.h TB__EVENT_NOTE) ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1: f holds an ELF file (the tool's answer for it is given); 0: not ELF */
+static int list_binary(const char *path, int fields, int *rc)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	unsigned char magic[SELFMAG];
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || pread(fd, magic, SELFMAG, 0) != SELFMAG ||
+	    memcmp(magic, ELFMAG, SELFMAG) != 0) {
+		close(fd);
+		return 0;
+	}
+	size_t size = (size_t)st.st_size;
+	const uint8_t *m = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	close(fd);
+	*rc = TB_EXIT_FAIL;
+	if (m == MAP_FAILED) {
+		cli_error("list", "%s: an ELF file too short or unreadable", path);
+		return 1;
+	}
+	Elf64_Ehdr eh;
+	memcpy(&eh, m, sizeof eh);
+	const char *bad = NULL;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		bad = "not a 64-bit little-endian ELF file";
+	else if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
+		 (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
+		bad = "its section headers are outside the file";
+	const char **names = NULL;
+	size_t n = 0, cap = 0, found = 0;
+	if (!bad) {
+		Elf64_Shdr strs;
+		memcpy(&strs, m + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof strs, sizeof strs);
+		if (strs.sh_offset > size || strs.sh_size > size - strs.sh_offset)
+			bad = "its section names are outside the file";
+		for (unsigned i = 0; !bad && i < eh.e_shnum; i++) {
+			Elf64_Shdr sh;
+			memcpy(&sh, m + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+			static const char want[] = "tracebuf_events";
+			if (sh.sh_name >= strs.sh_size || strs.sh_size - sh.sh_name < sizeof want ||
+			    memcmp(m + strs.sh_offset + sh.sh_name, want, sizeof want) != 0)
+				continue;
+			if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
+				bad = "its tracebuf_events section is outside the file";
+				break;
+			}
+			found = 1;
+			/* entries: NAME NUL "{FIELDS}" NUL, with NUL padding between */
+			const char *p = (const char *)m + sh.sh_offset, *end = p + sh.sh_size;
+			while (p < end) {
+				if (!*p) {
+					p++;
+					continue;
+				}
+				const char *nm = p, *z = memchr(p, 0, (size_t)(end - p));
+				const char *f = z ? z + 1 : end, *fz = f < end ? memchr(f, 0, (size_t)(end - f)) : NULL;
+				if (!z || !fz || *f != '{' || fz[-1] != '}') {
+					bad = "its tracebuf_events section is damaged (an entry is not NAME, {FIELDS})";
+					break;
+				}
+				if (n == cap) {
+					cap = cap ? cap * 2 : 64;
+					const char **nn = realloc(names, cap * sizeof *nn);
+					if (!nn) {
+						bad = "out of memory";
+						break;
+					}
+					names = nn;
+				}
+				names[n++] = nm;
+				p = fz + 1;
+			}
+		}
+	}
+	if (bad) {
+		cli_error("list", "%s: %s", path, bad);
+	} else if (!found) {
+		cli_error("list", "%s declares no event classes (no tracebuf_events section: it uses no TB_EVENT, "
+			  "or its classes are in a library it loads: list that file)", path);
+	} else {
+		/* a class used in several translation units has an entry in each:
+		 * sorted by "NAME\0{...}" (names and fields compared), shown once */
+		if (n)
+			qsort(names, n, sizeof *names, cmp_str);
+		for (size_t i = 0; i < n; i++) {
+			const char *f = names[i] + strlen(names[i]) + 1;
+			if (i && !strcmp(names[i], names[i - 1]) && !strcmp(f, names[i - 1] + strlen(names[i - 1]) + 1))
+				continue;
+			put_name(names[i]);
+			if (fields) {
+				printf("  ");
+				put_name(f);
+			}
+			putchar('\n');
+		}
+		*rc = TB_EXIT_OK;
+	}
+	free(names);
+	munmap((void *)m, size);
+	return 1;
+}
+
 static void list_usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf list [--fields] TARGET\n\n"
 		   "The event classes of TARGET: a trace directory (the classes its metadata declares), or a\n"
 		   "live session (a session file or name, as for snapshot: the classes registered so far,\n"
-		   "in which channels each is enabled, and with --fields their fields).\n");
+		   "in which channels each is enabled, and with --fields their fields), or a program or\n"
+		   "library (an ELF file: the classes its TB_EVENTs declare, before it runs; --fields:\n"
+		   "their fields as declared).\n");
 }
 
 int cmd_list(int argc, char **argv)
@@ -152,6 +269,9 @@ int cmd_list(int argc, char **argv)
 	struct stat st;
 	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode))
 		return list_trace(target);
+	int rc;
+	if (list_binary(target, fields, &rc))
+		return rc;
 	char path[4096];
 	tb_session_resolve(target, path, sizeof path);
 	return list_session(path, fields);

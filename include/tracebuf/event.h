@@ -21,6 +21,7 @@
  *       open at once on one thread (signal handlers nest).
  *
  * Field types of TB_EVENT: u8 u16 u32 u64 i8 i16 i32 i64 f64
+ *   f32 (float), bool (C _Bool / C++ bool: one byte, shown as false / true)
  *   (str, name)          NUL-terminated string, at most 255 bytes kept
  *   (strn, name, N)      the same with bound N (1..4095)
  *   (bytes, name, N)     const void *name, uint32_t name_len; at most N bytes
@@ -115,6 +116,8 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__FT_strn 10
 #define TB__FT_bytes 11
 #define TB__FT_u64s 12
+#define TB__FT_bool 13
+#define TB__FT_f32 14
 
 #define TB__CTYPE_u8 uint8_t
 #define TB__CTYPE_u16 uint16_t
@@ -125,6 +128,12 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__CTYPE_i32 int32_t
 #define TB__CTYPE_i64 int64_t
 #define TB__CTYPE_f64 double
+#define TB__CTYPE_f32 float
+#ifdef __cplusplus
+#define TB__CTYPE_bool bool
+#else
+#define TB__CTYPE_bool _Bool
+#endif
 
 /* argument counting and mapping over up to 16 parenthesised fields (the
  * trailing ~ keeps `...` non-empty: ISO C11 and C++11 before C++20 want at
@@ -167,6 +176,8 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__PARAM_i32(n) int32_t n
 #define TB__PARAM_i64(n) int64_t n
 #define TB__PARAM_f64(n) double n
+#define TB__PARAM_f32(n) float n
+#define TB__PARAM_bool(n) TB__CTYPE_bool n
 #define TB__PARAM_str(n) const char *n
 #define TB__PARAM_strn(n, b) const char *n
 #define TB__PARAM_bytes(n, b) const void *n, uint32_t n##_len
@@ -182,6 +193,8 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__BOUND_i32(n) 0
 #define TB__BOUND_i64(n) 0
 #define TB__BOUND_f64(n) 0
+#define TB__BOUND_f32(n) 0
+#define TB__BOUND_bool(n) 0
 #define TB__BOUND_str(n) TB_STR_DEFAULT_MAX
 #define TB__BOUND_strn(n, b) (b)
 #define TB__BOUND_bytes(n, b) (b)
@@ -201,6 +214,8 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__MAXSZ_i32(n) 4
 #define TB__MAXSZ_i64(n) 8
 #define TB__MAXSZ_f64(n) 8
+#define TB__MAXSZ_f32(n) 4
+#define TB__MAXSZ_bool(n) 1
 #define TB__MAXSZ_str(n) (TB_STR_DEFAULT_MAX + 1)
 #define TB__MAXSZ_strn(n, b) ((b) + 1)
 #define TB__MAXSZ_bytes(n, b) (4 + (b))
@@ -218,6 +233,8 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__SER_i32(n) TB__SER_FIXED(n)
 #define TB__SER_i64(n) TB__SER_FIXED(n)
 #define TB__SER_f64(n) TB__SER_FIXED(n)
+#define TB__SER_f32(n) TB__SER_FIXED(n)
+#define TB__SER_bool(n) do { *tb__p++ = (uint8_t)((n) ? 1 : 0); } while (0)
 #define TB__SER_str(n) tb__p = tb__ser_str(tb__p, (n), TB_STR_DEFAULT_MAX, &tb__trunc)
 #define TB__SER_strn(n, b) tb__p = tb__ser_str(tb__p, (n), (b), &tb__trunc)
 #define TB__SER_bytes(n, b) tb__p = tb__ser_seq(tb__p, (n), (n##_len), 1, (b), &tb__trunc)
@@ -280,6 +297,27 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
 /* (one macro argument, braces and commas included) */
 #define TB__NOFIELDS { { NULL, 0, 0 } }
 
+/*
+ * What a binary declares, readable before it runs (`tracebuf list FILE`):
+ * one entry per class in ELF section "tracebuf_events", the class name and
+ * its field list as written, "provider:event\0{(u32, id), (str, path)}\0"
+ * (NUL padding may sit between entries; a class used in several
+ * translation units has an entry in each).
+ */
+#define TB__STRX(...) #__VA_ARGS__
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define TB__RETAIN , retain
+#endif
+#endif
+#ifndef TB__RETAIN
+#define TB__RETAIN
+#endif
+#define TB__EVENT_NOTE(provider, event, fstr)                                                 \
+	static const char tb__note_##provider##_##event[]                                     \
+		__attribute__((section("tracebuf_events"), used TB__RETAIN)) =               \
+			#provider ":" #event "\0{" fstr "}";
+
 /* the parts common to both forms: the class, its registration at load time */
 #define TB__EVENT_CLASS(provider, event, nf, fdescs)                                          \
 	static struct tb_event_class tb__cls_##provider##_##event                             \
@@ -291,6 +329,7 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
 	}
 
 #define TB__EVENT_0(provider, event)                                                          \
+	TB__EVENT_NOTE(provider, event, "")                                                   \
 	TB__EVENT_CLASS(provider, event, 0, TB__NOFIELDS)                                     \
 	static inline __attribute__((unused)) void tb_##provider##_##event(void)              \
 	{                                                                                     \
@@ -303,6 +342,7 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
 
 #define TB__EVENT_1(provider, event, ...)                                                     \
 	TB__STATIC_ASSERT(TB__NARGS(__VA_ARGS__) <= TB_FIELDS_MAX, "at most 16 fields");      \
+	TB__EVENT_NOTE(provider, event, TB__STRX(__VA_ARGS__))                                \
 	TB__EVENT_CLASS(provider, event, TB__NARGS(__VA_ARGS__),                              \
 			{ TB__MAP(TB__FDESC, TB__SEP_COMMA, __VA_ARGS__) })                   \
 	static inline __attribute__((unused)) void tb_##provider##_##event(                   \

@@ -152,6 +152,8 @@ enum tb_rd_type {
 	TB_RD_U8 = 1, TB_RD_U16, TB_RD_U32, TB_RD_U64,
 	TB_RD_I8, TB_RD_I16, TB_RD_I32, TB_RD_I64,
 	TB_RD_F64, TB_RD_STRING, TB_RD_BYTES, TB_RD_U64SEQ,
+	TB_RD_BOOL, /* tb_rd_u64(): 0 or 1 */
+	TB_RD_F32,  /* tb_rd_f64() */
 };
 
 TB_API int tb_rd_kind(const struct tb_rd_event *e);
@@ -186,7 +188,7 @@ TB_API unsigned tb_rd_nfields(const struct tb_rd_event *e);
 TB_API const char *tb_rd_field_name(const struct tb_rd_event *e, unsigned i);
 TB_API int tb_rd_field_type(const struct tb_rd_event *e, unsigned i); /* enum tb_rd_type, -EINVAL */
 TB_API int tb_rd_field_index(const struct tb_rd_event *e, const char *name); /* or -ENOENT */
-/* integers of any width (signed ones sign-extended) and doubles; 0 for other types.
+/* integers of any width (signed ones sign-extended), booleans (0, 1), floats and doubles; 0 for other types.
  * A double read as an integer is truncated toward zero and saturated (NaN: 0;
  * tb_rd_u64: negative values 0). */
 TB_API uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i);

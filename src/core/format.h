@@ -209,8 +209,16 @@ enum tb_field_type {
 	TB_FT_STRING,    /* NUL-terminated, at most max_len bytes before the NUL */
 	TB_FT_BYTES,     /* uint32 length, then that many bytes (<= max_len) */
 	TB_FT_U64SEQ,    /* uint32 length, then that many u64 (<= max_len) */
+	TB_FT_BOOL,      /* one byte, 0 false, else true (CTF: an enum of uint8 { "false" = 0, "true" = 1 }) */
+	TB_FT_F32,       /* IEEE 754 float */
 	TB_FT_MAX_
 };
+
+/* Strings and sequences: variable size, with a bound (max_len). */
+static inline int tb_ft_variable(uint32_t t)
+{
+	return t == TB_FT_STRING || t == TB_FT_BYTES || t == TB_FT_U64SEQ;
+}
 
 struct tb_field_desc {
 	char name[TB_FIELD_NAME_MAX]; /* C identifier */

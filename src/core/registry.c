@@ -187,7 +187,7 @@ int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfield
 		if (fields[i].type < TB_FT_U8 || fields[i].type >= TB_FT_MAX_)
 			return tb_fail(-EINVAL, "event '%s': field '%s' has unknown type %u", name, fields[i].name,
 				       fields[i].type);
-		int var = fields[i].type >= TB_FT_STRING;
+		int var = tb_ft_variable(fields[i].type);
 		if (var && (fields[i].max_len < 1 || fields[i].max_len > TB_PAYLOAD_MAX_LEN))
 			return tb_fail(-EINVAL, "event '%s': field '%s' bound %u outside 1..%u", name, fields[i].name,
 				       fields[i].max_len, TB_PAYLOAD_MAX_LEN);
@@ -339,7 +339,7 @@ uint32_t tb_registry_copy_from(struct tb_session *s, struct tb_event_desc *out, 
 		for (uint32_t f = 0; ok && f < e->nfields; f++) {
 			const struct tb_field_desc *fd = &e->fields[f];
 			ok = valid_ident(fd->name, sizeof fd->name) && fd->type >= TB_FT_U8 && fd->type < TB_FT_MAX_ &&
-			     (fd->type >= TB_FT_STRING ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN
+			     (tb_ft_variable(fd->type) ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN
 						       : fd->max_len == 0);
 		}
 		if (ok) {

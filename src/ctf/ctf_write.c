@@ -171,6 +171,11 @@ static void put_event(FILE *out, const struct tb_event_desc *shared, uint32_t id
 			fprintf(out, "\t\t%s _%s;\n", a, f->name);
 		} else if (f->type == TB_FT_STRING) {
 			fprintf(out, "\t\tstring { encoding = UTF8; } _%s;\n", f->name);
+		} else if (f->type == TB_FT_BOOL) {
+			/* CTF 1.8 has no boolean: an enumeration babeltrace2 prints by label */
+			fprintf(out, "\t\tenum : uint8_t { \"false\" = 0, \"true\" = 1 } _%s;\n", f->name);
+		} else if (f->type == TB_FT_F32) {
+			fprintf(out, "\t\tfloating_point { exp_dig = 8; mant_dig = 24; align = 8; } _%s;\n", f->name);
 		} else {
 			fprintf(out, "\t\tuint32_t %s;\n\t\t%s _%s[%s];\n", lens[i],
 				f->type == TB_FT_BYTES ? "uint8_t" : "uint64_t", f->name, lens[i]);

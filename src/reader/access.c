@@ -267,6 +267,8 @@ uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i)
 	switch (fd->type) {
 	case TB_FT_U8: case TB_FT_U16: case TB_FT_U32: case TB_FT_U64:
 		return tb_rd_ld_uint(p, fd->size);
+	case TB_FT_BOOL: return p[0] != 0;
+	case TB_FT_F32: { float x; memcpy(&x, p, 4); return f64_to_u64(x); }
 	case TB_FT_I8: return (uint64_t)(int64_t)(int8_t)p[0];
 	case TB_FT_I16: return (uint64_t)(int64_t)(int16_t)tb_rd_ld_uint(p, 2);
 	case TB_FT_I32: return (uint64_t)(int64_t)(int32_t)tb_rd_ld_uint(p, 4);
@@ -279,7 +281,7 @@ uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i)
 int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i)
 {
 	int f = raw(e, i);
-	if (f >= 0 && e->k->fields[f].type == TB_FT_F64)
+	if (f >= 0 && (e->k->fields[f].type == TB_FT_F64 || e->k->fields[f].type == TB_FT_F32))
 		return f64_to_i64(tb_rd_f64(e, i));
 	return (int64_t)tb_rd_u64(e, i);
 }
@@ -294,6 +296,11 @@ double tb_rd_f64(const struct tb_rd_event *e, unsigned i)
 		double d;
 		memcpy(&d, fptr(e, f), 8);
 		return d;
+	}
+	if (t == TB_FT_F32) {
+		float x;
+		memcpy(&x, fptr(e, f), 4);
+		return x;
 	}
 	if (t >= TB_FT_I8 && t <= TB_FT_I64)
 		return (double)tb_rd_i64(e, i);

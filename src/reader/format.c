@@ -241,7 +241,8 @@ static void put_seq(struct out *o, const struct style *st, const char *lab, size
  * Reading back exactly is monotonic in the number of digits (17 always do):
  * a binary search over 1..17.
  */
-static char *put_f64(char *p, double d, int json)
+/* the shortest text that reads back as d; is_float: as the float d holds */
+static char *put_real(char *p, double d, int json, int is_float)
 {
 	if (json && !isfinite(d))
 		return put_chars(p, "null", 4);
@@ -252,11 +253,11 @@ static char *put_f64(char *p, double d, int json)
 	if (!isfinite(d)) {
 		k = snprintf(t, sizeof t, "%.17g", d);
 	} else {
-		int lo = 1, hi = 17;
+		int lo = 1, hi = is_float ? 9 : 17;
 		while (lo < hi) {
 			int mid = (lo + hi) / 2;
 			snprintf(t, sizeof t, "%.*g", mid, d);
-			if (strtod(t, NULL) == d)
+			if (is_float ? strtof(t, NULL) == (float)d : strtod(t, NULL) == d)
 				hi = mid;
 			else
 				lo = mid + 1;
@@ -309,9 +310,18 @@ static void format_fields(struct out *o, const struct tb_rd_event *e, int json)
 		case TB_FT_F64: {
 			double d;
 			memcpy(&d, fp, 8);
-			p = put_f64(p, d, json);
+			p = put_real(p, d, json, 0);
 			break;
 		}
+		case TB_FT_F32: {
+			float x;
+			memcpy(&x, fp, 4);
+			p = put_real(p, x, json, 1);
+			break;
+		}
+		case TB_FT_BOOL:
+			p = fp[0] ? put_chars(p, "true", 4) : put_chars(p, "false", 5);
+			break;
 		default:
 			p = put_chars(p, "null", 4);
 		}

@@ -549,6 +549,14 @@ static const char *shown(const char *n)
 	return n[0] == '_' ? n + 1 : n;
 }
 
+/* tracebuf's boolean: enum : uint8 { "false" = 0, "true" = 1 } (ctf_write.c) */
+static int is_bool_enum(const struct ty *t)
+{
+	const struct enumerator *f = t->enums, *tr = f ? f->next : NULL;
+	return is_uint(t->base, 8, 8) && f && tr && !tr->next && !strcmp(f->label, "false") && f->lo == 0 &&
+	       f->hi == 0 && !strcmp(tr->label, "true") && tr->lo == 1 && tr->hi == 1;
+}
+
 static void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line)
 {
 	if (!st || st->kind != K_STRUCT)
@@ -593,11 +601,16 @@ static void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty
 			f->type = (uint8_t)(ut[t->size / 8 - 1] + (t->sign ? TB_FT_I8 - TB_FT_U8 : 0));
 			f->size = (uint8_t)(t->size / 8);
 		} else if (t->kind == K_FLOAT) {
-			if (t->exp != 11 || t->mant != 53 || t->be || t->align != 8)
+			int dbl = t->exp == 11 && t->mant == 53, flt = t->exp == 8 && t->mant == 24;
+			if ((!dbl && !flt) || t->be || t->align != 8)
 				tsdl_perr(c, d->line, "event '%s' field '%s': only byte-aligned little-endian doubles "
-						      "(exp_dig 11, mant_dig 53) are supported", k->name, d->name);
-			f->type = TB_FT_F64;
-			f->size = 8;
+						      "(exp_dig 11, mant_dig 53) and floats (8, 24) are supported",
+					  k->name, d->name);
+			f->type = dbl ? TB_FT_F64 : TB_FT_F32;
+			f->size = dbl ? 8 : 4;
+		} else if (t->kind == K_ENUM && is_bool_enum(t)) {
+			f->type = TB_FT_BOOL;
+			f->size = 1;
 		} else if (t->kind == K_STRING) {
 			f->type = TB_FT_STRING;
 			fixed = 0;

@@ -14,6 +14,7 @@
 
 TB_EVENT(hdr, all, (u8, a), (u16, b), (u32, c), (u64, d), (i8, e), (i16, f), (i32, g), (i64, h), (f64, x),
 	 (str, s), (strn, t, 300), (bytes, blob, 16), (u64s, vals, 4))
+TB_EVENT(hdr, typed, (bool, yes), (bool, no), (f32, ratio), (f32, big))
 TB_EVENT(hdr, one, (u32, id))
 TB_EVENT(hdr, none)
 
@@ -22,6 +23,7 @@ int main(void)
 	char small[8] = "short";
 	uint64_t v[2] = { 7, 8 };
 	tb_hdr_all(1, 2, 3, 4, -1, -2, -3, -4, 0.0005, small, small, small, 3, v, 2);
+	tb_hdr_typed(1 > 0, 0 > 1, 0.1f, -2.5e38f);
 	tb_hdr_one(42);
 	tb_hdr_none();
 	return TB_ENABLED(hdr, none) ? 0 : 0;
