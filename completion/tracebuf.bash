@@ -23,7 +23,7 @@ _tracebuf()
 	--mode) COMPREPLY=($(compgen -W "discard overwrite block" -- "$cur")); return ;;
 	--to) COMPREPLY=($(compgen -W "perfetto chrome speedscope folded" -- "$cur")); return ;;
 	--format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
-	--unwind) COMPREPLY=($(compgen -W "fp libunwind" -- "$cur")); return ;;
+	--unwind) COMPREPLY=($(compgen -W "auto fp libunwind" -- "$cur")); return ;;
 	-o | --output | --shm-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--session | --attach) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	esac

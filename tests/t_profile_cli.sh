@@ -25,7 +25,7 @@ usage --channel c:4K:2:block
 usage --no-attribution
 usage --attach x
 "$CLI" profile -o "$T/u" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no command: not a usage error"
-"$CLI" profile --help | grep -q -- '--unwind fp|libunwind' || fail "--help"
+"$CLI" profile --help | grep -q -- '--unwind auto|fp|libunwind' || fail "--help"
 
 # the library missing: exit 1, the message names what was tried
 TRACEBUF_PROFILE_LIB=$T/nowhere.so "$CLI" profile -o "$T/m" -- "$P/prof_hot" 0.01 2> "$T/m.err"
@@ -54,7 +54,10 @@ grep -q '"profile:sample"' "$T/ev.json" || fail "--events 'nothing:*' dropped th
 
 # the settings reach the sampler (and the trace says so)
 prof set -F 123 --depth 9 -- "$P/prof_hot" 0.05 || fail "-F 123 --depth 9"
-grep -q '"event":"profile:info","fields":{"hz":123,"unwinder":"fp"' "$T/set.json" ||
+# the default unwinder (auto): libunwind where it loads, frame pointers otherwise
+want_uw=fp
+has_libunwind && want_uw=libunwind
+grep -q '"event":"profile:info","fields":{"hz":123,"unwinder":"'$want_uw'"' "$T/set.json" ||
 	fail "profile:info does not say hz 123: $(grep profile:info "$T/set.json")"
 if [ -z "$SANITIZE" ]; then
 	# (uninstrumented commands cannot take the sanitizer build's libraries)

@@ -21,4 +21,7 @@ fi
 prof lu --unwind libunwind -- "$P/prof_spin" 2 0.3 3 nofp || fail "prof_spin (libunwind) failed"
 $CHECK unwind "$T/lu.json" "$P/prof_spin" libunwind || fail "libunwind chains"
 $CHECK counters "$T/lu.json" none || fail "libunwind: counters"
+# the default (--unwind auto) is libunwind when it loads: callers through code without frame pointers
+prof auto -- "$P/prof_spin" 2 0.3 3 nofp || fail "prof_spin (default unwinder) failed"
+$CHECK unwind "$T/auto.json" "$P/prof_spin" libunwind || fail "the default unwinder does not walk code without frame pointers"
 echo PASS

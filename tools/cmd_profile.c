@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_profile.c - tracebuf profile [-F HZ] [-o DIR] [--unwind fp|libunwind]
+ * cmd_profile.c - tracebuf profile [-F HZ] [-o DIR] [--unwind auto|fp|libunwind]
  *                 [--depth N] [record options] -- CMD [ARGS]
  *
  * `tracebuf record` of CMD with the sampler preloaded: sets LD_PRELOAD
@@ -47,12 +47,14 @@ static void profile_usage(FILE *f)
 		"the trace can be symbolised after CMD has exited: tracebuf report --profile DIR.\n"
 		"Exits with CMD's exit status (128+N if it died of signal N).\n"
 		"\n"
-		"  -F, --freq HZ             samples per second of CPU time per thread (999); the kernel\n"
-		"                            delivers at most CONFIG_HZ per thread, and a sample then\n"
-		"                            stands for 1 + its 'overrun' periods\n"
+		"  -F, --freq HZ             samples per second of CPU time per thread (999): a perf\n"
+		"                            cpu-clock event where perf_event_open is allowed, else a CPU-time\n"
+		"                            timer (at most CONFIG_HZ: a sample then stands for 1 + its\n"
+		"                            'overrun' periods)\n"
 		"  -o, --output DIR          trace directory (default profile-YYYYMMDD-HHMMSS)\n"
-		"  --unwind fp|libunwind     call chains by frame pointers (fp, default) or by libunwind\n"
-		"                            (DWARF CFI: also through code without frame pointers)\n"
+		"  --unwind auto|fp|libunwind  call chains by libunwind (DWARF CFI: also through code\n"
+		"                            without frame pointers) or by frame pointers (fp: cheaper);\n"
+		"                            auto (default): libunwind where it can be loaded, else fp\n"
 		"  --depth N                 longest call chain, PC included (1..127, default 127)\n"
 		"  -q, --quiet               no status line, no summary\n"
 		"\n"
@@ -173,6 +175,19 @@ static int set_preload(const char *lib)
 	return rc ? cli_error(NAME, "setenv: %s", strerror(errno)) : 0;
 }
 
+/* 1 when libunwind can be used here (built with it, and its library loads) */
+static int libunwind_usable(void)
+{
+#ifdef TB_PROFILE_HAVE_LIBUNWIND
+	void *h = dlopen(TB_PROFILE_LIBUNWIND_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		dlclose(h);
+	return h != NULL;
+#else
+	return 0;
+#endif
+}
+
 static int check_libunwind(void)
 {
 #ifdef TB_PROFILE_HAVE_LIBUNWIND
@@ -282,7 +297,7 @@ int cmd_profile(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	unsigned long hz = 999, depth = 127;
-	const char *out = NULL, *unwind = "fp";
+	const char *out = NULL, *unwind = "auto";
 	char *events = NULL;
 	int quiet = 0, c, rc = TB_EXIT_OK;
 	/* record's argv: "record", options, "-o", DIR, "--", CMD...: at most
@@ -306,8 +321,8 @@ int cmd_profile(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h': profile_usage(stdout); goto out;
 		case OPT_UNWIND:
-			if (strcmp(optarg, "fp") && strcmp(optarg, "libunwind")) {
-				rc = usage_error("--unwind %s: want fp or libunwind", optarg);
+			if (strcmp(optarg, "fp") && strcmp(optarg, "libunwind") && strcmp(optarg, "auto")) {
+				rc = usage_error("--unwind %s: want auto, fp or libunwind", optarg);
 				goto out;
 			}
 			unwind = optarg;
@@ -377,6 +392,21 @@ int cmd_profile(int argc, char **argv)
 	}
 
 	char lib[PATH_MAX], outbuf[PATH_MAX], num[32];
+	/* auto: libunwind where it can be loaded (callers of programs built
+	 * without frame pointers, the -O2 default), frame pointers otherwise,
+	 * said once; the report says which was used (profile:info) */
+	if (!strcmp(unwind, "auto")) {
+		unwind = libunwind_usable() ? "libunwind" : "fp";
+		if (!strcmp(unwind, "fp") && !quiet)
+			fprintf(stderr, "tracebuf profile: unwinding by frame pointers (libunwind %s): callers of code "
+					"built without frame pointers show as [unknown]\n",
+#ifdef TB_PROFILE_HAVE_LIBUNWIND
+				"cannot be loaded: install libunwind8"
+#else
+				"not built in: install libunwind-dev and rebuild"
+#endif
+			);
+	}
 	if (find_lib(lib, sizeof lib) || (!strcmp(unwind, "libunwind") && check_libunwind()) || set_preload(lib)) {
 		rc = TB_EXIT_FAIL;
 		goto out;
