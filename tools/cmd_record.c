@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "consumer/consumer.h"
+#include "consumer/relay.h"
 #include "core/registry.h"
 #include "core/session_impl.h"
 
@@ -65,6 +66,13 @@ static void record_usage(FILE *f)
 		"  --attach SESSION          drain an existing session instead of running CMD; DIR may\n"
 		"                            hold the trace a killed consumer left: it is continued\n"
 		"  -q, --quiet               no status line, no summary\n"
+		"  --relay net://HOST[:CONTROL_PORT[:DATA_PORT]]\n"
+		"                            also stream every packet to LTTng's relay daemon\n"
+		"                            (lttng-relayd; ports 5342, 5343 by default): viewers follow\n"
+		"                            it live (babeltrace2 -i lttng-live); DIR keeps a whole copy\n"
+		"  --session-name NAME       the relay session's name (default: CMD's name)\n"
+		"  --hostname NAME           the host name the relay files it under (default: this host's)\n"
+		"  --live-timer DUR          idle streams report in this often, for live viewers (1s; 0: off)\n"
 		"\n"
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
@@ -76,6 +84,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER,
 };
 
 struct rec_opts {
@@ -89,6 +98,12 @@ struct rec_opts {
 	struct tb_channel_opts dflt; /* --sb-size & co: the default channel, or every --channel */
 	int quiet;
 	char **cmd;
+	/* --relay: also stream to lttng-relayd (src/consumer/relay.h) */
+	const char *relay_url;
+	const char *relay_name;   /* --session-name */
+	const char *relay_host;   /* --hostname */
+	uint64_t live_ns;         /* --live-timer */
+	struct tb_relay_cfg relay;
 };
 
 static int parse_mode(const char *s, uint32_t *mode)
@@ -173,12 +188,17 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "session", required_argument, 0, OPT_SESSION },
 		{ "shm-dir", required_argument, 0, OPT_SHM_DIR },
 		{ "attach", required_argument, 0, OPT_ATTACH },
+		{ "relay", required_argument, 0, OPT_RELAY },
+		{ "session-name", required_argument, 0, OPT_RELAY_NAME },
+		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
+		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	memset(o, 0, sizeof *o);
 	o->dflt.size = sizeof o->dflt;
+	o->live_ns = 1000000000ull;
 	optind = 1;
 	opterr = 1;
 	int c;
@@ -234,11 +254,45 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case OPT_SESSION: o->session_path = optarg; break;
 		case OPT_SHM_DIR: o->shm_dir = optarg; break;
 		case OPT_ATTACH: o->attach = optarg; break;
+		case OPT_RELAY: {
+			char host[256];
+			unsigned cp, dp;
+			if (tb_relay_parse_url(optarg, host, sizeof host, &cp, &dp) < 0)
+				return usage_error("--relay: %s", tb_errmsg());
+			o->relay_url = optarg;
+			break;
+		}
+		case OPT_RELAY_NAME:
+			if (!*optarg || strchr(optarg, '/') || strlen(optarg) > 200)
+				return usage_error("--session-name '%s': 1..200 characters, no '/'", optarg);
+			o->relay_name = optarg;
+			break;
+		case OPT_RELAY_HOST:
+			if (!*optarg || strchr(optarg, '/') || strlen(optarg) > 63)
+				return usage_error("--hostname '%s': 1..63 characters, no '/'", optarg);
+			o->relay_host = optarg;
+			break;
+		case OPT_LIVE_TIMER:
+			if (tb_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
+				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; 0: off)", optarg);
+			break;
 		default: return usage_error("%s", "unknown option");
 		}
 	}
 	if (!o->out)
 		return usage_error("%s", "no output directory: give -o DIR");
+	if ((o->relay_name || o->relay_host) && !o->relay_url)
+		return usage_error("%s", "--session-name and --hostname name a relay session: give --relay URL");
+	if (o->relay_url) {
+		const char *nm = o->relay_name;
+		if (!nm && optind < argc && !o->attach) {
+			nm = strrchr(argv[optind], '/');
+			nm = nm ? nm + 1 : argv[optind];
+		}
+		o->relay = (struct tb_relay_cfg){ .url = o->relay_url, .session_name = nm && *nm ? nm : "tracebuf",
+						  .hostname = o->relay_host,
+						  .live_timer_us = (uint32_t)(o->live_ns / 1000) };
+	}
 	if (o->attach) {
 		if (optind < argc)
 			return usage_error("--attach drains an existing session: no command (got '%s')", argv[optind]);
@@ -459,6 +513,16 @@ static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
 				" skipped, %" PRIu64 " not written after a write error\n",
 			st.bad, st.torn, st.skipped, st.dropped);
+	struct tb_relay_stats rs;
+	tb_engine_relay(e, &rs);
+	if (rs.enabled) {
+		fprintf(stderr, "  relay: %" PRIu64 " packets, %.2f MiB sent to %s", rs.packets,
+			(double)rs.bytes / 1048576.0, rs.path);
+		if (rs.lost_packets)
+			fprintf(stderr, "; %" PRIu64 " packets (%" PRIu64 " events) not sent: %s", rs.lost_packets,
+				rs.lost_events, rs.error);
+		fputc('\n', stderr);
+	}
 	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
 	for (unsigned ch = 0; ch < nch; ch++)
 		for (unsigned cpu = 0; cpu < ncpus; cpu++) {
@@ -641,7 +705,8 @@ static int run_attach(struct rec_opts *o)
 		{ "session_file", path, 0 },
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
-	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3 };
+	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3,
+				     .relay = o->relay_url ? &o->relay : NULL };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, o->out, &cfg, &e);
 	if (rc < 0) {
@@ -738,7 +803,7 @@ int cmd_record(int argc, char **argv)
 		{ "recorder", "tracebuf record", 0 },
 		{ "cmd_pid", NULL, 0 }, /* set below, before any metadata is written */
 	};
-	struct tb_engine_cfg cfg = { .env = env, .nenv = 3 };
+	struct tb_engine_cfg cfg = { .env = env, .nenv = 3, .relay = o.relay_url ? &o.relay : NULL };
 	/* the engine copies env at creation, but CMD's pid is known only
 	 * after fork: create the engine after the fork, start CMD held on a
 	 * pipe until the consumer runs, so that no event can be missed */

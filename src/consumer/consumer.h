@@ -44,11 +44,25 @@ struct tb_engine_env {
 	int64_t num;
 };
 
+struct tb_relay_cfg;
+
 struct tb_engine_cfg {
 	unsigned flags;                   /* TB_ENG_* */
 	const struct tb_engine_env *env;  /* extra metadata env entries (copied) */
 	unsigned nenv;
+	const struct tb_relay_cfg *relay; /* also send every packet to lttng-relayd (relay.h); NULL: no */
 };
+
+/* What was sent to the relay daemon, and what could not be (tb_engine_relay()). */
+struct tb_relay_stats {
+	int enabled;              /* a relay was asked for */
+	int alive;                /* still connected */
+	uint64_t packets, bytes;  /* sent */
+	uint64_t lost_packets, lost_events; /* written locally but not sent (the relay was lost) */
+	char path[512];           /* its session directory under the relay daemon's output */
+	char error[320];          /* why it was lost ("" while alive) */
+};
+TB_HIDDEN void tb_engine_relay(struct tb_engine *e, struct tb_relay_stats *out);
 
 /* Per-stream and total statistics; each value exact at some instant. */
 struct tb_stream_stats {

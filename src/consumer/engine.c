@@ -140,6 +140,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	e->dirfd = -1;
 	pthread_mutex_init(&e->meta_lock, NULL);
 	pthread_mutex_init(&e->err_lock, NULL);
+	pthread_mutex_init(&e->relay_lock, NULL);
 	pthread_mutex_init(&e->fl_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -197,6 +198,9 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	if (rc < 0)
 		goto fail;
 	tb_ballast_make(e);
+	/* the relay daemon last: a refusal leaves nothing behind but the directory */
+	if (cfg && cfg->relay && (rc = tb_engine_relay_open(e, cfg->relay)) < 0)
+		goto fail;
 	*out = e;
 	return 0;
 fail:
@@ -214,6 +218,7 @@ void tb_engine_destroy(struct tb_engine *e)
 	if (e->streams)
 		tb_streams_close(e);
 	tb_ballast_free(e);
+	tb_engine_relay_close(e);
 	if (e->dirfd >= 0)
 		close(e->dirfd);
 	for (unsigned i = 0; i < e->nenv; i++) {
@@ -254,6 +259,23 @@ static int ring_touched(struct tb_engine *e, unsigned ch, unsigned cpu)
 	 * seen at the next pass (or is taken by drain_dead after all
 	 * producers are gone, when nothing races any more) */
 	return __atomic_load_n(&tb_ctl_of(e->s, ch, cpu)->head, __ATOMIC_RELAXED) != 0;
+}
+
+int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	const struct tb_ctl *c = tb_ctl_of(e->s, ch, cpu);
+	/* relaxed: see tb_engine_relay_tick() for why a stale view is harmless */
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+	if (head == 0)
+		return 1;
+	uint64_t S = e->s->chan[ch].sb_size;
+	if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) != 0)
+		return 0;
+	if ((head & (S - 1)) != TB_PACKET_HEADER_SIZE)
+		return 0;
+	/* and every closed packet was taken by the consumer */
+	uint64_t pos;
+	return tb_ring_ready(e->s, ch, cpu, &pos) == 0;
 }
 
 /* The walk of one packet: stops at the first record stamped after the packet's end. */
@@ -414,6 +436,7 @@ static void *drain_main(void *arg)
 		}
 		unsigned n = drain_pass(e);
 		__atomic_store_n(&map->consumer_heartbeat_ns, tb_mono_ns(), __ATOMIC_RELAXED);
+		tb_engine_relay_tick(e);
 		if (n) {
 			idle_wakeups = 0;
 			continue;
@@ -686,6 +709,7 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 	if (rc < 0)
 		tb_engine_set_error(e, rc);
 	tb_streams_close(e);
+	tb_engine_relay_close(e);
 	if (!(e->flags & TB_ENG_READONLY)) {
 		__atomic_store_n(&s->map->state, TB_STATE_STOPPED, __ATOMIC_RELAXED);
 		uint32_t me = (uint32_t)getpid();

@@ -7,11 +7,15 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "consumer/consumer.h"
 #include "platform/clock.h" /* tb_mono_ns() */
 
 #define TB_TRACER_VERSION "0.1.0"
+
+struct tb_ctf_trace_info;
+struct tb_relay;
 #define TB_WARN_SLOTS 32u
 
 struct tb_stream {
@@ -96,6 +100,16 @@ struct tb_engine {
 	struct tb_flusher *fl;
 	unsigned nfl;
 
+	/* relay daemon (relay.c), NULL when none: every packet written is also
+	 * sent; calls serialised by relay_lock (drain thread, flushers' final
+	 * packets, finish) */
+	struct tb_relay *relay;
+	pthread_mutex_t relay_lock;
+	uint64_t relay_beacon_ns; /* monotonic time of the last beacon round */
+	uint32_t relay_nev;       /* event classes the relay's metadata describes (0: none sent yet) */
+	uint32_t relay_live_us;
+	struct tb_relay_stats relay_st; /* under relay_lock */
+
 	int finished;
 	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
 	int ballast;         /* ".tracebuf-reserve" exists: room kept for the last loss packets */
@@ -119,6 +133,24 @@ static inline int tb_chan_drained(const struct tb_engine *e, unsigned ch)
 }
 
 TB_HIDDEN void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len);
+/* Sends the packets of iov[0..n) (each a tb_packet_header iovec, then its
+ * content when longer) of ring (ch, cpu) to the relay, if any; holding
+ * `events` events in all.  A lost relay counts them (tb_relay_stats). */
+TB_HIDDEN void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
+				       uint64_t events);
+/* Sends metadata `text` (the whole text the first time, then the event
+ * blocks of classes [from, nev)) to the relay; under meta_lock. */
+TB_HIDDEN void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info);
+/* 1 when ring (ch, cpu) holds no record the consumer has not taken: never
+ * written, or its open packet is empty and no fallback writer owns it
+ * (relaxed loads: a hint, see tb_engine_relay_tick()). */
+TB_HIDDEN int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu);
+/* Live beacons when the live period passed (drain thread, when idle). */
+TB_HIDDEN void tb_engine_relay_tick(struct tb_engine *e);
+/* Connects (tb_engine_create with cfg->relay): 0 or -errno (tb_errmsg()). */
+TB_HIDDEN int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg);
+/* Closes its streams and connections (finish, destroy). */
+TB_HIDDEN void tb_engine_relay_close(struct tb_engine *e);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
  * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,

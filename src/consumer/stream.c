@@ -484,12 +484,15 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 	iov[n++] = (struct iovec){ &h, sizeof h };
 	if (content > sizeof h)
 		iov[n++] = (struct iovec){ (uint8_t *)pkt + sizeof h, content - sizeof h };
+	struct iovec sent[3]; /* stream_write() may change iov */
+	memcpy(sent, iov, sizeof sent);
 	rc = stream_write(e, ch, cpu, st, iov, n, pre_bytes + content, pre_bytes + info->packet_bytes);
 	if (rc < 0) {
 		st->lost[TB_LOSS_DISK] += info->events;
 		tb_stat_add(&st->st.dropped, 1);
 		return rc;
 	}
+	tb_engine_relay_packets(e, ch, cpu, sent, n, info->events);
 	publish_lost(st, out);
 	st->last_seq = info->seq;
 	st->have_last = 1;
@@ -563,7 +566,10 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 	uint64_t bytes = (uint64_t)n * sizeof h;
 	/* written even after an earlier write error: the file ends at a whole
 	 * packet, and this one tells readers what the error cost */
+	struct iovec sent[2];
+	memcpy(sent, iov, sizeof sent);
 	if (stream_write(e, ch, cpu, st, iov, n, bytes, bytes) == 0) {
+		tb_engine_relay_packets(e, ch, cpu, sent, n, 0);
 		publish_lost(st, out);
 		st->last_seq = seq;
 		st->have_last = 1;

@@ -41,6 +41,10 @@ struct tb_ctf_trace_info {
  * Return: 0, -EIO (write error), -EINVAL (info itself inconsistent).
  */
 TB_HIDDEN int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info);
+/* Only the event blocks of ids [from, info->nevents): what a metadata text
+ * written with `from` classes needs appended to describe them all (the
+ * relay daemon's metadata stream is append-only). */
+TB_HIDDEN int tb_ctf_metadata_write_events(FILE *out, const struct tb_ctf_trace_info *info, uint32_t from);
 
 /* ---- helpers of the writer, shared with the reader and the tests ---- */
 

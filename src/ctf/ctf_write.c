@@ -296,8 +296,13 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 		fprintf(out, "\t\tuint64_t %s;\n", tb_loss_field(k));
 	fputs("\t};\n};\n\n", out);
 
+	return tb_ctf_metadata_write_events(out, info, 0);
+}
+
+int tb_ctf_metadata_write_events(FILE *out, const struct tb_ctf_trace_info *info, uint32_t from)
+{
 	uint32_t n = info->nevents ? info->nevents : 1;
-	for (uint32_t id = 0; id < n; id++)
+	for (uint32_t id = from; id < n; id++)
 		put_event(out, id < info->nevents ? &info->events[id] : NULL, id);
 
 	if (fflush(out) != 0 || ferror(out))

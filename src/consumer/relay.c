@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * relay.c - the relay daemon client (relay.h has the wire format).
+ *
+ * Blocking sockets with a send/receive timeout: the engine's thread that
+ * writes a packet also sends it, so a slow relay slows the drain (producers
+ * in discard mode then lose events ring-full, counted as usual; they never
+ * wait), and a relay that stops answering for timeout_ms is declared lost
+ * rather than waited on.  Memory is bounded: nothing is queued.
+ */
+#define _GNU_SOURCE
+#include "consumer/relay.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h> /* tb_errmsg */
+
+#include "core/session_impl.h" /* tb_fail */
+
+enum {
+	CMD_ADD_STREAM = 1,
+	CMD_CREATE_SESSION = 2,
+	CMD_VERSION = 5,
+	CMD_SEND_METADATA = 6,
+	CMD_CLOSE_STREAM = 7,
+	CMD_SEND_INDEX = 13,
+	CMD_STREAMS_SENT = 16,
+};
+
+#define PROTO_MAJOR 2u
+#define PROTO_MINOR 8u
+#define LTTNG_OK 10 /* lttng's return code for success */
+#define NAME_LEN 255
+#define HOST_LEN 64
+#define CHAN_LEN 264
+#define PATH_LEN 4096
+
+struct rstream {
+	char name[CHAN_LEN];
+	int added;         /* ADD_STREAM done: at its first packet (an empty file otherwise) */
+	uint64_t handle;   /* the relay daemon's id */
+	uint64_t next_seq; /* net_seq_num of the next packet (from 1; last sent = next_seq - 1) */
+	int sent;          /* a packet since the last beacon round */
+	uint64_t last_ts;  /* timestamp_end of the last packet or beacon sent */
+	uint64_t beacon_ts;/* time of the last beacon (0: none) */
+};
+
+struct tb_relay {
+	int ctl, data;
+	uint32_t minor;
+	unsigned n;            /* data streams; streams[n] is the metadata stream */
+	struct rstream *streams;
+	int lost;
+	char err[320];
+	char addr[300];
+	char path[512];
+};
+
+int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_port, unsigned *data_port)
+{
+	const char *p = url;
+	if (!strncmp(p, "net://", 6) || !strncmp(p, "tcp://", 6))
+		p += 6;
+	else
+		return tb_fail(-EINVAL, "relay URL '%s': want net://HOST[:CONTROL_PORT[:DATA_PORT]]", url);
+	*ctl_port = 5342;
+	*data_port = 5343;
+	const char *end;
+	size_t n;
+	if (*p == '[') { /* [IPv6] */
+		end = strchr(p, ']');
+		if (!end)
+			return tb_fail(-EINVAL, "relay URL '%s': no ']' after the IPv6 address", url);
+		n = (size_t)(end - p - 1);
+		p++;
+		end++;
+	} else {
+		end = p + strcspn(p, ":/");
+		n = (size_t)(end - p);
+	}
+	if (n == 0 || n >= hlen)
+		return tb_fail(-EINVAL, "relay URL '%s': no host, or a host name too long", url);
+	memcpy(host, p, n);
+	host[n] = 0;
+	unsigned *ports[2] = { ctl_port, data_port };
+	for (int i = 0; i < 2 && *end == ':'; i++) {
+		char *q;
+		unsigned long v = strtoul(end + 1, &q, 10);
+		if (q == end + 1 || v == 0 || v > 65535)
+			return tb_fail(-EINVAL, "relay URL '%s': port '%.*s' is not 1..65535", url,
+				       (int)strcspn(end + 1, ":/"), end + 1);
+		*ports[i] = (unsigned)v;
+		end = q;
+	}
+	if (*end && strcmp(end, "/"))
+		return tb_fail(-EINVAL, "relay URL '%s': unexpected '%s' after the ports", url, end);
+	return 0;
+}
+
+/* ---- the connection ---------------------------------------------------- */
+
+static int lose(struct tb_relay *r, int err, const char *what)
+{
+	if (!r->lost) {
+		r->lost = 1;
+		snprintf(r->err, sizeof r->err, "relay %.200s: %.60s: %.40s", r->addr, what, strerror(err));
+	}
+	return -err;
+}
+
+static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n)
+{
+	struct iovec iov[4];
+	if (n > 4)
+		return -EINVAL;
+	memcpy(iov, iov0, (size_t)n * sizeof *iov);
+	struct iovec *v = iov;
+	while (n > 0) {
+		struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)n };
+		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "send");
+		}
+		while (n > 0 && (size_t)w >= v->iov_len) {
+			w -= (ssize_t)v->iov_len;
+			v++;
+			n--;
+		}
+		if (n > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + w;
+			v->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+static int recv_all(struct tb_relay *r, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t g = recv(r->ctl, p, len, 0);
+		if (g < 0 && errno == EINTR)
+			continue;
+		if (g < 0)
+			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "no reply");
+		if (g == 0)
+			return lose(r, ECONNRESET, "the relay daemon closed the connection");
+		p += g;
+		len -= (size_t)g;
+	}
+	return 0;
+}
+
+/* A control command and, when reply != NULL, its reply. */
+static int command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
+		   void *reply, size_t rlen)
+{
+	if (r->lost)
+		return -EPIPE;
+	struct __attribute__((packed)) {
+		uint64_t circuit, size;
+		uint32_t cmd, version;
+	} h = { 0, htobe64(len + len2), htobe32(cmd), 0 };
+	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pl, len }, { (void *)pl2, len2 } };
+	int rc = send_all(r, r->ctl, iov, 1 + (len > 0) + (len2 > 0 ? 1 : 0));
+	if (rc == 0 && reply)
+		rc = recv_all(r, reply, rlen);
+	return rc;
+}
+
+static int connect_to(struct tb_relay *r, const char *host, unsigned port, unsigned timeout_ms)
+{
+	char ps[8];
+	snprintf(ps, sizeof ps, "%u", port);
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int g = getaddrinfo(host, ps, &hints, &ai);
+	if (g)
+		return tb_fail(-EHOSTUNREACH, "relay %s: cannot resolve '%s': %s", r->addr, host, gai_strerror(g));
+	int fd = -1, err = ECONNREFUSED;
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		struct timeval tv = { (time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000 };
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+			break;
+		err = errno == EINPROGRESS ? ETIMEDOUT : errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		return tb_fail(-err, "relay %s: cannot connect to %s port %u: %s (is lttng-relayd running, with "
+				     "--control-port/--data-port there?)", r->addr, host, port, strerror(err));
+	return fd;
+}
+
+static int put_name(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n == 0 || n >= cap)
+		return -1;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
+{
+	struct __attribute__((packed)) {
+		char channel[CHAN_LEN];
+		char path[PATH_LEN];
+		uint64_t tf_size, tf_count;
+	} *m = calloc(1, sizeof *m);
+	if (!m)
+		return tb_fail(-ENOMEM, "out of memory");
+	put_name(m->channel, sizeof m->channel, name);
+	put_name(m->path, sizeof m->path, r->path);
+	struct __attribute__((packed)) {
+		uint64_t handle;
+		uint32_t ret;
+	} rep;
+	int rc = command(r, CMD_ADD_STREAM, m, sizeof *m, NULL, 0, &rep, sizeof rep);
+	free(m);
+	if (rc)
+		return tb_fail(rc, "%s", r->err);
+	if (be32toh(rep.ret) != LTTNG_OK)
+		return tb_fail(-EPROTO, "relay %s: the relay daemon refused stream %s/%s (code %u)", r->addr, r->path,
+			       name, be32toh(rep.ret));
+	*handle = be64toh(rep.handle);
+	return 0;
+}
+
+int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names, struct tb_relay **out)
+{
+	char host[256];
+	unsigned cport, dport;
+	int rc = tb_relay_parse_url(cfg->url, host, sizeof host, &cport, &dport);
+	if (rc)
+		return rc;
+	struct tb_relay *r = calloc(1, sizeof *r);
+	struct rstream *st = calloc((size_t)nstreams + 1, sizeof *st);
+	if (!r || !st) {
+		free(r);
+		free(st);
+		return tb_fail(-ENOMEM, "out of memory");
+	}
+	r->streams = st;
+	r->n = nstreams;
+	r->ctl = r->data = -1;
+	snprintf(r->addr, sizeof r->addr, "%s", cfg->url);
+	char me[HOST_LEN] = "";
+	if (cfg->hostname)
+		snprintf(me, sizeof me, "%s", cfg->hostname);
+	else if (gethostname(me, sizeof me - 1) != 0)
+		snprintf(me, sizeof me, "unknown");
+	me[sizeof me - 1] = 0;
+	unsigned tmo = cfg->timeout_ms ? cfg->timeout_ms : 5000;
+	if (strchr(cfg->session_name, '/') || !cfg->session_name[0] || strlen(cfg->session_name) >= NAME_LEN - 20) {
+		rc = tb_fail(-EINVAL, "relay session name '%s': want 1..%d characters, no '/'", cfg->session_name,
+			     NAME_LEN - 21);
+		goto fail;
+	}
+
+	if ((rc = r->ctl = connect_to(r, host, cport, tmo)) < 0 || (rc = r->data = connect_to(r, host, dport, tmo)) < 0)
+		goto fail;
+
+	struct {
+		uint32_t major, minor;
+	} v = { htobe32(PROTO_MAJOR), htobe32(PROTO_MINOR) }, vr;
+	if ((rc = command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0) {
+		rc = tb_fail(rc, "%s (the version handshake)", r->err);
+		goto fail;
+	}
+	if (be32toh(vr.major) != PROTO_MAJOR || be32toh(vr.minor) < 4) {
+		rc = tb_fail(-EPROTO, "relay %s: the relay daemon speaks protocol %u.%u; tracebuf needs 2.4 or later "
+				      "(lttng-relayd 2.4+)", r->addr, be32toh(vr.major), be32toh(vr.minor));
+		goto fail;
+	}
+	r->minor = be32toh(vr.minor) < PROTO_MINOR ? be32toh(vr.minor) : PROTO_MINOR;
+
+	/* the session's directory, as LTTng names it: NAME-YYYYMMDD-HHMMSS */
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char date[32];
+	strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
+	snprintf(r->path, sizeof r->path, "%s/%s-%s", me, cfg->session_name, date);
+
+	struct __attribute__((packed)) {
+		char name[NAME_LEN];
+		char host[HOST_LEN];
+		uint32_t live_timer, snapshot;
+	} cs;
+	memset(&cs, 0, sizeof cs);
+	put_name(cs.name, sizeof cs.name, cfg->session_name);
+	put_name(cs.host, sizeof cs.host, me);
+	cs.live_timer = htobe32(cfg->live_timer_us);
+	struct __attribute__((packed)) {
+		uint64_t id;
+		uint32_t ret;
+	} csr;
+	if ((rc = command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0) {
+		rc = tb_fail(rc, "%s (creating the session)", r->err);
+		goto fail;
+	}
+	if (be32toh(csr.ret) != LTTNG_OK) {
+		rc = tb_fail(-EPROTO, "relay %s: the relay daemon refused to create session '%s' (code %u)", r->addr,
+			     cfg->session_name, be32toh(csr.ret));
+		goto fail;
+	}
+	/* the data streams are added at their first packet: the relay daemon
+	 * creates a file per stream, and a CPU that never wrote would leave an
+	 * empty one, which is no CTF stream */
+	for (unsigned i = 0; i < nstreams; i++)
+		if (put_name(st[i].name, sizeof st[i].name, names[i])) {
+			rc = tb_fail(-EINVAL, "relay %s: stream name '%s' too long", r->addr, names[i]);
+			goto fail;
+		}
+	if ((rc = add_stream(r, "metadata", &st[nstreams].handle)) != 0)
+		goto fail;
+	st[nstreams].added = 1;
+	uint32_t ok;
+	if ((rc = command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0) {
+		rc = tb_fail(rc, "%s", r->err);
+		goto fail;
+	}
+	for (unsigned i = 0; i <= nstreams; i++)
+		st[i].next_seq = 1;
+	*out = r;
+	return 0;
+fail:
+	if (r->ctl >= 0)
+		close(r->ctl);
+	if (r->data >= 0)
+		close(r->data);
+	free(st);
+	free(r);
+	return rc;
+}
+
+int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len)
+{
+	if (!len)
+		return r->lost ? -EPIPE : 0;
+	struct __attribute__((packed)) {
+		uint64_t stream;
+		uint32_t padding;
+	} m = { htobe64(r->streams[r->n].handle), 0 };
+	return command(r, CMD_SEND_METADATA, &m, sizeof m, text, len, NULL, 0);
+}
+
+struct __attribute__((packed)) index_msg {
+	uint64_t relay_stream, net_seq, packet_size, content_size, ts_begin, ts_end, discarded, stream_id;
+	uint64_t instance, packet_seq; /* protocol 2.8+ */
+};
+
+static int send_index(struct tb_relay *r, const struct index_msg *m)
+{
+	uint32_t ok;
+	size_t len = r->minor >= 8 ? sizeof *m : offsetof(struct index_msg, instance);
+	int rc = command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
+	if (rc == 0 && be32toh(ok) != LTTNG_OK)
+		rc = lose(r, EPROTO, "the relay daemon refused an index entry");
+	return rc;
+}
+
+int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,
+		    size_t rest_len)
+{
+	if (r->lost)
+		return -EPIPE;
+	if (i >= r->n)
+		return -EINVAL;
+	struct rstream *s = &r->streams[i];
+	if (!s->added) {
+		uint32_t ok;
+		if (add_stream(r, s->name, &s->handle) != 0 ||
+		    command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok) != 0)
+			return lose(r, EPROTO, "adding a stream");
+		s->added = 1;
+	}
+	/* A beacon told viewers that nothing before its time was to come, but
+	 * the packet that was open (empty) then began earlier: its records all
+	 * came after the beacon (tb_relay_beacon()'s contract), so the copy
+	 * sent begins at the beacon (a compact 27-bit record time still
+	 * decodes: the new base is nearer to it).  Viewers reject a stream
+	 * that goes back in time. */
+	struct tb_packet_header hb = *h0, *h = &hb;
+	if (hb.timestamp_begin < s->beacon_ts) {
+		hb.timestamp_begin = s->beacon_ts;
+		if (hb.timestamp_end < hb.timestamp_begin)
+			hb.timestamp_end = hb.timestamp_begin;
+	}
+	uint64_t data = sizeof *h + rest_len, packet = h->packet_size / 8;
+	if (packet < data || data > UINT32_MAX || packet - data > UINT32_MAX)
+		return -EINVAL; /* checked by the engine before: not a packet */
+	struct __attribute__((packed)) {
+		uint64_t circuit, stream, seq;
+		uint32_t size, padding;
+	} dh = { 0, htobe64(s->handle), htobe64(s->next_seq), htobe32((uint32_t)data),
+		 htobe32((uint32_t)(packet - data)) };
+	struct iovec iov[3] = { { &dh, sizeof dh }, { (void *)h, sizeof *h }, { (void *)rest, rest_len } };
+	int rc = send_all(r, r->data, iov, rest_len ? 3 : 2);
+	if (rc)
+		return rc;
+	struct index_msg m = {
+		htobe64(s->handle), htobe64(s->next_seq), htobe64(h->packet_size), htobe64(data * 8),
+		htobe64(h->timestamp_begin), htobe64(h->timestamp_end), htobe64(h->events_discarded),
+		htobe64(h->stream_id), htobe64(h->stream_instance_id), htobe64(h->packet_seq_num),
+	};
+	s->next_seq++;
+	s->sent = 1;
+	s->last_ts = h->timestamp_end;
+	return send_index(r, &m);
+}
+
+int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts)
+{
+	if (r->lost)
+		return -EPIPE;
+	if (i >= r->n)
+		return -EINVAL;
+	struct rstream *s = &r->streams[i];
+	int sent = s->sent;
+	s->sent = 0;
+	if (!s->added || sent || ts <= s->last_ts)
+		return 0;
+	/* idle: nothing up to ts (packet_size 0 marks a beacon) */
+	struct index_msg m = { htobe64(s->handle), htobe64(s->next_seq - 1), 0, 0, 0, htobe64(ts), 0, 0, 0, 0 };
+	int rc = send_index(r, &m);
+	if (rc == 0)
+		s->last_ts = s->beacon_ts = ts;
+	return rc;
+}
+
+int tb_relay_alive(const struct tb_relay *r)
+{
+	return !r->lost;
+}
+
+const char *tb_relay_error(const struct tb_relay *r)
+{
+	return r->err;
+}
+
+const char *tb_relay_path(const struct tb_relay *r)
+{
+	return r->path;
+}
+
+void tb_relay_close(struct tb_relay *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i <= r->n && !r->lost; i++) {
+		if (!r->streams[i].added)
+			continue;
+		/* the last data packet's number; all ones when none came on the
+		 * data connection (the metadata stream: its text comes on the
+		 * control connection, and the relay daemon would wait for ever
+		 * for a packet numbered 0) */
+		uint64_t last = i == r->n || r->streams[i].next_seq <= 1 ? UINT64_MAX : r->streams[i].next_seq - 1;
+		struct __attribute__((packed)) {
+			uint64_t stream, last;
+		} m = { htobe64(r->streams[i].handle), htobe64(last) };
+		uint32_t ok;
+		command(r, CMD_CLOSE_STREAM, &m, sizeof m, NULL, 0, &ok, sizeof ok);
+	}
+	if (r->ctl >= 0)
+		close(r->ctl);
+	if (r->data >= 0)
+		close(r->data);
+	free(r->streams);
+	free(r);
+}

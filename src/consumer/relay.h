@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * relay.h - a client of LTTng's relay daemon (lttng-relayd): the recorder
+ * sends every packet it writes, the metadata and the per-packet index
+ * entries to a relay daemon over TCP, which writes them under its output
+ * tree and serves them live to babeltrace2 (src.ctf.lttng-live) and Trace
+ * Compass.  docs/FLEET.md says how to run it; the wire format below is what
+ * lttng-relayd 2.13 speaks with a consumer (learnt from lttng-tools'
+ * sources, written here from scratch).
+ *
+ * Protocol 2.8 (the relay daemon answers with the lower of its and our minor
+ * version): every integer big-endian.
+ *   control connection: commands { u64 circuit_id = 0; u64 size; u32 cmd;
+ *     u32 cmd_version = 0 } + `size` bytes; most are answered.
+ *     VERSION(5) {u32 major, minor} -> {major, minor}
+ *     CREATE_SESSION(2) {char name[255]; char host[64]; u32 live_timer_us;
+ *       u32 snapshot} -> {u64 session_id; u32 ret}
+ *     ADD_STREAM(1) {char channel[264]; char path[4096]; u64 tracefile_size,
+ *       tracefile_count} -> {u64 handle; u32 ret}   (path: HOST/NAME-DATE,
+ *       relative to the relay daemon's output directory)
+ *     STREAMS_SENT(16) {} -> {u32 ret}: the streams become visible to viewers
+ *     SEND_METADATA(6) {u64 stream; u32 padding} + text, not answered
+ *       (the metadata stream is append-only: only new text is sent)
+ *     SEND_INDEX(13) {u64 relay_stream, net_seq_num, packet_size (bits),
+ *       content_size (bits), ts_begin, ts_end, events_discarded, stream_id,
+ *       stream_instance_id, packet_seq_num} -> {u32 ret}; packet_size 0: a
+ *       live "beacon" (the stream is idle up to ts_end)
+ *     CLOSE_STREAM(7) {u64 stream; u64 last_net_seq_num} -> {u32 ret}
+ *   data connection: per packet {u64 circuit_id = 0; u64 stream;
+ *     u64 net_seq_num; u32 data_size; u32 padding_size} + data_size bytes;
+ *     the relay daemon appends padding_size zeros.
+ * Not thread-safe: the engine serialises calls (relay_lock).
+ */
+#ifndef TB_CONSUMER_RELAY_H
+#define TB_CONSUMER_RELAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "core/format.h"
+
+struct tb_relay;
+
+struct tb_relay_cfg {
+	const char *url;          /* net://HOST[:CONTROL[:DATA]] (tcp:// too); ports default 5342, 5343 */
+	const char *session_name; /* the relay session's name (viewers' URL) */
+	const char *hostname;     /* NULL: gethostname() */
+	uint32_t live_timer_us;   /* 0: no live viewing; else beacons this often for idle streams */
+	uint32_t timeout_ms;      /* a send or reply that takes longer: the relay is lost (0: 5000) */
+};
+
+/*
+ * Parses a relay URL.  Return: 0; -EINVAL (tb_errmsg() says what is wrong).
+ */
+int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_port, unsigned *data_port)
+	__attribute__((visibility("hidden")));
+
+/*
+ * tb_relay_open - connect both connections, agree on the version, create
+ * the session and add the streams (`names`, then "metadata"), then
+ * STREAMS_SENT.  Return: 0; -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT,
+ * -EPROTO, ... (tb_errmsg() names the address and what to do).
+ */
+int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names,
+		  struct tb_relay **out) __attribute__((visibility("hidden")));
+
+/* Appends metadata text.  Return: 0, or -errno (the relay is then lost). */
+int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len) __attribute__((visibility("hidden")));
+
+/*
+ * Sends one packet of stream `i`: header (its events_discarded and lost[]
+ * as given: the caller may add what the relay lost), then the rest of the
+ * content, and the relay daemon pads to packet_size.  Then its index.
+ * Return: 0, or -errno (the relay is then lost: later calls return -EPIPE).
+ */
+int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h, const void *rest,
+		    size_t rest_len) __attribute__((visibility("hidden")));
+
+/*
+ * A live beacon for stream `i` when it sent no packet since its last one:
+ * "nothing before `ts` is still to come" (viewers merge streams by time and
+ * wait for every stream to tell how far it is).  The caller must know it:
+ * the ring holds no record not yet sent, and none can be stamped before ts.
+ */
+int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts) __attribute__((visibility("hidden")));
+
+/* 1 while connected; 0 once lost. */
+int tb_relay_alive(const struct tb_relay *r) __attribute__((visibility("hidden")));
+/* Why it was lost ("" while alive). */
+const char *tb_relay_error(const struct tb_relay *r) __attribute__((visibility("hidden")));
+/* The relay daemon's session directory, relative to its output directory (HOST/NAME-DATE). */
+const char *tb_relay_path(const struct tb_relay *r) __attribute__((visibility("hidden")));
+
+/* Closes every stream (CLOSE_STREAM with its last sequence number) and both connections; frees. */
+void tb_relay_close(struct tb_relay *r) __attribute__((visibility("hidden")));
+
+#endif

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: MIT
+# t_record_relay.sh - `tracebuf record --relay` streams to a real lttng-relayd (its own loopback
+# ports and output directory, stopped by its pid):
+#   - the relay daemon's copy of the trace is whole: babeltrace2 reads written == delivered with
+#     nothing discarded, tracebuf's reader finds the same count, and its stream files are the
+#     local copy's, byte for byte (no empty stream file for a CPU that wrote nothing);
+#   - two recorders ("two hosts": other session names and host names) into one relay daemon at
+#     once: both traces whole;
+#   - live: babeltrace2's lttng-live source receives events while the program still runs (the
+#     program is held alive until the viewer has shown some);
+#   - a relay that cannot be reached: exit 1 before CMD runs, the message names the address;
+#   - the relay daemon killed -9 mid-run: CMD finishes normally, the local copy is whole, the
+#     summary counts what was not sent.
+# Skips (77) when lttng-relayd or babeltrace2's Python bindings are missing.
+set -u
+. "$(dirname "$0")/lib/recorder_env.sh"
+. "$(dirname "$0")/lib/accounting.sh"
+command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed (apt-get install lttng-tools)"; exit 77; }
+need_bt2
+RPID=
+cleanup() {
+	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" 2> /dev/null
+	[ -n "$RPID" ] && kill -9 "$RPID" 2> /dev/null
+	kill -9 $(jobs -p) 2> /dev/null
+	wait 2> /dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+written() { sed -n 's/^written: //p' "$1" | tail -1; }
+# wait_for CMD...: until CMD succeeds (a condition), at most ~60 s
+wait_for() {
+	for _ in $(seq 1200); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+
+# three free loopback ports: bind to port 0 and read what the kernel chose
+read -r CP DP LP < <("$PY" -c '
+import socket
+ss = [socket.socket() for _ in range(3)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+OUT=$T/relay-out
+mkdir -p "$OUT"
+start_relay() {
+	lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
+		--live-port=tcp://127.0.0.1:$LP --output="$OUT" > "$T/relayd.log" 2>&1 &
+	RPID=$!
+	# up when the control port accepts connections
+	wait_for "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $CP), 1)" 2> /dev/null ||
+		{ cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
+}
+start_relay
+URL=net://127.0.0.1:$CP:$DP
+session_dir() { ls -d "$OUT/$1/$2"-* 2> /dev/null | head -1; }
+
+echo "== a recording streamed to the relay daemon, and written locally"
+"$CLI" record --relay "$URL" --session-name whole --hostname hosta --live-timer 0 -o "$T/local" -- \
+	"$WL" --threads 2 --events 100000 > "$T/w.out" 2> "$T/w.err" || { cat "$T/w.err"; fail "record --relay"; }
+grep -q "relay: .* packets, .* MiB sent to hosta/whole-" "$T/w.err" || { cat "$T/w.err"; fail "the summary does not say what was sent"; }
+W=$(written "$T/w.out")
+R=$(session_dir hosta whole)
+[ -n "$R" ] || { find "$OUT"; fail "no hosta/whole-DATE directory in the relay daemon's output"; }
+line=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$R" "$W") || { echo "$line"; fail "babeltrace2 on the relay's copy"; }
+echo "  babeltrace2 (relay's copy): $line"
+case $line in *"delivered=$W discarded=0"*) ;; *) fail "the relay's copy is not whole: $line (written $W)" ;; esac
+n=$("$CLI" dump "$R" | wc -l)
+[ "$n" = "$W" ] || fail "tracebuf dump of the relay's copy: $n events, want $W"
+for f in "$T"/local/chan_*; do
+	cmp "$f" "$R/$(basename "$f")" || fail "$(basename "$f"): the relay's copy differs from the local one"
+done
+for f in "$R"/chan_*; do
+	[ -s "$f" ] || fail "$f: an empty stream file in the relay's copy"
+done
+
+echo "== two recorders (two hosts) into one relay daemon at once"
+"$CLI" record -q --relay "$URL" --session-name one --hostname host1 -o "$T/l1" -- \
+	"$WL" --threads 1 --events 50000 > "$T/1.out" 2> "$T/1.err" &
+p1=$!
+"$CLI" record -q --relay "$URL" --session-name two --hostname host2 -o "$T/l2" -- \
+	"$WL" --threads 1 --events 70000 > "$T/2.out" 2> "$T/2.err" &
+p2=$!
+wait $p1 || { cat "$T/1.err"; fail "recorder 1"; }
+wait $p2 || { cat "$T/2.err"; fail "recorder 2"; }
+for h in "host1 one 1" "host2 two 2"; do
+	set -- $h
+	d=$(session_dir "$1" "$2")
+	[ -n "$d" ] || fail "no $1/$2-DATE in the relay's output"
+	w=$(written "$T/$3.out")
+	line=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$d" "$w") || { echo "$line"; fail "babeltrace2 on $d"; }
+	case $line in *"delivered=$w discarded=0"*) ;; *) fail "$1/$2 is not whole: $line (written $w)" ;; esac
+done
+
+echo "== live: events reach a viewer while the program runs"
+# the program writes (slowly) until $T/stop exists, then stays alive until $T/exit exists
+"$CLI" record -q --relay "$URL" --session-name live --hostname hostl --live-timer 200ms -o "$T/ll" -- \
+	"$WL" --threads 1 --events 100000000 --sleep-us 2000 --until-file "$T/stop" --wait-file "$T/exit" \
+	> "$T/l.out" 2> "$T/l.err" &
+pl=$!
+# the session is listed once created; a viewer sees what is indexed after it attached
+wait_for sh -c "babeltrace2 query src.ctf.lttng-live sessions --params='url=\"net://127.0.0.1:$LP\"' 2> /dev/null |
+	grep -q 'host/hostl/live'" || fail "the live session is not listed by the relay daemon"
+babeltrace2 --input-format=lttng-live "net://127.0.0.1:$LP/host/hostl/live" \
+	--params='session-not-found-action="end"' > "$T/viewer.out" 2> "$T/viewer.err" &
+pv=$!
+wait_for grep -q 'workload:tick' "$T/viewer.out" || { cat "$T/viewer.err"; fail "the viewer received no event"; }
+kill -0 $pl 2> /dev/null || fail "the program ended before the viewer showed events: not a live view"
+[ ! -e "$T/exit" ] || fail "test bug"
+echo "  the viewer shows $(grep -c 'workload:tick' "$T/viewer.out") events while the program runs"
+touch "$T/stop"
+wait_for grep -q '^written: ' "$T/l.out" || fail "the program did not stop writing"
+touch "$T/exit"
+wait $pl || { cat "$T/l.err"; fail "record (live)"; }
+# the viewer ends once the session is gone (session-not-found-action=end)
+wait_for sh -c "! kill -0 $pv 2> /dev/null" || fail "the viewer did not end after the session"
+wait $pv 2> /dev/null
+
+echo "== a relay that cannot be reached: refused before CMD runs"
+"$CLI" record --relay "net://127.0.0.1:$LP:1" -o "$T/nr" -- sh -c "touch '$T/ran'" > /dev/null 2> "$T/nr.err"
+rc=$?
+[ $rc = 1 ] || fail "exit $rc, want 1"
+grep -q "relay net://127.0.0.1:$LP:1: " "$T/nr.err" || { cat "$T/nr.err"; fail "the message does not name the relay"; }
+[ ! -e "$T/ran" ] || fail "CMD ran although the relay could not be reached"
+
+echo "== the relay daemon killed -9 mid-run: the local copy goes on whole"
+"$CLI" record --relay "$URL" --session-name killed --hostname hostk -o "$T/lk" -- \
+	"$WL" --threads 2 --events 100000000 --sleep-us 1000 --until-file "$T/stop2" > "$T/k.out" 2> "$T/k.err" &
+pk=$!
+wait_for sh -c "d=\$(ls -d '$OUT'/hostk/killed-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+	fail "nothing reached the relay daemon"
+kill -9 "$RPID"
+wait "$RPID" 2> /dev/null
+RPID=
+# packets written after the relay is gone: the local copy grows by 4 MiB more
+s0=$(du -sb "$T/lk" | cut -f1)
+wait_for sh -c "[ \$(du -sb '$T/lk' | cut -f1) -ge $((s0 + 4194304)) ]" || fail "the recording stopped when the relay died"
+touch "$T/stop2"
+wait $pk
+rc=$?
+[ $rc = 0 ] || { cat "$T/k.err"; fail "record exited $rc after the relay died (CMD exited 0)"; }
+grep -q "not sent: relay " "$T/k.err" || { cat "$T/k.err"; fail "the summary does not count what was not sent"; }
+check_accounting "$T/lk" "$(written "$T/k.out")" "$T/k.err"
+echo PASS
