@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracebuf/reader.h>
@@ -30,6 +32,8 @@ static void usage(FILE *f)
 		"                       seconds (with a '.' or an 's' suffix, e.g. 1700000000.5)\n"
 		"  --thread-records     also print the tracebuf:thread attribution records\n"
 		"  --ticks              print raw clock ticks instead of wall-clock time\n"
+		"  --follow             DIR is being recorded: print its events as packets land, in\n"
+		"                       time order, until the recorder finishes (exit 1 if it dies)\n"
 		"  -q, --quiet          do not print the diagnostics about damaged input\n"
 		"  -h, --help\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
@@ -38,6 +42,7 @@ static void usage(FILE *f)
 /* ns since the epoch, or seconds with '.'/'s' suffix */
 struct dump_diag {
 	int quiet;
+	int growing; /* --follow, the trace still being written: diagnostics of its growing end are not said */
 };
 
 static void on_diag(void *arg, const struct tb_rd_diag *d)
@@ -256,94 +261,80 @@ static char *put_event(char *p, size_t room, const struct tb_rd_event *e, int64_
 	return put_chars(p + n, json ? "}}\n" : " }\n", 3);
 }
 
-int cmd_dump(int argc, char **argv)
+/* Everything a pass over the trace needs (one pass; several with --follow). */
+struct dump_run {
+	int json, raw;
+	long cpu, tid;
+	int64_t from, to;
+	char **pats;
+	int npat;
+	unsigned flags;
+	struct dump_diag dd;
+	struct obuf ob;
+	struct secs sc;
+	/* --follow: what was printed, so that the next pass starts after it */
+	int follow;
+	uint64_t last_ts;   /* ticks of the last item printed */
+	uint64_t at_last;   /* items printed with exactly that time */
+	uint64_t printed;   /* items printed in all */
+	int oom;
+};
+
+/*
+ * Prints the items of reader r in time order, up to `bound` ticks (items
+ * after it are left for a later pass), after the ones an earlier pass
+ * printed.  Return: 0, or -1 on an error that stops the dump.
+ */
+static int dump_pass(struct dump_run *d, struct tb_reader *r, uint64_t bound)
 {
-	static const struct option lo[] = {
-		{ "format", required_argument, 0, 'f' }, { "event", required_argument, 0, 'e' },
-		{ "cpu", required_argument, 0, 'c' },    { "tid", required_argument, 0, 't' },
-		{ "from", required_argument, 0, 'F' },   { "to", required_argument, 0, 'T' },
-		{ "thread-records", no_argument, 0, 'R' }, { "ticks", no_argument, 0, 'k' },
-		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int json = 0, raw = 0, opt;
-	long cpu = -1, tid = -1;
-	int64_t from = INT64_MIN, to = INT64_MAX;
-	char *pats[64];
-	int npat = 0;
-	unsigned flags = 0;
-	struct dump_diag dd = { 0 };
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:e:c:t:F:T:qh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = 1;
-			else if (strcmp(optarg, "text"))
-				return cli_error("dump", "--format %s: use text or json", optarg), TB_EXIT_USAGE;
-			break;
-		case 'e':
-			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
-				if (npat < 64)
-					pats[npat++] = tok;
-			break;
-		case 'c': case 't': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0)
-				return cli_error("dump", "--%s %s: expected a number", opt == 'c' ? "cpu" : "tid", optarg),
-				       TB_EXIT_USAGE;
-			*(opt == 'c' ? &cpu : &tid) = v;
-			break;
-		}
-		case 'F': case 'T':
-			if (cli_parse_time(optarg, opt == 'F' ? &from : &to))
-				return cli_error("dump", "%s %s: expected ns since the epoch or seconds (1700000000.5)",
-						 opt == 'F' ? "--from" : "--to", optarg), TB_EXIT_USAGE;
-			break;
-		case 'R': flags |= TB_READER_THREAD_EVENTS; break;
-		case 'k': raw = 1; break;
-		case 'q': dd.quiet = 1; break;
-		case 'h': usage(stdout); return TB_EXIT_OK;
-		default: usage(stderr); return TB_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return TB_EXIT_USAGE;
-	}
-	struct tb_reader_opts ro = { .size = sizeof ro, .flags = flags, .diag = on_diag, .diag_arg = &dd };
-	struct tb_reader *r;
-	int rc = tb_reader_open(argv[optind], &ro, &r);
-	if (rc)
-		return cli_error("dump", "%s", tb_errmsg());
-	if (from != INT64_MIN)
-		tb_reader_seek_ns(r, from);
-	struct obuf ob = { .b = malloc(OBUF_SIZE), .cap = OBUF_SIZE };
 	size_t nclass = tb_reader_nclass_ids(r), nstrm = tb_reader_nstreams(r);
-	struct cls *classes = calloc(nclass, sizeof *classes);
+	struct cls *classes = calloc(nclass ? nclass : 1, sizeof *classes);
 	struct strm *streams = calloc(nstrm ? nstrm : 1, sizeof *streams);
-	struct secs sc = { .len = 0 };
-	int oom = !ob.b || !classes || !streams;
+	struct obuf *ob = &d->ob;
+	int oom = !classes || !streams;
+	/* where the earlier passes stopped */
+	uint64_t skip = 0, done_ts = d->last_ts, done = d->printed;
+	if (done) {
+		tb_reader_seek_ticks(r, done_ts);
+		skip = d->at_last;
+	} else if (d->from != INT64_MIN) {
+		tb_reader_seek_ns(r, d->from);
+	}
 	const struct tb_rd_event *e;
-	while (!oom && !ob.err && tb_reader_next(r, &e) > 0) {
-		int64_t ns = tb_rd_ns(e);
-		if (ns > to)
+	while (!oom && !ob->err && tb_reader_next(r, &e) > 0) {
+		uint64_t ticks = tb_rd_ticks(e);
+		if (ticks > bound)
 			break;
-		if (cpu >= 0 && tb_rd_cpu(e) != (uint32_t)cpu)
+		if (done && ticks <= done_ts && (ticks < done_ts || skip > 0)) {
+			/* printed by an earlier pass (ties: the first at_last of them) */
+			if (ticks == done_ts)
+				skip--;
 			continue;
-		if (ob.cap - ob.n < RESERVE && ob_flush(&ob))
+		}
+		if (d->follow) {
+			if (ticks != d->last_ts || !d->printed)
+				d->at_last = 0;
+			d->last_ts = ticks;
+			d->at_last++;
+			d->printed++;
+		}
+		int64_t ns = tb_rd_ns(e);
+		if (ns > d->to)
+			break;
+		if (d->cpu >= 0 && tb_rd_cpu(e) != (uint32_t)d->cpu)
+			continue;
+		if (ob->cap - ob->n < RESERVE && ob_flush(ob))
 			break;
 		if (tb_rd_kind(e) != TB_RD_EVENT) {
-			if (npat || tid >= 0)
+			if (d->npat || d->tid >= 0)
 				continue; /* notices belong to no event class and no thread */
-			ob.n = (size_t)(put_notice(ob.b + ob.n, r, e, ns, json, raw, &sc) - ob.b);
+			ob->n = (size_t)(put_notice(ob->b + ob->n, r, e, ns, d->json, d->raw, &d->sc) - ob->b);
 			continue;
 		}
-		if (tid >= 0 && tb_rd_tid(e) != (uint32_t)tid)
+		if (d->tid >= 0 && tb_rd_tid(e) != (uint32_t)d->tid)
 			continue;
 		struct cls *c = &classes[tb_rd_id(e)];
-		if (!c->state && cls_build(c, tb_rd_name(e), pats, npat)) {
+		if (!c->state && cls_build(c, tb_rd_name(e), d->pats, d->npat)) {
 			oom = 1;
 			break;
 		}
@@ -354,10 +345,10 @@ int cmd_dump(int argc, char **argv)
 			strm_build(st, r, e);
 		size_t need;
 		char *end;
-		while (!(end = put_event(ob.b + ob.n, ob.cap - ob.n, e, ns, json, raw, &sc, st, c, &need))) {
+		while (!(end = put_event(ob->b + ob->n, ob->cap - ob->n, e, ns, d->json, d->raw, &d->sc, st, c, &need))) {
 			/* fields longer than the free room: write what is there, or grow for a huge line */
-			if (ob.n) {
-				if (ob_flush(&ob))
+			if (ob->n) {
+				if (ob_flush(ob))
 					break;
 			} else {
 				char *nb = malloc(need + RESERVE);
@@ -365,29 +356,187 @@ int cmd_dump(int argc, char **argv)
 					oom = 1;
 					break;
 				}
-				free(ob.b);
-				ob.b = nb;
-				ob.cap = need + RESERVE;
+				free(ob->b);
+				ob->b = nb;
+				ob->cap = need + RESERVE;
 			}
 		}
 		if (!end)
 			break;
-		ob.n = (size_t)(end - ob.b);
+		ob->n = (size_t)(end - ob->b);
 	}
-	if (!oom && !ob.err)
-		ob_flush(&ob);
+	if (!oom && !ob->err)
+		ob_flush(ob);
 	for (size_t i = 0; classes && i < nclass; i++) {
 		free(classes[i].head[0]);
 		free(classes[i].head[1]);
 	}
 	free(classes);
 	free(streams);
-	free(ob.b);
-	int partial = tb_reader_ndiags(r) != 0;
-	tb_reader_close(r);
-	if (oom)
+	d->oom |= oom;
+	return oom || ob->err ? -1 : 0;
+}
+
+/* ---- --follow -------------------------------------------------------------- */
+
+#define FOLLOW_POLL_US 100000
+
+/*
+ * DIR/.tracebuf-recorder, "PID PROGRESS" (src/consumer/engine.c): the
+ * recorder's pid, and the time up to which every record is on disk.
+ * Return: >0 the pid (recording); 0 no such file (finished); -1 unreadable.
+ */
+static long recorder_of(const char *dir, uint64_t *progress)
+{
+	char path[4096 + 32], buf[64];
+	snprintf(path, sizeof path, "%s/.tracebuf-recorder", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	long pid = -1;
+	if (fgets(buf, sizeof buf, f)) {
+		char *end;
+		pid = strtol(buf, &end, 10);
+		unsigned long long p = strtoull(end, NULL, 10);
+		if (p > *progress)
+			*progress = p;
+	}
+	fclose(f);
+	return pid > 0 ? pid : -1;
+}
+
+static void follow_diag(void *arg, const struct tb_rd_diag *d)
+{
+	/* while the trace grows, a packet being appended looks truncated, and
+	 * a stream file just created empty: said at the final pass only */
+	struct dump_diag *dd = arg;
+	if (dd->growing && (d->err == -ENODATA || strstr(d->what, "empty file")))
+		return;
+	on_diag(arg, d);
+}
+
+static int dump_follow(struct dump_run *d, const char *dir)
+{
+	/* Each pass prints what the recorder says is complete (its progress:
+	 * no record stamped before it can still come), after what earlier
+	 * passes printed; the last pass, once the recorder finished (or died),
+	 * prints the rest.  So the output is a plain dump's, in pieces. */
+	uint64_t progress = 0;
+	int rc = TB_EXIT_OK, seen_recorder = 0;
+	for (;;) {
+		long pid = recorder_of(dir, &progress);
+		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+		if (pid > 0)
+			seen_recorder = 1;
+		/* final: the recorder finished (its marker is gone) or died */
+		int final = pid == 0 || (pid > 0 && !alive);
+		d->dd.growing = !final;
+		struct tb_reader_opts ro = { .size = sizeof ro, .flags = d->flags, .diag = follow_diag, .diag_arg = &d->dd };
+		struct tb_reader *r = NULL;
+		int orc = tb_reader_open(dir, &ro, &r);
+		if (orc == 0) {
+			uint64_t bound = final ? UINT64_MAX : progress;
+			int prc = dump_pass(d, r, bound);
+			if (final && tb_reader_ndiags(r))
+				rc = TB_EXIT_PARTIAL;
+			tb_reader_close(r);
+			if (prc < 0)
+				break;
+		} else if (final && (orc != -ENOENT || seen_recorder || pid == 0)) {
+			/* nothing to follow: no trace there, and nobody writing one */
+			rc = cli_error("dump", "%s", tb_errmsg());
+			break;
+		}
+		if (final) {
+			if (pid > 0) {
+				fprintf(stderr, "tracebuf dump: the recorder (pid %ld) of %s is gone without finishing the "
+						"trace (killed?): printed what it wrote\n", pid, dir);
+				rc = TB_EXIT_FAIL;
+			}
+			break;
+		}
+		usleep(FOLLOW_POLL_US);
+	}
+	return rc;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "format", required_argument, 0, 'f' }, { "event", required_argument, 0, 'e' },
+		{ "cpu", required_argument, 0, 'c' },    { "tid", required_argument, 0, 't' },
+		{ "from", required_argument, 0, 'F' },   { "to", required_argument, 0, 'T' },
+		{ "thread-records", no_argument, 0, 'R' }, { "ticks", no_argument, 0, 'k' },
+		{ "follow", no_argument, 0, 'w' },
+		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	char *pats[64];
+	struct dump_run d = { .cpu = -1, .tid = -1, .from = INT64_MIN, .to = INT64_MAX, .pats = pats };
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:e:c:t:F:T:qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				d.json = 1;
+			else if (strcmp(optarg, "text"))
+				return cli_error("dump", "--format %s: use text or json", optarg), TB_EXIT_USAGE;
+			break;
+		case 'e':
+			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
+				if (d.npat < 64)
+					pats[d.npat++] = tok;
+			break;
+		case 'c': case 't': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0)
+				return cli_error("dump", "--%s %s: expected a number", opt == 'c' ? "cpu" : "tid", optarg),
+				       TB_EXIT_USAGE;
+			*(opt == 'c' ? &d.cpu : &d.tid) = v;
+			break;
+		}
+		case 'F': case 'T':
+			if (cli_parse_time(optarg, opt == 'F' ? &d.from : &d.to))
+				return cli_error("dump", "%s %s: expected ns since the epoch or seconds (1700000000.5)",
+						 opt == 'F' ? "--from" : "--to", optarg), TB_EXIT_USAGE;
+			break;
+		case 'R': d.flags |= TB_READER_THREAD_EVENTS; break;
+		case 'k': d.raw = 1; break;
+		case 'w': d.follow = 1; break;
+		case 'q': d.dd.quiet = 1; break;
+		case 'h': usage(stdout); return TB_EXIT_OK;
+		default: usage(stderr); return TB_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return TB_EXIT_USAGE;
+	}
+	d.ob = (struct obuf){ .b = malloc(OBUF_SIZE), .cap = OBUF_SIZE };
+	if (!d.ob.b)
 		return cli_error("dump", "out of memory");
-	if (ob.err)
-		return cli_error("dump", "write error on standard output: %s", strerror(ob.err));
-	return partial ? TB_EXIT_PARTIAL : TB_EXIT_OK;
+	int code;
+	if (d.follow) {
+		code = dump_follow(&d, argv[optind]);
+	} else {
+		struct tb_reader_opts ro = { .size = sizeof ro, .flags = d.flags, .diag = on_diag, .diag_arg = &d.dd };
+		struct tb_reader *r;
+		int rc = tb_reader_open(argv[optind], &ro, &r);
+		if (rc) {
+			free(d.ob.b);
+			return cli_error("dump", "%s", tb_errmsg());
+		}
+		dump_pass(&d, r, UINT64_MAX);
+		code = tb_reader_ndiags(r) != 0 ? TB_EXIT_PARTIAL : TB_EXIT_OK;
+		tb_reader_close(r);
+	}
+	int err = d.ob.err;
+	free(d.ob.b);
+	if (d.oom)
+		return cli_error("dump", "out of memory");
+	if (err)
+		return cli_error("dump", "write error on standard output: %s", strerror(err));
+	return code;
 }

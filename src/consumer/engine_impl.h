@@ -106,11 +106,15 @@ struct tb_engine {
 	struct tb_relay *relay;
 	pthread_mutex_t relay_lock;
 	uint64_t relay_beacon_ns; /* monotonic time of the last beacon round */
+	uint64_t progress;    /* session clock: records before it are all on disk (drain thread; the mark) */
+	uint64_t progress_ns; /* monotonic time of the last progress update */
 	uint32_t relay_nev;       /* event classes the relay's metadata describes (0: none sent yet) */
 	uint32_t relay_live_us;
 	struct tb_relay_stats relay_st; /* under relay_lock */
 
 	int finished;
+	int marked;          /* DIR/.tracebuf-recorder written (engine.c recorder_mark) */
+	int mark_fd;
 	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
 	int ballast;         /* ".tracebuf-reserve" exists: room kept for the last loss packets */
 	int clock_now;       /* the session's clock reads the same now as when it was written: 1, 0; -1 not known yet */
