@@ -13,6 +13,15 @@ fi
 command -v cc > /dev/null || { echo "SKIP: no C compiler"; exit 77; }
 command -v c++ > /dev/null || { echo "SKIP: no C++ compiler (the guide's C++ part)"; exit 77; }
 command -v babeltrace2 > /dev/null || { echo "SKIP: no babeltrace2 (the guide shows it)"; exit 77; }
+# the guide's Python part needs babeltrace2's bindings: the python3 that has them goes first in PATH
+# (a pyenv or venv python3 earlier in PATH usually does not)
+PYBT=
+for p in python3 /usr/bin/python3; do
+	if "$p" -c 'import bt2' 2> /dev/null; then PYBT=$(command -v "$p"); break; fi
+done
+[ -n "$PYBT" ] || { echo "SKIP: no python3 with the bt2 module (python3-bt2; the guide's Python part)"; exit 77; }
+PYDIR=$(mktemp -d "$T/pybin-XXXX")
+ln -s "$PYBT" "$PYDIR/python3"
 GUIDE=${TB_SRC:?}/docs/GUIDE.md
 W=$T/work
 mkdir -p "$W" "$T/home"
@@ -42,7 +51,7 @@ print("\n".join(out))
 PYEOF
 [ -s "$W/app.c" ] || fail "the guide's app.c was not extracted"
 cd "$W" || fail "cd $W"
-HOME=$T/home PREFIX=$T/prefix timeout 600 bash "$W/guide.sh" > "$T/guide.out" 2>&1
+PATH=$PYDIR:$PATH HOME=$T/home PREFIX=$T/prefix timeout 600 bash "$W/guide.sh" > "$T/guide.out" 2>&1
 rc=$?
 cat "$T/guide.out"
 [ $rc -eq 0 ] || fail "a command of docs/GUIDE.md failed (exit $rc; output above)"
@@ -60,4 +69,7 @@ for w in 0 1 2; do
 	grep -Eq " 1,001 +[0-9,.]+ +worker-$w\$" "$T/guide.out" || fail "the report does not name worker-$w with its 1,001 events"
 done
 grep -q 'tracebuf:thread_name: .*name = "worker-' "$T/guide.out" || fail "babeltrace2 does not show the thread names"
+grep -q "self:step: { i = 999, ratio = 0.999, even = false }" "$T/guide.out" || fail "the embedded recorder's last event"
+grep -q "'app:done': 4000" "$T/guide.out" || fail "the bt2 Python example's count"
+grep -q "^4000 requests, 2000 not found" "$T/guide.out" || fail "the JSON Python example's count"
 echo PASS
