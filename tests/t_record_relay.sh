@@ -121,22 +121,44 @@ rc=$?
 grep -q "relay net://127.0.0.1:$LP:1: " "$T/nr.err" || { cat "$T/nr.err"; fail "the message does not name the relay"; }
 [ ! -e "$T/ran" ] || fail "CMD ran although the relay could not be reached"
 
-echo "== the relay daemon killed -9 mid-run: the local copy goes on whole"
+echo "== the relay daemon killed -9 mid-run: the local copy goes on whole; it comes back: a new session"
 "$CLI" record --relay "$URL" --session-name killed --hostname hostk -o "$T/lk" -- \
 	"$WL" --threads 2 --events 100000000 --sleep-us 1000 --until-file "$T/stop2" > "$T/k.out" 2> "$T/k.err" &
 pk=$!
 wait_for sh -c "d=\$(ls -d '$OUT'/hostk/killed-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
 	fail "nothing reached the relay daemon"
+first=$(ls -d "$OUT"/hostk/killed-*)
 kill -9 "$RPID"
 wait "$RPID" 2> /dev/null
 RPID=
-# packets written after the relay is gone: the local copy grows by 4 MiB more
+# packets written while the relay is gone: the local copy grows by 4 MiB more
 s0=$(du -sb "$T/lk" | cut -f1)
 wait_for sh -c "[ \$(du -sb '$T/lk' | cut -f1) -ge $((s0 + 4194304)) ]" || fail "the recording stopped when the relay died"
+grep -q "until it answers again" "$T/k.err" || { cat "$T/k.err"; fail "no warning that the relay was lost"; }
+# the relay daemon back on the same ports: the recorder reconnects (back-off 1 s, 2 s, ...)
+start_relay
+wait_for sh -c "[ \$(ls -d '$OUT'/hostk/killed-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostk -newer '$first' -name 'chan_*' -size +0)\" ]" ||
+	{ cat "$T/k.err"; fail "no new relay session after the relay daemon came back"; }
 touch "$T/stop2"
 wait $pk
 rc=$?
 [ $rc = 0 ] || { cat "$T/k.err"; fail "record exited $rc after the relay died (CMD exited 0)"; }
-grep -q "not sent: relay " "$T/k.err" || { cat "$T/k.err"; fail "the summary does not count what was not sent"; }
-check_accounting "$T/lk" "$(written "$T/k.out")" "$T/k.err"
+cat "$T/k.err" | grep -E "relay|lost" | sed 's/^/  /'
+grep -q "reconnected; new relay session hostk/killed-" "$T/k.err" || fail "the reconnection is not said"
+grep -q "packets (.* events) not sent" "$T/k.err" || fail "the summary does not count what was not sent"
+W=$(written "$T/k.out")
+check_accounting "$T/lk" "$W" "$T/k.err"
+# the new relay session: whole from where it starts, what was not sent counted as lost to the relay
+second=$(ls -d "$OUT"/hostk/killed-* | grep -v "^$first\$" | tail -1)
+line=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$second") || { echo "$line"; fail "babeltrace2 on the new relay session"; }
+echo "  babeltrace2 (new relay session): $line"
+case $line in *"unknown=0"*"causes="*"relay:"*) ;; *) fail "the new relay session does not count the events not sent as lost_relay: $line" ;; esac
+line1=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$first") || { echo "$line1"; fail "babeltrace2 on the first relay session"; }
+d1=$(echo "$line1" | sed -n 's/.*delivered=\([0-9]*\).*/\1/p')
+d2=$(echo "$line" | sed -n 's/.*delivered=\([0-9]*\).*/\1/p')
+x2=$(echo "$line" | sed -n 's/.* discarded=\([0-9]*\).*/\1/p')
+# what the relay daemon had not written when it was killed is in neither: <=
+[ $((d1 + d2 + x2)) -le "$W" ] && [ $((d2 + x2)) -gt 0 ] ||
+	fail "first $d1 + second $d2 + not sent $x2 > written $W"
+echo "  written $W: first relay session $d1, second $d2 + $x2 counted as not sent"
 echo PASS

@@ -448,8 +448,11 @@ static void status_line(struct tb_session *s, struct tb_engine *e, double t0, ui
 		}
 		off += (size_t)snprintf(fill + off, sizeof fill - off, " %u%%", f / 10);
 	}
-	fprintf(stderr, "\r\033[K[%.1fs] %.0f ev/s, %.1f MiB, lost %" PRIu64 ", fill%s", t - t0, rate,
-		(double)st.bytes / 1048576.0, lost, fill);
+	struct tb_relay_stats rs;
+	tb_engine_relay(e, &rs);
+	fprintf(stderr, "\r\033[K[%.1fs] %.0f ev/s, %.1f MiB, lost %" PRIu64 ", fill%s%s", t - t0, rate,
+		(double)st.bytes / 1048576.0, lost, fill,
+		!rs.enabled ? "" : rs.alive ? ", relay ok" : ", RELAY LOST (retrying)");
 	fflush(stderr);
 }
 
@@ -518,9 +521,13 @@ static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	if (rs.enabled) {
 		fprintf(stderr, "  relay: %" PRIu64 " packets, %.2f MiB sent to %s", rs.packets,
 			(double)rs.bytes / 1048576.0, rs.path);
+		if (rs.reconnects)
+			fprintf(stderr, " (the last of %u relay sessions: %u reconnection%s)", rs.reconnects + 1,
+				rs.reconnects, rs.reconnects == 1 ? "" : "s");
 		if (rs.lost_packets)
-			fprintf(stderr, "; %" PRIu64 " packets (%" PRIu64 " events) not sent: %s", rs.lost_packets,
-				rs.lost_events, rs.error);
+			fprintf(stderr, "; %" PRIu64 " packets (%" PRIu64 " events) not sent%s%s", rs.lost_packets,
+				rs.lost_events, rs.error[0] ? ": " : " (counted as lost_relay in the next relay session)",
+				rs.error);
 		fputc('\n', stderr);
 	}
 	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
@@ -625,18 +632,26 @@ static void cmdline_of(char **argv, char *buf, size_t len)
  * Waits for CMD (pid > 0) or, in attach mode (pid == 0), until no process
  * of the session is alive or a signal asks to stop.  Returns CMD's wait status.
  */
+static void print_warnings(struct tb_engine *e);
+
 static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int show_status, double t0)
 {
 	sigset_t set;
 	build_sigset(&set);
 	int status = 0, reported_err = 0, signals = 0;
+	/* a relay's loss and return are said when they happen */
+	struct tb_relay_stats rs;
+	tb_engine_relay(e, &rs);
+	int relay = rs.enabled;
 	uint64_t prev_ev = 0;
 	double prev_t = t0;
 	for (;;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 500000000 };
 		int sig;
-		if (show_status || !pid)
+		if (relay)
+			print_warnings(e);
+		if (show_status || !pid || relay)
 			sig = sigtimedwait(&set, &si, &ts);
 		else
 			sig = sigwaitinfo(&set, &si);

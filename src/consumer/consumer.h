@@ -59,6 +59,7 @@ struct tb_relay_stats {
 	int alive;                /* still connected */
 	uint64_t packets, bytes;  /* sent */
 	uint64_t lost_packets, lost_events; /* written locally but not sent (the relay was lost) */
+	unsigned reconnects;      /* new relay sessions after a loss */
 	char path[512];           /* its session directory under the relay daemon's output */
 	char error[320];          /* why it was lost ("" while alive) */
 };

@@ -106,6 +106,8 @@ struct tb_engine {
 	struct tb_relay *relay;
 	pthread_mutex_t relay_lock;
 	uint64_t relay_beacon_ns; /* monotonic time of the last beacon round */
+	uint64_t relay_retry_ns;  /* lost: monotonic time of the next reconnection attempt */
+	uint64_t relay_backoff_ns;/* ... and the wait after that one (1 s doubling to 30 s) */
 	uint64_t progress;    /* session clock: records before it are all on disk (drain thread; the mark) */
 	uint64_t progress_ns; /* monotonic time of the last progress update */
 	uint32_t relay_nev;       /* event classes the relay's metadata describes (0: none sent yet) */

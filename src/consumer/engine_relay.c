@@ -3,9 +3,11 @@
  * engine_relay.c - the engine's side of the relay daemon (relay.c): what is
  * written to the trace directory is also sent, packet by packet, with the
  * metadata ahead of the packets that need it, and live beacons for idle
- * streams.  A relay that is lost stays lost (no reconnection yet): the
- * local trace goes on whole, and what could not be sent is counted
- * (tb_engine_relay(), the recorder's summary).
+ * streams.  A relay that is lost is tried again after 1 s, then after
+ * twice as long each time up to 30 s (drain thread); reconnected, it gets a
+ * new relay session whose packets carry what was not sent meanwhile as
+ * lost_relay.  The local trace goes on whole throughout, and what could not
+ * be sent is counted (tb_engine_relay(), the recorder's summary).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,8 +25,11 @@ static void relay_lost(struct tb_engine *e)
 	if (e->relay_st.alive) {
 		e->relay_st.alive = 0;
 		snprintf(e->relay_st.error, sizeof e->relay_st.error, "%s", tb_relay_error(e->relay));
-		tb_engine_warn(e, "%s: from now on packets are written to the trace directory only (and counted "
-				  "as not sent)", e->relay_st.error);
+		tb_engine_warn(e, "%s: packets are written to the trace directory only (and counted as not sent) "
+				  "until it answers again (tried after 1 s, then less and less often)",
+			       e->relay_st.error);
+		e->relay_backoff_ns = 1000000000ull;
+		e->relay_retry_ns = tb_mono_ns() + e->relay_backoff_ns;
 	}
 }
 
@@ -58,8 +63,12 @@ void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, con
 			e->relay_st.lost_packets++;
 		}
 	}
-	if (!e->relay_st.alive)
+	if (!e->relay_st.alive) {
+		/* (a packet whose sending failed half-way may have reached the
+		 * relay daemon; it is counted as not sent) */
 		e->relay_st.lost_events += events;
+		tb_relay_lost_events(e->relay, idx, events);
+	}
 	pthread_mutex_unlock(&e->relay_lock);
 }
 
@@ -89,11 +98,47 @@ void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_inf
 	pthread_mutex_unlock(&e->relay_lock);
 }
 
+/* Lost: try again when the back-off says so.  Drain thread. */
+static void relay_retry(struct tb_engine *e, uint64_t now)
+{
+	pthread_mutex_lock(&e->relay_lock);
+	int again = !e->relay_st.alive && now >= e->relay_retry_ns;
+	if (again) {
+		if (tb_relay_reconnect(e->relay) == 0) {
+			e->relay_st.alive = 1;
+			e->relay_st.reconnects++;
+			e->relay_nev = 0; /* the new session needs the whole metadata */
+			snprintf(e->relay_st.path, sizeof e->relay_st.path, "%s", tb_relay_path(e->relay));
+			tb_engine_warn(e, "relay: reconnected; new relay session %s (what was not sent meanwhile is "
+					  "counted in it as lost to the relay)", e->relay_st.path);
+		} else {
+			if (e->relay_backoff_ns < 30000000000ull)
+				e->relay_backoff_ns *= 2;
+			if (e->relay_backoff_ns > 30000000000ull)
+				e->relay_backoff_ns = 30000000000ull;
+			e->relay_retry_ns = now + e->relay_backoff_ns;
+		}
+	}
+	int resend = again && e->relay_st.alive;
+	pthread_mutex_unlock(&e->relay_lock);
+	/* the metadata before any packet of the new session (meta_lock, then
+	 * relay_lock inside: the order every metadata write takes) */
+	if (resend && tb_engine_write_metadata(e) < 0)
+		tb_engine_set_error(e, -EIO);
+}
+
 void tb_engine_relay_tick(struct tb_engine *e)
 {
-	if (!e->relay || !e->relay_live_us)
+	if (!e->relay)
 		return;
 	uint64_t now = tb_mono_ns();
+	/* relay_st.alive: written by this thread (or under relay_lock by it) */
+	if (!e->relay_st.alive) {
+		relay_retry(e, now);
+		return;
+	}
+	if (!e->relay_live_us)
+		return;
 	if (now - e->relay_beacon_ns < (uint64_t)e->relay_live_us * 1000)
 		return;
 	/*

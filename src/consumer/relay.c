@@ -54,6 +54,8 @@ struct rstream {
 	int sent;          /* a packet since the last beacon round */
 	uint64_t last_ts;  /* timestamp_end of the last packet or beacon sent */
 	uint64_t beacon_ts;/* time of the last beacon (0: none) */
+	uint64_t lost;     /* events of this stream never sent (relay lost meanwhile): carried in
+			    * what is sent afterwards as lost_relay, a running total */
 };
 
 struct tb_relay {
@@ -62,8 +64,14 @@ struct tb_relay {
 	unsigned n;            /* data streams; streams[n] is the metadata stream */
 	struct rstream *streams;
 	int lost;
+	unsigned sessions;     /* relay sessions created (reconnections + 1) */
+	unsigned timeout_ms;
+	uint32_t live_us;
 	char err[320];
 	char addr[300];
+	char url[300];
+	char name[NAME_LEN];
+	char host[HOST_LEN];
 	char path[512];
 };
 
@@ -249,6 +257,96 @@ static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
 	return 0;
 }
 
+/*
+ * Connects both connections, agrees on the version, creates the session
+ * (directory HOST/NAME-DATE, "-2", "-3"... after a reconnection in the same
+ * second) and adds the metadata stream.  Data streams are added at their
+ * first packet.  Return: 0, or -errno with tb_errmsg().
+ */
+static int relay_session(struct tb_relay *r)
+{
+	char host[256];
+	unsigned cport, dport;
+	int rc = tb_relay_parse_url(r->url, host, sizeof host, &cport, &dport);
+	if (rc)
+		return rc;
+	r->lost = 0;
+	r->err[0] = 0;
+	if ((rc = r->ctl = connect_to(r, host, cport, r->timeout_ms)) < 0 ||
+	    (rc = r->data = connect_to(r, host, dport, r->timeout_ms)) < 0)
+		return rc;
+
+	struct {
+		uint32_t major, minor;
+	} v = { htobe32(PROTO_MAJOR), htobe32(PROTO_MINOR) }, vr;
+	if ((rc = command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0)
+		return tb_fail(rc, "%s (the version handshake)", r->err);
+	if (be32toh(vr.major) != PROTO_MAJOR || be32toh(vr.minor) < 4)
+		return tb_fail(-EPROTO, "relay %s: the relay daemon speaks protocol %u.%u; tracebuf needs 2.4 or later "
+					"(lttng-relayd 2.4+)", r->addr, be32toh(vr.major), be32toh(vr.minor));
+	r->minor = be32toh(vr.minor) < PROTO_MINOR ? be32toh(vr.minor) : PROTO_MINOR;
+
+	/* the session's directory, as LTTng names it: NAME-YYYYMMDD-HHMMSS */
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char date[32], path[sizeof r->path];
+	strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
+	snprintf(path, sizeof path, "%s/%s-%s", r->host, r->name, date);
+	if (r->sessions && !strncmp(r->path, path, strlen(path)))
+		snprintf(path + strlen(path), sizeof path - strlen(path), "-%u", r->sessions + 1);
+	memcpy(r->path, path, sizeof r->path);
+
+	struct __attribute__((packed)) {
+		char name[NAME_LEN];
+		char host[HOST_LEN];
+		uint32_t live_timer, snapshot;
+	} cs;
+	memset(&cs, 0, sizeof cs);
+	put_name(cs.name, sizeof cs.name, r->name);
+	put_name(cs.host, sizeof cs.host, r->host);
+	cs.live_timer = htobe32(r->live_us);
+	struct __attribute__((packed)) {
+		uint64_t id;
+		uint32_t ret;
+	} csr;
+	if ((rc = command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0)
+		return tb_fail(rc, "%s (creating the session)", r->err);
+	if (be32toh(csr.ret) != LTTNG_OK)
+		return tb_fail(-EPROTO, "relay %s: the relay daemon refused to create session '%s' (code %u)", r->addr,
+			       r->name, be32toh(csr.ret));
+	for (unsigned i = 0; i <= r->n; i++) {
+		r->streams[i].added = 0;
+		r->streams[i].next_seq = 1;
+		r->streams[i].sent = 0;
+		r->streams[i].last_ts = r->streams[i].beacon_ts = 0;
+	}
+	if ((rc = add_stream(r, "metadata", &r->streams[r->n].handle)) != 0)
+		return rc;
+	r->streams[r->n].added = 1;
+	uint32_t ok;
+	if ((rc = command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0)
+		return tb_fail(rc, "%s", r->err);
+	r->sessions++;
+	return 0;
+}
+
+static void relay_disconnect(struct tb_relay *r)
+{
+	if (r->ctl >= 0)
+		close(r->ctl);
+	if (r->data >= 0)
+		close(r->data);
+	r->ctl = r->data = -1;
+}
+
+static void relay_free(struct tb_relay *r)
+{
+	relay_disconnect(r);
+	free(r->streams);
+	free(r);
+}
+
 int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names, struct tb_relay **out)
 {
 	char host[256];
@@ -256,6 +354,9 @@ int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char 
 	int rc = tb_relay_parse_url(cfg->url, host, sizeof host, &cport, &dport);
 	if (rc)
 		return rc;
+	if (strchr(cfg->session_name, '/') || !cfg->session_name[0] || strlen(cfg->session_name) >= NAME_LEN - 24)
+		return tb_fail(-EINVAL, "relay session name '%s': want 1..%d characters, no '/'", cfg->session_name,
+			       NAME_LEN - 25);
 	struct tb_relay *r = calloc(1, sizeof *r);
 	struct rstream *st = calloc((size_t)nstreams + 1, sizeof *st);
 	if (!r || !st) {
@@ -267,94 +368,47 @@ int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char 
 	r->n = nstreams;
 	r->ctl = r->data = -1;
 	snprintf(r->addr, sizeof r->addr, "%s", cfg->url);
-	char me[HOST_LEN] = "";
+	snprintf(r->url, sizeof r->url, "%s", cfg->url);
+	snprintf(r->name, sizeof r->name, "%s", cfg->session_name);
 	if (cfg->hostname)
-		snprintf(me, sizeof me, "%s", cfg->hostname);
-	else if (gethostname(me, sizeof me - 1) != 0)
-		snprintf(me, sizeof me, "unknown");
-	me[sizeof me - 1] = 0;
-	unsigned tmo = cfg->timeout_ms ? cfg->timeout_ms : 5000;
-	if (strchr(cfg->session_name, '/') || !cfg->session_name[0] || strlen(cfg->session_name) >= NAME_LEN - 20) {
-		rc = tb_fail(-EINVAL, "relay session name '%s': want 1..%d characters, no '/'", cfg->session_name,
-			     NAME_LEN - 21);
-		goto fail;
-	}
-
-	if ((rc = r->ctl = connect_to(r, host, cport, tmo)) < 0 || (rc = r->data = connect_to(r, host, dport, tmo)) < 0)
-		goto fail;
-
-	struct {
-		uint32_t major, minor;
-	} v = { htobe32(PROTO_MAJOR), htobe32(PROTO_MINOR) }, vr;
-	if ((rc = command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0) {
-		rc = tb_fail(rc, "%s (the version handshake)", r->err);
-		goto fail;
-	}
-	if (be32toh(vr.major) != PROTO_MAJOR || be32toh(vr.minor) < 4) {
-		rc = tb_fail(-EPROTO, "relay %s: the relay daemon speaks protocol %u.%u; tracebuf needs 2.4 or later "
-				      "(lttng-relayd 2.4+)", r->addr, be32toh(vr.major), be32toh(vr.minor));
-		goto fail;
-	}
-	r->minor = be32toh(vr.minor) < PROTO_MINOR ? be32toh(vr.minor) : PROTO_MINOR;
-
-	/* the session's directory, as LTTng names it: NAME-YYYYMMDD-HHMMSS */
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	char date[32];
-	strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
-	snprintf(r->path, sizeof r->path, "%s/%s-%s", me, cfg->session_name, date);
-
-	struct __attribute__((packed)) {
-		char name[NAME_LEN];
-		char host[HOST_LEN];
-		uint32_t live_timer, snapshot;
-	} cs;
-	memset(&cs, 0, sizeof cs);
-	put_name(cs.name, sizeof cs.name, cfg->session_name);
-	put_name(cs.host, sizeof cs.host, me);
-	cs.live_timer = htobe32(cfg->live_timer_us);
-	struct __attribute__((packed)) {
-		uint64_t id;
-		uint32_t ret;
-	} csr;
-	if ((rc = command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0) {
-		rc = tb_fail(rc, "%s (creating the session)", r->err);
-		goto fail;
-	}
-	if (be32toh(csr.ret) != LTTNG_OK) {
-		rc = tb_fail(-EPROTO, "relay %s: the relay daemon refused to create session '%s' (code %u)", r->addr,
-			     cfg->session_name, be32toh(csr.ret));
-		goto fail;
-	}
+		snprintf(r->host, sizeof r->host, "%s", cfg->hostname);
+	else if (gethostname(r->host, sizeof r->host - 1) != 0)
+		snprintf(r->host, sizeof r->host, "unknown");
+	r->host[sizeof r->host - 1] = 0;
+	r->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 5000;
+	r->live_us = cfg->live_timer_us;
 	/* the data streams are added at their first packet: the relay daemon
 	 * creates a file per stream, and a CPU that never wrote would leave an
 	 * empty one, which is no CTF stream */
 	for (unsigned i = 0; i < nstreams; i++)
 		if (put_name(st[i].name, sizeof st[i].name, names[i])) {
 			rc = tb_fail(-EINVAL, "relay %s: stream name '%s' too long", r->addr, names[i]);
-			goto fail;
+			relay_free(r);
+			return rc;
 		}
-	if ((rc = add_stream(r, "metadata", &st[nstreams].handle)) != 0)
-		goto fail;
-	st[nstreams].added = 1;
-	uint32_t ok;
-	if ((rc = command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0) {
-		rc = tb_fail(rc, "%s", r->err);
-		goto fail;
+	if ((rc = relay_session(r)) != 0) {
+		relay_free(r);
+		return rc;
 	}
-	for (unsigned i = 0; i <= nstreams; i++)
-		st[i].next_seq = 1;
 	*out = r;
 	return 0;
-fail:
-	if (r->ctl >= 0)
-		close(r->ctl);
-	if (r->data >= 0)
-		close(r->data);
-	free(st);
-	free(r);
+}
+
+int tb_relay_reconnect(struct tb_relay *r)
+{
+	relay_disconnect(r);
+	int rc = relay_session(r);
+	if (rc) {
+		relay_disconnect(r);
+		lose(r, -rc, "reconnecting");
+	}
 	return rc;
+}
+
+void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n)
+{
+	if (i < r->n)
+		r->streams[i].lost += n;
 }
 
 int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len)
@@ -383,6 +437,9 @@ static int send_index(struct tb_relay *r, const struct index_msg *m)
 	return rc;
 }
 
+static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
+			     const void *rest, size_t rest_len);
+
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,
 		    size_t rest_len)
 {
@@ -410,6 +467,32 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
 		if (hb.timestamp_end < hb.timestamp_begin)
 			hb.timestamp_end = hb.timestamp_begin;
 	}
+	/* events that never reached the relay: a loss of the relay's copy
+	 * (cause "relay"), in this packet's running totals and every later one */
+	hb.events_discarded += s->lost;
+	hb.lost[TB_LOSS_RELAY] += s->lost;
+	if (s->next_seq == 1 && hb.events_discarded) {
+		/* The first packet of this stream in this relay session comes
+		 * after losses: a reader can only count them as the difference
+		 * between two packets (babeltrace2 says "an unknown number" for a
+		 * first packet's events_discarded), so an empty packet with none
+		 * goes first, as in the local copy (stream.c). */
+		struct tb_packet_header e = hb;
+		e.timestamp_end = e.timestamp_begin;
+		e.content_size = e.packet_size = sizeof e * 8ull;
+		e.packet_seq_num = hb.packet_seq_num ? hb.packet_seq_num - 1 : 0;
+		e.events_discarded = 0;
+		memset(e.lost, 0, sizeof e.lost);
+		int rc = relay_send_packet(r, s, &e, NULL, 0);
+		if (rc)
+			return rc;
+	}
+	return relay_send_packet(r, s, h, rest, rest_len);
+}
+
+static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
+			     const void *rest, size_t rest_len)
+{
 	uint64_t data = sizeof *h + rest_len, packet = h->packet_size / 8;
 	if (packet < data || data > UINT32_MAX || packet - data > UINT32_MAX)
 		return -EINVAL; /* checked by the engine before: not a packet */
@@ -485,10 +568,5 @@ void tb_relay_close(struct tb_relay *r)
 		uint32_t ok;
 		command(r, CMD_CLOSE_STREAM, &m, sizeof m, NULL, 0, &ok, sizeof ok);
 	}
-	if (r->ctl >= 0)
-		close(r->ctl);
-	if (r->data >= 0)
-		close(r->data);
-	free(r->streams);
-	free(r);
+	relay_free(r);
 }

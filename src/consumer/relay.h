@@ -29,6 +29,9 @@
  *   data connection: per packet {u64 circuit_id = 0; u64 stream;
  *     u64 net_seq_num; u32 data_size; u32 padding_size} + data_size bytes;
  *     the relay daemon appends padding_size zeros.
+ * A lost relay can be reconnected (tb_relay_reconnect(): a new relay
+ * session); events that were not sent are then carried, per stream, as the
+ * lost_relay cause of the packets sent afterwards.
  * Not thread-safe: the engine serialises calls (relay_lock).
  */
 #ifndef TB_CONSUMER_RELAY_H
@@ -76,6 +79,16 @@ int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len) __attrib
  */
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h, const void *rest,
 		    size_t rest_len) __attribute__((visibility("hidden")));
+
+/*
+ * tb_relay_reconnect - after the relay was lost: connect again and create a
+ * new relay session (its directory gets the new date, or a "-N" suffix);
+ * streams are added again at their next packet, the metadata must be sent
+ * again whole.  Return: 0, or -errno (still lost).
+ */
+int tb_relay_reconnect(struct tb_relay *r) __attribute__((visibility("hidden")));
+/* `n` events of stream `i` were not sent: later packets carry them as lost_relay. */
+void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribute__((visibility("hidden")));
 
 /*
  * A live beacon for stream `i` when it sent no packet since its last one:
