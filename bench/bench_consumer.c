@@ -20,6 +20,7 @@
  * The trace goes to $TMPDIR (default /tmp).  BENCH_QUICK=1: small counts.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,24 +54,31 @@ static double mono_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* CPU seconds (utime + stime) of a process (live or not yet reaped), or -1. */
+static double proc_cpu(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	double cpu = -1;
+	if (f && fgets(buf, sizeof buf, f)) {
+		char *p = strrchr(buf, ')');
+		unsigned long ut = 0, st = 0;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+			cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	}
+	if (f)
+		fclose(f);
+	return cpu;
+}
+
 /* utime + stime (s) of a zombie child, then reaps it; -1 on error. */
 static double reap_cpu(pid_t pid, int *status)
 {
 	siginfo_t si;
 	double cpu = -1;
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0) {
-		char path[64], buf[1024];
-		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-		FILE *f = fopen(path, "r");
-		if (f && fgets(buf, sizeof buf, f)) {
-			char *p = strrchr(buf, ')');
-			unsigned long ut = 0, st = 0;
-			if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
-				cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-		}
-		if (f)
-			fclose(f);
-	}
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0)
+		cpu = proc_cpu(pid);
 	waitpid(pid, status, 0);
 	return cpu;
 }
@@ -300,5 +310,133 @@ void bench_consumer(struct bench_table *t)
 			  (double)killed.wl_wall_ns / (double)untraced.wl_wall_ns, "killed / untraced", "<= 2");
 	else
 		bench_skip(t, "consumer", "block mode, recorder killed", "the program did not finish within 120 s");
+	bench_rm_rf(dir);
+}
+
+/* ---- group `relay`: what sending to lttng-relayd costs the recorder (issue 15) ---- */
+
+/* Three free loopback ports (bound to 0, then released). */
+static int free_ports(unsigned port[3])
+{
+	int fd[3];
+	for (int i = 0; i < 3; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t l = sizeof a;
+		fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd[i] < 0 || bind(fd[i], (struct sockaddr *)&a, sizeof a) || getsockname(fd[i], (struct sockaddr *)&a, &l))
+			return -1;
+		port[i] = ntohs(a.sin_port);
+	}
+	for (int i = 0; i < 3; i++)
+		close(fd[i]);
+	return 0;
+}
+
+void bench_relay(struct bench_table *t)
+{
+	char cli[PATH_MAX], wl[PATH_MAX], dir[PATH_MAX], trace[PATH_MAX + 8], out[PATH_MAX + 8], rout[PATH_MAX + 8];
+	bench_build_path("TB_CLI", "tracebuf", cli, sizeof cli);
+	bench_build_path("TB_WORKLOAD", "tracebuf-workload", wl, sizeof wl);
+	if (access(cli, X_OK) || access(wl, X_OK)) {
+		bench_skip(t, "relay", "recorder CPU per MiB", "tracebuf or tracebuf-workload not built ($TB_CLI)");
+		return;
+	}
+	if (system("command -v lttng-relayd > /dev/null 2>&1") != 0) {
+		bench_skip(t, "relay", "recorder CPU per MiB", "lttng-relayd not installed (apt-get install lttng-tools)");
+		return;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/tb-bench-relay.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	unsigned port[3];
+	if (!mkdtemp(dir) || free_ports(port)) {
+		bench_skip(t, "relay", "recorder CPU per MiB", strerror(errno));
+		return;
+	}
+	snprintf(trace, sizeof trace, "%s/t", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	snprintf(rout, sizeof rout, "%s/relay", dir);
+	char cp[64], dp[64], lp[64], o[PATH_MAX + 32], url[80];
+	snprintf(cp, sizeof cp, "--control-port=tcp://127.0.0.1:%u", port[0]);
+	snprintf(dp, sizeof dp, "--data-port=tcp://127.0.0.1:%u", port[1]);
+	snprintf(lp, sizeof lp, "--live-port=tcp://127.0.0.1:%u", port[2]);
+	snprintf(o, sizeof o, "--output=%s", rout);
+	snprintf(url, sizeof url, "net://127.0.0.1:%u:%u", port[0], port[1]);
+	pid_t rp = fork();
+	if (rp == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execlp("lttng-relayd", "lttng-relayd", cp, dp, lp, o, (char *)NULL);
+		_exit(127);
+	}
+	/* up when the control port accepts a connection */
+	int up = 0;
+	for (int i = 0; rp > 0 && i < 200 && !up; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port[0]),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		up = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (!up)
+			usleep(50000);
+	}
+	if (!up) {
+		bench_skip(t, "relay", "recorder CPU per MiB", "lttng-relayd did not start");
+		if (rp > 0) {
+			kill(rp, SIGKILL);
+			waitpid(rp, NULL, 0);
+		}
+		bench_rm_rf(dir);
+		return;
+	}
+	const char *n = bench_quick() ? "200000" : "8000000";
+	/* one thread, block mode (nothing lost: the same bytes both ways), best of 3, interleaved */
+	double best_local = -1, best_relay = -1, best_relayd = 0; /* -1: none yet */
+	long long bytes = 0;
+	int ok = 1;
+	for (int round = 0; round < 3 && ok; round++) {
+		struct run r;
+		char *a_l[] = { cli, "record", "-q", "--mode", "block", "-o", trace, "--", wl, "--threads", "1", "--events",
+				(char *)n, NULL };
+		bench_rm_rf(trace);
+		run_cmd(a_l, out, trace, &r);
+		ok &= r.ok && r.bytes > 0;
+		double mib = (double)r.bytes / 1048576.0, v = r.rec_cpu * 1000.0 / mib;
+		if (ok && (best_local < 0 || v < best_local))
+			best_local = v;
+		char name[32];
+		snprintf(name, sizeof name, "bench%d", round);
+		char *a_r[] = { cli, "record", "-q", "--mode", "block", "--relay", url, "--session-name", name, "--live-timer", "0",
+				"-o", trace, "--", wl, "--threads", "1", "--events", (char *)n, NULL };
+		bench_rm_rf(trace);
+		double c0 = proc_cpu(rp);
+		run_cmd(a_r, out, trace, &r);
+		double c1 = proc_cpu(rp);
+		ok &= r.ok && r.bytes > 0 && c0 >= 0 && c1 >= 0;
+		mib = (double)r.bytes / 1048576.0;
+		v = r.rec_cpu * 1000.0 / mib;
+		if (ok && (best_relay < 0 || v < best_relay)) {
+			best_relay = v;
+			best_relayd = (c1 - c0) * 1000.0 / mib;
+			bytes = r.bytes;
+		}
+	}
+	kill(rp, SIGTERM);
+	waitpid(rp, NULL, 0);
+	if (!ok || best_local < 0) {
+		bench_skip(t, "relay", "recorder CPU per MiB", "a run failed (output above)");
+	} else {
+		char cfg[96];
+		snprintf(cfg, sizeof cfg, "recorder CPU, local file only (%.0f MiB)", (double)bytes / 1048576.0);
+		bench_row(t, "relay", cfg, best_local, "ms/MiB", 0, NULL, NULL);
+		double base = best_local > 0 ? best_local : 1e-9; /* (quick runs: under a clock tick) */
+		bench_row(t, "relay", "recorder CPU, local file + relay", best_relay, "ms/MiB", best_relay / base,
+			  "with relay / local", NULL);
+		bench_row(t, "relay", "lttng-relayd CPU per MiB received", best_relayd, "ms/MiB", best_relayd / base,
+			  "relayd / local recorder", NULL);
+	}
 	bench_rm_rf(dir);
 }

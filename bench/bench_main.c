@@ -75,6 +75,7 @@ static const struct {
 	{ "memory", bench_memory },
 	{ "profile", bench_profile },
 	{ "convert", bench_convert },
+	{ "relay", bench_relay },
 };
 
 int main(int argc, char **argv)
