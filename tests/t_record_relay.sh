@@ -27,9 +27,10 @@ cleanup() {
 }
 trap cleanup EXIT
 written() { sed -n 's/^written: //p' "$1" | tail -1; }
-# wait_for CMD...: until CMD succeeds (a condition), at most ~60 s
+# wait_for CMD...: until CMD succeeds (a condition); a hang guard of ~150 s, well above the
+# recorder's longest reconnection back-off (30 s) on a loaded machine or a sanitizer build
 wait_for() {
-	for _ in $(seq 1200); do "$@" && return 0; sleep 0.05; done
+	for _ in $(seq 3000); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
 
@@ -131,9 +132,9 @@ first=$(ls -d "$OUT"/hostk/killed-*)
 kill -9 "$RPID"
 wait "$RPID" 2> /dev/null
 RPID=
-# packets written while the relay is gone: the local copy grows by 4 MiB more
+# packets written while the relay is gone: the local copy grows by 1 MiB more
 s0=$(du -sb "$T/lk" | cut -f1)
-wait_for sh -c "[ \$(du -sb '$T/lk' | cut -f1) -ge $((s0 + 4194304)) ]" || fail "the recording stopped when the relay died"
+wait_for sh -c "[ \$(du -sb '$T/lk' | cut -f1) -ge $((s0 + 1048576)) ]" || fail "the recording stopped when the relay died"
 grep -q "until it answers again" "$T/k.err" || { cat "$T/k.err"; fail "no warning that the relay was lost"; }
 # the relay daemon back on the same ports: the recorder reconnects (back-off 1 s, 2 s, ...)
 start_relay
