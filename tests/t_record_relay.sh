@@ -73,6 +73,15 @@ for f in "$R"/chan_*; do
 	[ -s "$f" ] || fail "$f: an empty stream file in the relay's copy"
 done
 
+echo "== the embedded recorder (tb_session_start_relay) streams too"
+"${TB_EMBEDDED_RELAY:?}" "$URL" emb hoste "$T/emb" 30000 > "$T/e.out" 2> "$T/e.err" || { cat "$T/e.err"; fail "embedded recorder with a relay"; }
+d=$(session_dir hoste emb)
+[ -n "$d" ] || fail "no hoste/emb-DATE in the relay's output"
+line=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$d" 30000) || { echo "$line"; fail "babeltrace2 on the embedded recorder's relay copy"; }
+case $line in *"delivered=30000 discarded=0"*) ;; *) fail "the embedded recorder's relay copy is not whole: $line" ;; esac
+"${TB_EMBEDDED_RELAY:?}" "net://127.0.0.1:$LP:1" emb hoste "$T/emb2" 10 > /dev/null 2> "$T/e2.err" && fail "an unreachable relay: tb_session_start_relay succeeded"
+grep -q "relay net://127.0.0.1:$LP:1" "$T/e2.err" || { cat "$T/e2.err"; fail "tb_errmsg() does not name the relay"; }
+
 echo "== two recorders (two hosts) into one relay daemon at once"
 "$CLI" record -q --relay "$URL" --session-name one --hostname host1 -o "$T/l1" -- \
 	"$WL" --threads 1 --events 50000 > "$T/1.out" 2> "$T/1.err" &
@@ -135,7 +144,7 @@ RPID=
 # packets written while the relay is gone: the local copy grows by 1 MiB more
 s0=$(du -sb "$T/lk" | cut -f1)
 wait_for sh -c "[ \$(du -sb '$T/lk' | cut -f1) -ge $((s0 + 1048576)) ]" || fail "the recording stopped when the relay died"
-grep -q "until it answers again" "$T/k.err" || { cat "$T/k.err"; fail "no warning that the relay was lost"; }
+wait_for grep -q "until it answers again" "$T/k.err" || { cat "$T/k.err"; fail "no warning that the relay was lost"; }
 # the relay daemon back on the same ports: the recorder reconnects (back-off 1 s, 2 s, ...)
 start_relay
 wait_for sh -c "[ \$(ls -d '$OUT'/hostk/killed-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostk -newer '$first' -name 'chan_*' -size +0)\" ]" ||

@@ -56,6 +56,26 @@ TB_API int tb_session_start(const struct tb_session_opts *opts, const char *outd
  */
 TB_API int tb_session_stop(struct tb_recorder *rec);
 
+/* Also stream the trace to LTTng's relay daemon (docs/FLEET.md). */
+struct tb_relay_opts {
+	size_t size;              /* sizeof(struct tb_relay_opts) */
+	const char *url;          /* net://HOST[:CONTROL_PORT[:DATA_PORT]] (5342, 5343 by default) */
+	const char *session_name; /* the relay session's name; NULL: "tracebuf" */
+	const char *hostname;     /* the host name the relay files it under; NULL: this host's */
+	uint64_t live_timer_ns;   /* idle streams report in this often, for live viewers; 0: never */
+};
+
+/*
+ * tb_session_start_relay - tb_session_start(), and every packet written to
+ * `outdir` is also sent to the relay daemon `relay->url`.  A relay that
+ * cannot be reached refuses the start (-ECONNREFUSED, -EHOSTUNREACH,
+ * -ETIMEDOUT; tb_errmsg() names the address); one lost later is retried,
+ * and what it missed is counted (docs/FLEET.md).  relay == NULL: exactly
+ * tb_session_start().
+ */
+TB_API int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdir,
+				  const struct tb_relay_opts *relay, struct tb_recorder **out);
+
 /* The session of a recorder (for tb_session_path(), tb_session_counters()). */
 TB_API struct tb_session *tb_recorder_session(const struct tb_recorder *rec);
 

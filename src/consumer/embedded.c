@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <tracebuf/session.h>
 
 #include "consumer/engine_impl.h"
+#include "consumer/relay.h"
 
 struct tb_recorder {
 	struct tb_session *s;
@@ -71,9 +73,27 @@ static void own_cmdline(char *buf, size_t len)
 
 int tb_session_start(const struct tb_session_opts *opts, const char *outdir, struct tb_recorder **out)
 {
+	return tb_session_start_relay(opts, outdir, NULL, out);
+}
+
+int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdir, const struct tb_relay_opts *relay,
+			   struct tb_recorder **out)
+{
 	if (!out)
 		return tb_fail(-EINVAL, "tb_session_start: no output handle");
 	*out = NULL;
+	struct tb_relay_cfg rc_cfg;
+	if (relay) {
+		if (relay->size < offsetof(struct tb_relay_opts, live_timer_ns) + sizeof relay->live_timer_ns || !relay->url)
+			return tb_fail(-EINVAL, "tb_session_start_relay: relay options without a url, or of an unknown size");
+		if (relay->live_timer_ns / 1000 > UINT32_MAX)
+			return tb_fail(-EINVAL, "tb_session_start_relay: live timer %" PRIu64 " ns is too long (at most ~70 min)",
+				       relay->live_timer_ns);
+		rc_cfg = (struct tb_relay_cfg){ .url = relay->url,
+						.session_name = relay->session_name ? relay->session_name : "tracebuf",
+						.hostname = relay->hostname,
+						.live_timer_us = (uint32_t)(relay->live_timer_ns / 1000) };
+	}
 	int created, rc = tb_output_dir(outdir, &created);
 	if (rc < 0)
 		return rc;
@@ -95,7 +115,7 @@ int tb_session_start(const struct tb_session_opts *opts, const char *outdir, str
 		{ "start_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 		{ "recorder", "embedded", 0 },
 	};
-	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0] };
+	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0], .relay = relay ? &rc_cfg : NULL };
 	rc = tb_engine_create(r->s, outdir, &cfg, &r->e);
 	if (rc < 0)
 		goto fail;
