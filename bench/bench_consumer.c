@@ -432,10 +432,11 @@ void bench_relay(struct bench_table *t)
 		char cfg[96];
 		snprintf(cfg, sizeof cfg, "recorder CPU, local file only (%.0f MiB)", (double)bytes / 1048576.0);
 		bench_row(t, "relay", cfg, best_local, "ms/MiB", 0, NULL, NULL);
-		double base = best_local > 0 ? best_local : 1e-9; /* (quick runs: under a clock tick) */
-		bench_row(t, "relay", "recorder CPU, local file + relay", best_relay, "ms/MiB", best_relay / base,
+		/* (quick runs: a recorder under one clock tick measures 0; no ratio then) */
+		double inv = best_local > 0 ? 1.0 / best_local : 0;
+		bench_row(t, "relay", "recorder CPU, local file + relay", best_relay, "ms/MiB", best_relay * inv,
 			  "with relay / local", NULL);
-		bench_row(t, "relay", "lttng-relayd CPU per MiB received", best_relayd, "ms/MiB", best_relayd / base,
+		bench_row(t, "relay", "lttng-relayd CPU per MiB received", best_relayd, "ms/MiB", best_relayd * inv,
 			  "relayd / local recorder", NULL);
 	}
 	bench_rm_rf(dir);
