@@ -19,7 +19,7 @@ command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed 
 need_bt2
 RPID=
 cleanup() {
-	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" 2> /dev/null
+	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" "$T/stop3" 2> /dev/null
 	[ -n "$RPID" ] && kill -9 "$RPID" 2> /dev/null
 	kill -9 $(jobs -p) 2> /dev/null
 	wait 2> /dev/null
@@ -81,6 +81,26 @@ line=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$d" 30000) || { echo "$line";
 case $line in *"delivered=30000 discarded=0"*) ;; *) fail "the embedded recorder's relay copy is not whole: $line" ;; esac
 "${TB_EMBEDDED_RELAY:?}" "net://127.0.0.1:$LP:1" emb hoste "$T/emb2" 10 > /dev/null 2> "$T/e2.err" && fail "an unreachable relay: tb_session_start_relay succeeded"
 grep -q "relay net://127.0.0.1:$LP:1" "$T/e2.err" || { cat "$T/e2.err"; fail "tb_errmsg() does not name the relay"; }
+
+echo "== record --attach --relay: a recorder taking over a session streams from there"
+S=$T/shm/att.tb
+"$CLI" record -q --session "$S" -o "$T/ad" -- "$WL" --threads 1 --events 100000000 --sleep-us 1000 \
+	--until-file "$T/stop3" > "$T/aw.out" 2>&1 &
+rp=$!
+wait_for pgrep -P $rp > /dev/null || fail "the workload did not start"
+wait_for sh -c "[ -n \"\$(find '$T/ad' -name 'chan_*' -size +0)\" ]" || fail "the first recorder wrote nothing"
+kill -9 $rp
+wait $rp 2> /dev/null
+"$CLI" record --attach "$S" --relay "$URL" --session-name att --hostname hostatt -o "$T/ad" > /dev/null 2> "$T/att.err" &
+ap=$!
+wait_for sh -c "d=\$(ls -d '$OUT'/hostatt/att-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0)\" ]" ||
+	{ cat "$T/att.err"; fail "record --attach --relay sent nothing"; }
+touch "$T/stop3"
+wait $ap || { cat "$T/att.err"; fail "record --attach --relay"; }
+d=$(session_dir hostatt att)
+line=$("$PY" "$(dirname "$0")/lib/bt2_account.py" "$d") || { echo "$line"; fail "babeltrace2 on the attached recorder's relay copy"; }
+echo "  babeltrace2 (relay copy from --attach): $line"
+case $line in *"unknown=0"*) ;; *) fail "the relay copy from --attach has losses of unknown size: $line" ;; esac
 
 echo "== two recorders (two hosts) into one relay daemon at once"
 "$CLI" record -q --relay "$URL" --session-name one --hostname host1 -o "$T/l1" -- \
