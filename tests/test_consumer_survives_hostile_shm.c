@@ -33,8 +33,8 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
-#include "core/registry.h"
-#include "core/ring.h"
+#include "session/registry.h"
+#include "ring/ring.h"
 #include "core/walk.h"
 #include "platform/clock.h"
 #include "tbtest.h"

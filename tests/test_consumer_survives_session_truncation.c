@@ -28,8 +28,8 @@
 #include <tracebuf/reader.h>
 #include <tracebuf/session.h>
 
-#include "consumer/consumer.h"
-#include "core/session_impl.h"
+#include "consumer/engine.h"
+#include "core/view.h"
 #include "tbtest.h"
 
 TB_EVENT(tr, ev, (u64, seq))

@@ -26,8 +26,8 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
-#include "core/ring.h"
-#include "core/session_impl.h"
+#include "ring/ring.h"
+#include "core/view.h"
 #include "tbtest.h"
 
 TB_EVENT(own, ev, (u64, seq))

@@ -14,7 +14,7 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
-#include "core/session_impl.h"
+#include "core/view.h"
 #include "tbdecode.h"
 #include "tbtest.h"
 

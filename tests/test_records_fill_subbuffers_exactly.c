@@ -12,7 +12,7 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
-#include "core/registry.h"
+#include "session/registry.h"
 #include "tbdecode.h"
 #include "tbtest.h"
 

@@ -10,7 +10,7 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
-#include "core/registry.h"
+#include "session/registry.h"
 #include "tbdecode.h"
 #include "tbtest.h"
 

@@ -18,7 +18,7 @@
 #include <tracebuf/session.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 #include "tbtest.h"
 
 static char good[512];

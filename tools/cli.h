@@ -11,6 +11,8 @@
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
+#include <stdint.h>
+
 #define TB_EXIT_OK 0
 #define TB_EXIT_FAIL 1
 #define TB_EXIT_USAGE 2
@@ -31,6 +33,15 @@ int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_enable(int argc, char **argv);
 int cmd_disable(int argc, char **argv);
+
+/* ---- argument parsers shared by the subcommands (tools/cli_args.c; never print) ---- */
+
+/* "256K", "4M", "1G", "65536": bytes.  Return 0 or -EINVAL. */
+int cli_parse_size(const char *str, uint64_t *out);
+/* "250ms", "1s", "500us", "100ns"; a bare number is milliseconds.  Return 0 or -EINVAL. */
+int cli_parse_duration(const char *str, uint64_t *ns);
+/* SESSION argument -> path: as given if it contains '/' or exists, else in $TRACEBUF_SHM_DIR or /dev/shm. */
+void cli_session_path(const char *arg, char *path, unsigned len);
 
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);

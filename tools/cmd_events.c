@@ -24,10 +24,10 @@
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/consumer.h" /* tb_session_resolve */
+#include "consumer/engine.h"
 #include "core/format.h"
-#include "core/registry.h"
-#include "core/session_impl.h"
+#include "session/registry.h"
+#include "core/view.h"
 
 static const char *type_name(uint32_t t)
 {
@@ -273,7 +273,7 @@ int cmd_list(int argc, char **argv)
 	if (list_binary(target, fields, &rc))
 		return rc;
 	char path[4096];
-	tb_session_resolve(target, path, sizeof path);
+	cli_session_path(target, path, sizeof path);
 	return list_session(path, fields);
 }
 
@@ -316,7 +316,7 @@ static int toggle(int argc, char **argv, int enable)
 	if (argc - optind < 2)
 		return cli_error(name, "want SESSION PATTERN... (tracebuf %s --help)", name), TB_EXIT_USAGE;
 	char path[4096];
-	tb_session_resolve(argv[optind], path, sizeof path);
+	cli_session_path(argv[optind], path, sizeof path);
 	struct tb_session *s;
 	if (tb_session_attach(path, 0, &s) < 0)
 		return cli_error(name, "cannot attach to %s: %s", path, tb_errmsg());

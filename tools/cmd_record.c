@@ -31,10 +31,10 @@
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/consumer.h"
+#include "consumer/engine.h"
 #include "consumer/relay.h"
-#include "core/registry.h"
-#include "core/session_impl.h"
+#include "session/registry.h"
+#include "core/view.h"
 
 extern char **environ;
 
@@ -160,10 +160,10 @@ static int parse_channel(struct rec_opts *o, const char *arg)
 			return usage_error("--channel %s: the name may hold only A-Z a-z 0-9 _ -", arg);
 	snprintf(o->chan_names[o->nchan], TB_CHAN_NAME_MAX, "%s", f[0]);
 	c->name = o->chan_names[o->nchan];
-	if (*f[1] && (tb_parse_size(f[1], &c->sb_size) < 0 || c->sb_size == 0))
+	if (*f[1] && (cli_parse_size(f[1], &c->sb_size) < 0 || c->sb_size == 0))
 		return usage_error("--channel %s: bad sub-buffer size (at least 4096; empty for the default)", arg);
 	uint64_t n = 0;
-	if (*f[2] && (tb_parse_size(f[2], &n) < 0 || n > UINT32_MAX || n < 2))
+	if (*f[2] && (cli_parse_size(f[2], &n) < 0 || n > UINT32_MAX || n < 2))
 		return usage_error("--channel %s: bad sub-buffer count (at least 2; empty for the default)", arg);
 	c->sb_count = (uint32_t)n;
 	if (*f[3] && parse_mode(f[3], &c->mode) < 0)
@@ -213,14 +213,14 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				return c;
 			break;
 		case OPT_SB_SIZE:
-			if (tb_parse_size(optarg, &o->dflt.sb_size) < 0)
+			if (cli_parse_size(optarg, &o->dflt.sb_size) < 0)
 				return usage_error("--sb-size %s: not a size (e.g. 4096, 64K, 1M)", optarg);
 			if (o->dflt.sb_size == 0) /* 0 would mean "the default" to the library */
 				return usage_error("--sb-size %s: a sub-buffer holds at least a page (4096); leave "
 						   "the option out for the default", optarg);
 			break;
 		case OPT_SB_COUNT:
-			if (tb_parse_size(optarg, &v) < 0 || v > UINT32_MAX)
+			if (cli_parse_size(optarg, &v) < 0 || v > UINT32_MAX)
 				return usage_error("--sb-count %s: not a count", optarg);
 			if (v < 2)
 				return usage_error("--sb-count %s: a ring has at least 2 sub-buffers; leave the option "
@@ -238,16 +238,16 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->dflt.events = optarg;
 			break;
 		case OPT_FLUSH:
-			if (tb_parse_duration(optarg, &o->dflt.flush_period_ns) < 0 || !o->dflt.flush_period_ns)
+			if (cli_parse_duration(optarg, &o->dflt.flush_period_ns) < 0 || !o->dflt.flush_period_ns)
 				return usage_error("--flush-period %s: want a duration such as 250ms or 1s", optarg);
 			break;
 		case OPT_WATERMARK:
-			if (tb_parse_size(optarg, &v) < 0 || v == 0 || v > UINT32_MAX)
+			if (cli_parse_size(optarg, &v) < 0 || v == 0 || v > UINT32_MAX)
 				return usage_error("--watermark %s: want a count of sub-buffers >= 1", optarg);
 			o->dflt.watermark = (uint32_t)v;
 			break;
 		case OPT_BLOCK_TIMEOUT:
-			if (tb_parse_duration(optarg, &o->dflt.block_timeout_ns) < 0)
+			if (cli_parse_duration(optarg, &o->dflt.block_timeout_ns) < 0)
 				return usage_error("--block-timeout %s: want a duration such as 100ms", optarg);
 			break;
 		case OPT_NO_ATTR: o->dflt.no_attribution = 1; break;
@@ -273,7 +273,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->relay_host = optarg;
 			break;
 		case OPT_LIVE_TIMER:
-			if (tb_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
+			if (cli_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
 				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; 0: off)", optarg);
 			break;
 		default: return usage_error("%s", "unknown option");
@@ -697,7 +697,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 static int run_attach(struct rec_opts *o)
 {
 	char path[PATH_MAX];
-	tb_session_resolve(o->attach, path, sizeof path);
+	cli_session_path(o->attach, path, sizeof path);
 	struct tb_session *s;
 	int rc = tb_session_attach(path, 0, &s);
 	if (rc < 0)

@@ -1,28 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_snapshot.c - tracebuf snapshot SESSION -o DIR
+ * cmd_snapshot.c - tracebuf snapshot SESSION -o DIR, and
+ *                  tracebuf recover SESSION_FILE -o DIR
  *
- * Writes what the rings of a live session hold now (flight recorder) as a
- * complete trace.  Producers keep writing meanwhile: a sub-buffer reused
- * during its copy is dropped and counted, never written torn.
+ * Both copy a session's rings to a trace once, through the library's one
+ * path (tb_oneshot_run, src/consumer/oneshot.c); they differ in what the
+ * session is and in what they promise:
+ *   snapshot: a live session (flight recorder).  Producers keep writing
+ *             meanwhile: a sub-buffer reused during its copy is dropped and
+ *             counted, never written torn.
+ *   recover:  the application died (or its consumer did): its session file
+ *             still holds the rings.  Attached read-only, everything is
+ *             validated, every complete record that can be proved valid is
+ *             written; partial packets are closed, anything invalid is cut
+ *             and counted.  A killed recorder's directory is completed.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/consumer.h"
-#include "core/session_impl.h"
-
-#define NAME "snapshot"
+#include "consumer/engine.h"
 
 static void snapshot_usage(FILE *f)
 {
@@ -34,8 +37,26 @@ static void snapshot_usage(FILE *f)
 		   "Exit: 0, 1 failure, 2 usage, 3 some packets were invalid (skipped).\n");
 }
 
-int cmd_snapshot(int argc, char **argv)
+static void recover_usage(FILE *f)
 {
+	fprintf(f, "usage: tracebuf recover [-q] SESSION_FILE -o DIR\n"
+		   "\n"
+		   "Writes what a dead application's session file holds into DIR as a CTF trace.\n"
+		   "DIR is created, or empty, or holds the trace a killed `tracebuf record` of this\n"
+		   "session left: then it is completed (packets already there are not written twice).\n"
+		   "The session file is only read; remove it afterwards.\n"
+		   "Exit: 0, 1 failure, 2 usage, 3 some data could not be proved valid and was cut.\n");
+}
+
+static void print_warning(void *arg, const char *sentence)
+{
+	fprintf(stderr, "tracebuf %s: warning: %s\n", (const char *)arg, sentence);
+}
+
+static int copy_once(int argc, char **argv, unsigned how)
+{
+	const char *name = how == TB_ONESHOT_RECOVER ? "recover" : "snapshot";
+	void (*usage)(FILE *) = how == TB_ONESHOT_RECOVER ? recover_usage : snapshot_usage;
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "quiet", no_argument, 0, 'q' },
@@ -49,74 +70,63 @@ int cmd_snapshot(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'q': quiet = 1; break;
-		case 'h': snapshot_usage(stdout); return TB_EXIT_OK;
-		default: snapshot_usage(stderr); return TB_EXIT_USAGE;
+		case 'h': usage(stdout); return TB_EXIT_OK;
+		default: usage(stderr); return TB_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		sess = argv[optind++];
 	if (!sess || !out || optind < argc) {
-		snapshot_usage(stderr);
+		usage(stderr);
 		return TB_EXIT_USAGE;
 	}
 	char path[4096];
-	tb_session_resolve(sess, path, sizeof path);
+	cli_session_path(sess, path, sizeof path);
 	struct tb_session *s;
 	int rc = tb_session_attach(path, TB_ATTACH_READONLY, &s);
 	if (rc < 0)
-		return cli_error(NAME, "cannot attach to %s: %s", path, tb_errmsg());
-	signal(SIGXFSZ, SIG_IGN);
-	int created;
-	if (tb_output_dir(out, &created) < 0) {
-		tb_session_close(s);
-		return cli_error(NAME, "%s", tb_errmsg());
+		return cli_error(name, "cannot %s %s: %s", how == TB_ONESHOT_RECOVER ? "read" : "attach to", path,
+				 tb_errmsg());
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit is an error to report, not a death */
+	if (how == TB_ONESHOT_RECOVER) {
+		unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
+		if (live)
+			fprintf(stderr, "tracebuf %s: warning: %u processes of the session still run; "
+					"what they are writing now may be cut\n", name, live);
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	struct tb_engine_env env[] = {
-		{ "recorder", "tracebuf snapshot", 0 },
-		{ "session_file", path, 0 },
-		{ "snapshot_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
-	};
-	struct tb_engine_cfg cfg = { .flags = TB_ENG_NO_FLUSHERS, .env = env, .nenv = 3 };
-	struct tb_engine *e;
-	rc = tb_engine_create(s, out, &cfg, &e);
-	if (rc < 0) {
-		cli_error(NAME, "%s", tb_errmsg());
-		tb_session_close(s);
-		if (created)
-			rmdir(out);
-		return TB_EXIT_FAIL;
-	}
-	/* processes of the session before the copy: alive, and ever attached
-	 * (acquire pairs with the release store of count in tb_proc_register()) */
-	unsigned live0 = tb_session_live_procs(s, (uint32_t)getpid());
-	uint32_t attached0 = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
-	rc = tb_engine_snapshot(e);
-	char msg[300];
-	while (tb_engine_next_warning(e, msg, sizeof msg))
-		fprintf(stderr, "tracebuf " NAME ": warning: %s\n", msg);
-	struct tb_stream_stats st;
-	tb_engine_stats(e, -1, -1, &st);
-	/* with no process of the session alive before and after the copy, and
-	 * none attached meanwhile, nothing could reuse a sub-buffer during the
-	 * copy: a packet that changed or does not fit its place is corrupted,
-	 * and is said and counted as such */
-	int dead = live0 == 0 && tb_session_live_procs(s, (uint32_t)getpid()) == 0 &&
-		   __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE) == attached0 &&
-		   attached0 < s->proc_capacity; /* a full table does not see new processes */
-	if (!quiet)
-		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
-				"written to %s; %" PRIu64 " sub-buffers %s were dropped\n",
-			st.events, st.packets, (double)st.bytes / 1048576.0, out, st.torn,
-			dead ? "inconsistent (no process of the session is alive: corrupted)"
-			     : "reused during the copy");
-	int code = TB_EXIT_OK;
-	if (rc < 0)
-		code = cli_error(NAME, "%s", tb_engine_errmsg(e));
-	else if (st.bad || (dead && st.torn))
-		code = TB_EXIT_PARTIAL;
-	tb_engine_destroy(e);
+	struct tb_oneshot o = { .how = how, .warn = print_warning, .warn_arg = (void *)name };
+	o.recorder = how == TB_ONESHOT_RECOVER ? "tracebuf recover" : "tracebuf snapshot";
+	rc = tb_oneshot_run(s, out, &o);
 	tb_session_close(s);
-	return code;
+	if (rc < 0 && !o.st.packets && !o.st.bad && !o.st.torn)
+		return cli_error(name, "%s", tb_errmsg()); /* nothing was copied */
+	const struct tb_stream_stats *st = &o.st;
+	if (!quiet && how == TB_ONESHOT_RECOVER)
+		fprintf(stderr, "tracebuf %s: %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
+				"recovered into %s; %" PRIu64 " packets cut as invalid\n",
+			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->bad);
+	else if (!quiet)
+		/* with no process of the session alive or attached during the
+		 * copy, nothing could reuse a sub-buffer: a packet that changed
+		 * or does not fit its place is corrupted, and is said as such */
+		fprintf(stderr, "tracebuf %s: %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
+				"written to %s; %" PRIu64 " sub-buffers %s were dropped\n",
+			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->torn,
+			o.quiescent ? "inconsistent (no process of the session is alive: corrupted)"
+				    : "reused during the copy");
+	if (rc < 0)
+		return cli_error(name, "%s", tb_errmsg());
+	if (st->bad || (how == TB_ONESHOT_SNAPSHOT && o.quiescent && st->torn))
+		return TB_EXIT_PARTIAL;
+	return TB_EXIT_OK;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	return copy_once(argc, argv, TB_ONESHOT_SNAPSHOT);
+}
+
+int cmd_recover(int argc, char **argv)
+{
+	return copy_once(argc, argv, TB_ONESHOT_RECOVER);
 }

@@ -10,7 +10,7 @@
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/consumer.h"
+#include "consumer/engine.h"
 
 #define NAME "stat"
 
@@ -60,7 +60,7 @@ int cmd_stat(int argc, char **argv)
 		return TB_EXIT_USAGE;
 	}
 	char path[4096];
-	tb_session_resolve(argv[optind], path, sizeof path);
+	cli_session_path(argv[optind], path, sizeof path);
 	struct tb_session *s;
 	if (tb_session_attach(path, TB_ATTACH_READONLY, &s) < 0)
 		return cli_error(NAME, "cannot attach to %s: %s", path, tb_errmsg());

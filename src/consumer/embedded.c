@@ -173,32 +173,9 @@ int tb_snapshot(struct tb_session *s, const char *outdir)
 		s = tb_producer_session();
 	if (!s)
 		return tb_fail(-ENODEV, "tb_snapshot: no session (this process writes to none)");
-	int created, rc = tb_output_dir(outdir, &created);
+	struct tb_oneshot o = { .how = TB_ONESHOT_SNAPSHOT, .pid_env = 1 };
+	int rc = tb_oneshot_run(s, outdir, &o);
 	if (rc < 0)
 		return rc;
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	struct tb_engine_env env[] = {
-		{ "snapshot_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
-		{ "pid", NULL, getpid() },
-	};
-	struct tb_engine_cfg cfg = { .flags = TB_ENG_NO_FLUSHERS, .env = env, .nenv = 2 };
-	struct tb_engine *e;
-	rc = tb_engine_create(s, outdir, &cfg, &e);
-	if (rc < 0) {
-		if (created)
-			rmdir(outdir);
-		return rc;
-	}
-	rc = tb_engine_snapshot(e);
-	if (rc < 0) {
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", tb_engine_errmsg(e));
-		tb_engine_destroy(e);
-		return tb_fail(rc, "%s", msg);
-	}
-	struct tb_stream_stats st;
-	tb_engine_stats(e, -1, -1, &st);
-	tb_engine_destroy(e);
-	return st.packets > INT32_MAX ? INT32_MAX : (int)st.packets;
+	return o.st.packets > INT32_MAX ? INT32_MAX : (int)o.st.packets;
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "consumer/consumer.h"
+#include "consumer/engine.h"
 #include "platform/clock.h" /* tb_mono_ns() */
 
 #define TB_TRACER_VERSION "0.1.0"
@@ -196,5 +196,16 @@ TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
  */
 TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
 TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */
+
+/* Writes the follower's progress mark (DIR/.tracebuf-recorder) when it moved. */
+TB_HIDDEN void tb_engine_progress_tick(struct tb_engine *e);
+/* Stops and joins the drain and flusher threads (idempotent). */
+TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
+/* One pass of the drain thread over every drained ring; returns packets taken. */
+TB_HIDDEN unsigned tb_engine_drain_pass(struct tb_engine *e);
+/* 1 when ring (ch, cpu) was ever written (its pages exist): idle CPUs cost nothing. */
+TB_HIDDEN int tb_engine_ring_touched(struct tb_engine *e, unsigned ch, unsigned cpu);
 
 #endif

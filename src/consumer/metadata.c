@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
-#include "core/registry.h"
+#include "core/classes.h"
 #include "ctf/ctf.h"
 
 /*

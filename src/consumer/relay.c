@@ -26,7 +26,7 @@
 
 #include <tracebuf/session.h> /* tb_errmsg */
 
-#include "core/session_impl.h" /* tb_fail */
+#include "core/view.h" /* tb_fail */
 
 enum {
 	CMD_ADD_STREAM = 1,

@@ -3,6 +3,10 @@
  * stream.c - the trace directory: stream files that only ever grow by whole
  * packets, and the scan that lets a second consumer resume a directory a
  * killed one left behind.
+ *
+ * Length: a stream file's whole life (open or resume, append whole packets,
+ * loss packets, the ballast for a full disk, close) shares one state
+ * machine; split, each half would need the other's invariants.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

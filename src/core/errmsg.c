@@ -5,7 +5,7 @@
 
 #include <tracebuf/session.h>
 
-#include "session_impl.h"
+#include "core/view.h"
 
 static __thread char tb_msg[512] __attribute__((tls_model("initial-exec")));
 

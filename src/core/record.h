@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "format.h"
+#include "core/format.h"
 
 /* True when a compact header can encode `ts` after `prev` exactly. */
 static inline int tb_hdr_compact_ok(uint32_t id, uint64_t ts, uint64_t prev)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-#include "walk.h"
+#include "core/walk.h"
 
 #include <string.h>
 
-#include "record.h"
+#include "core/record.h"
 
 int tb_payload_size(const struct tb_event_desc *e, const uint8_t *p, uint64_t avail, uint64_t *len)
 {

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "format.h"
-#include "session_impl.h"
+#include "core/format.h"
+#include "core/view.h"
 
 struct tb_walk_rec {
 	uint32_t id;

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 
 struct tb_ctf_env {
 	const char *key;   /* [A-Za-z_][A-Za-z0-9_]* */

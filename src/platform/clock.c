@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
-#include "clock.h"
+#include "platform/clock.h"
 
 #include <stdio.h>
 #include <string.h>

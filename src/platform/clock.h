@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 
 struct tb_clock_calib {
 	uint32_t kind;          /* enum tb_clock_kind */

@@ -24,9 +24,9 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
-#include "core/registry.h"
-#include "platform/rseq.h"
 #include "producer/producer.h"
+#include "ring/rseq.h"
+#include "session/registry.h"
 
 const uint32_t tb_disabled_mask = 0;
 
@@ -99,6 +99,8 @@ int tb_producer_use(struct tb_session *s)
 		pthread_mutex_unlock(&classes_lock);
 		return -ETIMEDOUT; /* tb_errmsg() says which session */
 	}
+	if (s) /* never unmapped from now on (tb_session_close) */
+		__atomic_store_n(&s->pinned, 1, __ATOMIC_RELAXED);
 	/* switch classes to the new session (or disable them) first... */
 	for (struct tb_event_class *c = classes; c; c = c->next) {
 		if (s)
@@ -156,6 +158,9 @@ __attribute__((constructor)) static void tname_init(void)
 		exec_name[0] = 0;
 	exec_name[TB_THREAD_NAME_MAX] = 0;
 	tb_class_register(&tname_cls);
+	/* last: the ring's append slow path calls this from now on (append.h);
+	 * relaxed, as it is loaded there */
+	__atomic_store_n(&tb_ring_name_hook, tb_thread_name_first, __ATOMIC_RELAXED);
 }
 
 static uint32_t tname_payload(uint8_t *buf, uint32_t tid, const char *name)

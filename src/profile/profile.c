@@ -12,6 +12,11 @@
  * exit writes profile:counters.  docs/PROFILE.md has the whole story and
  * the signal-safety argument; profile_events.h the event classes.
  *
+ * Length: the handler and everything it may touch (timers, the wrapped
+ * thread start, fork and dlopen hooks) share static state whose
+ * async-signal-safety is argued once, here; maps and unwinding are apart
+ * (prof_maps.c, prof_unwind.c).
+ *
  * Interposed (exported) symbols: pthread_create, dlopen, dlmopen, dlclose,
  * sigaction and signal (for SIGPROF only).  Everything else is hidden.
  */

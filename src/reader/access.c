@@ -15,7 +15,7 @@
 #include <tracebuf/reader.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 #include "reader/reader_impl.h"
 #include "reader/tsdl.h"
 

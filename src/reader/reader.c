@@ -3,6 +3,10 @@
  * reader.c - open a trace directory, index its packets, iterate its events
  * merged by time (see include/tracebuf/reader.h and docs/READER.md).
  *
+ * Length: the index and the decode loop share one stream state whose
+ * invariants (which packets are valid, where each stream stands) are kept
+ * here; random access is access.c, text rendering render.c.
+ *
  * Structure:
  *   open:    metadata -> tb_tsdl_parse(); every stream file is mmapped and
  *            indexed from its packet headers alone (validated, damaged
@@ -33,7 +37,7 @@
 
 #include "core/format.h"
 #include "core/record.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 #include "reader/reader_impl.h"
 #include "reader/tsdl.h"
 

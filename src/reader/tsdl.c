@@ -10,6 +10,9 @@
  * "metadata line N: ...".  Everything is allocated from the lexer's arena
  * (tsdl_alloc) whose total size is bounded, so hostile metadata cannot
  * exhaust memory; nesting depth is bounded, so it cannot exhaust the stack.
+ *
+ * Length: one grammar, one recursive-descent parser and its checks; the
+ * lexer is tsdl_lex.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +22,7 @@
 #include <string.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 #include "reader/tsdl.h"
 #include "reader/tsdl_impl.h"
 

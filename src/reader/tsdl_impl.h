@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/session_impl.h"
+#include "core/view.h"
 
 #define IDENT_MAX 256
 

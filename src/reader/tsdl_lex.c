@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/session_impl.h"
+#include "core/view.h"
 #include "reader/tsdl_impl.h"
 
 /* ---------------------------------------------------------------------- */

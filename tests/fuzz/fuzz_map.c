@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/layout.h"
-#include "core/registry.h"
-#include "core/ring.h"
+#include "session/layout.h"
+#include "session/registry.h"
+#include "ring/ring.h"
 
 #define TB_FUZZ_MAP_MAX (8u << 20)
 

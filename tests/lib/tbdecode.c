@@ -13,8 +13,8 @@
 #include <tracebuf/session.h>
 
 #include "core/record.h"
-#include "core/registry.h"
-#include "core/ring.h"
+#include "session/registry.h"
+#include "ring/ring.h"
 #include "core/walk.h"
 #include "platform/clock.h"
 

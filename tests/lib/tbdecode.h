@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 
 struct tbd_event {
 	uint32_t id;

@@ -18,6 +18,8 @@ cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >
 cmake --build "$B" -j"$(nproc)" >/dev/null   # generated headers, if any, exist
 mapfile -t files < <(git ls-files --cached --others --exclude-standard 'src/*.c' 'tools/*.c' 2>/dev/null || find src tools -name '*.c')
 rc=0
+echo "== layers (tests/lint/layers.sh)"
+tests/lint/layers.sh || rc=1
 echo "== clang-tidy (${#files[@]} files)"
 if ! run-clang-tidy -quiet -p "$B" -j"$(nproc)" "${files[@]}" > "$B/clang-tidy.log" 2>&1; then
   grep -E 'warning:|error:' "$B/clang-tidy.log" | sort -u || tail -20 "$B/clang-tidy.log"

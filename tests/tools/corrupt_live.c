@@ -27,7 +27,7 @@
 #include <tracebuf/session.h>
 
 #include "core/format.h"
-#include "core/session_impl.h"
+#include "core/view.h"
 
 static uint64_t rng = 0x5eed;
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "layout.h"
+#include "session/layout.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,27 +6,22 @@
  * out before any of their fields is trusted.
  */
 #define _GNU_SOURCE
-#include "ring.h"
+#include "ring/ring.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core/registry.h"
+#include "core/classes.h"
 #include "core/walk.h"
 #include "platform/clock.h"
-#include "producer/producer.h"
-
-static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
-}
+#include "ring/append.h"
+#include "ring/state.h"
+#include "platform/futex.h"
 
 int tb_ring_ready(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos)
 {
@@ -141,7 +136,7 @@ void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t p
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->waiters, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&c->waiters, 0, __ATOMIC_RELAXED);
-		futex(&c->tail_futex, FUTEX_WAKE, INT_MAX, NULL);
+		tb_futex_wake_all(&c->tail_futex);
 	}
 }
 
@@ -155,7 +150,7 @@ uint64_t tb_ring_resync(struct tb_session *s, unsigned ch, unsigned cpu)
 	uint64_t skipped = nt > tail ? (nt - tail) >> cv->sb_shift : 0;
 	__atomic_store_n(&c->tail, nt, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&c->tail_futex, 1, __ATOMIC_RELEASE);
-	futex(&c->tail_futex, FUTEX_WAKE, INT_MAX, NULL);
+	tb_futex_wake_all(&c->tail_futex);
 	return skipped;
 }
 
@@ -187,8 +182,7 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 			}
 		}
 	}
-	struct timespec to = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
-	futex(&m->consumer_futex, FUTEX_WAIT, seen, &to);
+	tb_futex_wait(&m->consumer_futex, seen, timeout_ns);
 	__atomic_store_n(&m->consumer_sleeping, 0, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -196,39 +190,6 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 /* ---------------------------------------------------------------------- */
 /* snapshots and dead rings                                                */
 /* ---------------------------------------------------------------------- */
-
-/* Consistent (head, last timestamp) of a live ring, read from any CPU. */
-static void head_and_ts(struct tb_ctl *c, uint64_t *head, uint64_t *ts)
-{
-	for (int i = 0; i < 1000; i++) {
-		uint64_t h = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
-		uint64_t e1 = __atomic_load_n(&c->st_end, __ATOMIC_ACQUIRE);
-		uint64_t ta = __atomic_load_n(&c->ts_after, __ATOMIC_RELAXED);
-		uint64_t tb = __atomic_load_n(&c->ts_before, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		uint64_t e2 = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
-		uint64_t h2 = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
-		if (e1 == e2 && h == h2) {
-			*head = h;
-			*ts = e1 == h ? ta : tb;
-			return;
-		}
-	}
-	*head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
-	*ts = UINT64_MAX; /* unknown: the caller derives it by walking */
-}
-
-/* The producer loss counters of a ring into lost[] (consumer causes 0); returns their sum. */
-static uint64_t ring_losses(struct tb_ctl *c, uint64_t lost[TB_LOSS_NCAUSES])
-{
-	uint64_t sum = 0;
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
-		/* relaxed: counters only grow; a value exact at some instant */
-		lost[k] = k < TB_LOSS_NPRODUCER ? __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED) : 0;
-		sum += lost[k];
-	}
-	return sum;
-}
 
 struct walker {
 	struct tb_event_desc *ev;
@@ -301,8 +262,8 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 		v = bytes * 8;
 		memcpy(buf + TB_PKT_OFF_CONTENT, &v, 8);
 		/* close it as a switch would now: the counters as they are */
-		uint64_t lost[TB_LOSS_NCAUSES];
-		v = ring_losses(c, lost);
+		uint64_t lost[TB_LOSS_NCAUSES] = { 0 }; /* consumer causes 0 */
+		v = tb_state_losses(c, NULL, lost);
 		memcpy(buf + TB_PKT_OFF_DISCARDED, &v, 8);
 		memcpy(buf + TB_PKT_OFF_LOST, lost, sizeof lost);
 		memcpy(buf + TB_PKT_OFF_TS_END, &ts_end, 8);
@@ -342,8 +303,9 @@ static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
-	uint64_t head, ts;
-	head_and_ts(c, &head, &ts);
+	struct tb_state st;
+	tb_state_read(c, &st, 1000); /* on failure ts is UINT64_MAX: derived by walking */
+	uint64_t head = st.head, ts = st.ts;
 	if (head == 0)
 		return 0;
 	uint64_t S = cv->sb_size, ring = cv->ring_mask + 1;

@@ -33,12 +33,12 @@
  * fstat() and mmap() (system calls without locks; mmap is not in POSIX's
  * list of async-signal-safe functions, but is a plain system call in glibc).
  */
-#ifndef TB_PLATFORM_SIGBUS_H
-#define TB_PLATFORM_SIGBUS_H
+#ifndef TB_SESSION_SIGBUS_H
+#define TB_SESSION_SIGBUS_H
 
 #include <stdint.h>
 
-#include "core/session_impl.h"
+#include "core/view.h"
 
 /*
  * Guards the mapping of `s` (idempotent).  Not async-signal-safe.

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
-#include "registry.h"
+#include "session/registry.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,70 +64,6 @@ static void reg_unlock(struct tb_session *s)
 	pthread_mutex_unlock((pthread_mutex_t *)s->reg->lock);
 }
 
-uint32_t tb_registry_count(const struct tb_session *s)
-{
-	uint32_t n = __atomic_load_n(&s->reg->count, __ATOMIC_ACQUIRE);
-	return n > s->reg_capacity ? s->reg_capacity : n;
-}
-
-static int name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-	       c == '-';
-}
-
-int tb_valid_event_name(const char *name, size_t cap)
-{
-	size_t n = 0;
-	int colons = 0, before = 0, after = 0;
-	for (; n < cap && name[n]; n++) {
-		if (name[n] == ':') {
-			colons++;
-			continue;
-		}
-		if (!name_char(name[n]))
-			return 0;
-		if (colons)
-			after++;
-		else
-			before++;
-	}
-	return n < cap && colons == 1 && before && after;
-}
-
-static int valid_ident(const char *f, size_t cap)
-{
-	size_t n = 0;
-	for (; n < cap && f[n]; n++) {
-		char c = f[n];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (n && c >= '0' && c <= '9')))
-			return 0;
-	}
-	return n > 0 && n < cap;
-}
-
-int tb_pattern_match(const char *patterns, const char *name)
-{
-	char buf[TB_PATTERN_MAX];
-	snprintf(buf, sizeof buf, "%s", patterns);
-	int match = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		size_t l = strlen(tok);
-		while (l && tok[l - 1] == ' ')
-			tok[--l] = 0;
-		if (*tok == '!') {
-			if (!fnmatch(tok + 1, name, 0))
-				return 0;
-		} else if (*tok && !fnmatch(tok, name, 0)) {
-			match = 1;
-		}
-	}
-	return match;
-}
-
 static uint32_t mask_for(struct tb_session *s, const char *name)
 {
 	uint32_t mask = 0;
@@ -162,17 +97,6 @@ static int fields_equal(const struct tb_event_desc *e, uint32_t nf, const struct
 	return 1;
 }
 
-int tb_registry_find(struct tb_session *s, const char *name)
-{
-	uint32_t n = tb_registry_count(s);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tb_event_desc *e = &s->reg->events[i];
-		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == 1 && !strncmp(e->name, name, TB_NAME_MAX))
-			return (int)i;
-	}
-	return tb_fail(-ENOENT, "no event class named '%s' in this session", name);
-}
-
 int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields, const struct tb_field_desc *fields)
 {
 	if (!tb_valid_event_name(name, TB_NAME_MAX))
@@ -181,7 +105,7 @@ int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfield
 	if (nfields > TB_MAX_FIELDS)
 		return tb_fail(-EINVAL, "event '%s' has %u fields, at most %u", name, nfields, TB_MAX_FIELDS);
 	for (uint32_t i = 0; i < nfields; i++) {
-		if (!valid_ident(fields[i].name, TB_FIELD_NAME_MAX))
+		if (!tb_valid_field_name(fields[i].name, TB_FIELD_NAME_MAX))
 			return tb_fail(-EINVAL, "event '%s': field %u name is not a C identifier < %u bytes", name, i,
 				       TB_FIELD_NAME_MAX);
 		if (fields[i].type < TB_FT_U8 || fields[i].type >= TB_FT_MAX_)
@@ -319,37 +243,3 @@ int tb_proc_register(struct tb_session *s)
 	return 0;
 }
 
-uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint32_t cap)
-{
-	return tb_registry_copy_from(s, out, 0, cap);
-}
-
-uint32_t tb_registry_copy_from(struct tb_session *s, struct tb_event_desc *out, uint32_t from, uint32_t cap)
-{
-	uint32_t n = tb_registry_count(s);
-	if (n > cap)
-		n = cap;
-	for (uint32_t i = from; i < n; i++) {
-		struct tb_event_desc *e = &out[i];
-		/* acquire pairs with the release store of state (valid-last) */
-		uint32_t state = __atomic_load_n(&s->reg->events[i].state, __ATOMIC_ACQUIRE);
-		memcpy(e, &s->reg->events[i], sizeof *e);
-		int ok = state == 1 && tb_valid_event_name(e->name, sizeof e->name) && e->nfields <= TB_MAX_FIELDS &&
-			 e->id == i;
-		for (uint32_t f = 0; ok && f < e->nfields; f++) {
-			const struct tb_field_desc *fd = &e->fields[f];
-			ok = valid_ident(fd->name, sizeof fd->name) && fd->type >= TB_FT_U8 && fd->type < TB_FT_MAX_ &&
-			     (tb_ft_variable(fd->type) ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN
-						       : fd->max_len == 0);
-		}
-		if (ok) {
-			e->state = 1; /* the value loaded above, not a later one memcpy may have seen */
-		} else {
-			memset(e, 0, sizeof *e);
-			snprintf(e->name, sizeof e->name, "tracebuf:invalid_%u", i);
-			e->id = i;
-			e->state = 0;
-		}
-	}
-	return n;
-}

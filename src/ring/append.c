@@ -2,6 +2,11 @@
 /*
  * append.c - appending records and switching sub-buffers.
  *
+ * Length: the write side of the ring protocol is one unit: both protocols
+ * share the prepare steps, and every ordering comment names its partner in
+ * this file or in consume.c (the read side).  The common record's path is
+ * assembly in rseq.h; the state reads both sides share are state.h.
+ *
  * Every write to a ring goes through one of two steps, both "prepare in C,
  * commit in one go":
  *
@@ -21,30 +26,45 @@
  * points (no-ops unless TB_INJECT) sit between prepare and commit.
  *
  * Who is writing (the cached tid and pid, the fallback owner token, thread
- * start stamps, their reset after fork) is thread.c; this file reads them
- * through producer.h.
+ * start stamps, their reset after fork) is platform/thread.c; this file
+ * reads them through platform/thread.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ring/append.h"
+
 #include "core/record.h"
 #include "platform/clock.h"
-#include "platform/rseq.h"
-#include "producer/inject.h"
-#include "producer/producer.h"
+#include "platform/futex.h"
+#include "platform/thread.h"
+#include "ring/inject.h"
+#include "ring/rseq.h"
+#include "ring/state.h"
 
 /* ---------------------------------------------------------------------- */
 /* rseq aborts seen by this thread's appends (a test hook)                 */
 /* ---------------------------------------------------------------------- */
+
+tb_ring_name_hook_fn tb_ring_name_hook;
+
+/* Slow paths only: writes this thread's name first when it is due. */
+static void name_if_due(struct tb_session *s, unsigned ch)
+{
+	if (!tb_thread_name_due())
+		return;
+	/* relaxed: see tb_ring_name_hook (append.h) */
+	tb_ring_name_hook_fn name = __atomic_load_n(&tb_ring_name_hook, __ATOMIC_RELAXED);
+	if (name)
+		name(s, ch);
+}
 
 static __thread uint64_t tb_aborts __attribute__((tls_model("initial-exec")));
 
@@ -53,52 +73,8 @@ uint64_t tb_thread_aborts(void)
 	return tb_aborts;
 }
 
-/* ---------------------------------------------------------------------- */
-/* the true state of a ring (see "two-version state" in format.h)          */
-/* ---------------------------------------------------------------------- */
-
-struct tb_state {
-	uint64_t head, ts, cnt, tid;
-};
-
-/*
- * Reads head and the true (ts, cnt, tid) at head.  Writers interleave with
- * us only by preemption on this CPU (rseq) or not at all (fallback owner);
- * a reader on another CPU sees their stores in program order (x86 TSO), and
- * its result is re-validated by the commit's head check anyway.
- * The seqlock-style double read of st_end catches a writer between our
- * reads: st_end only ever moves away from head until the next commit.
- */
-static void read_state(struct tb_ctl *c, struct tb_state *st)
-{
-	for (;;) {
-		uint64_t h = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
-		uint64_t e1 = __atomic_load_n(&c->st_end, __ATOMIC_ACQUIRE);
-		uint64_t ta = __atomic_load_n(&c->ts_after, __ATOMIC_RELAXED);
-		uint64_t ca = __atomic_load_n(&c->cnt_after, __ATOMIC_RELAXED);
-		uint64_t ia = __atomic_load_n(&c->tid_after, __ATOMIC_RELAXED);
-		uint64_t tb = __atomic_load_n(&c->ts_before, __ATOMIC_RELAXED);
-		uint64_t cb = __atomic_load_n(&c->cnt_before, __ATOMIC_RELAXED);
-		uint64_t ib = __atomic_load_n(&c->tid_before, __ATOMIC_RELAXED);
-		/* orders the field loads before the re-reads (seqlock reader) */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		uint64_t e2 = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
-		uint64_t h2 = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
-		if (e1 != e2 || h != h2)
-			continue;
-		st->head = h;
-		if (e1 == h) {
-			st->ts = ta;
-			st->cnt = ca;
-			st->tid = ia;
-		} else {
-			st->ts = tb;
-			st->cnt = cb;
-			st->tid = ib;
-		}
-		return;
-	}
-}
+/* The true state of a ring is read with tb_state_read() (state.h), shared
+ * with the consumer side. */
 
 /* ---------------------------------------------------------------------- */
 /* prepared steps                                                          */
@@ -189,21 +165,6 @@ static void ring_ref(struct ring_ref *r, struct tb_session *s, unsigned ch, unsi
 }
 
 /*
- * The producer loss counters, each read once (they only grow; relaxed: a
- * count exact at some instant is all a packet context promises), with
- * `overwritten` in place of the stored overwrite count.  Returns their sum.
- */
-static uint64_t read_losses(struct tb_ctl *c, uint64_t overwritten, uint64_t lost[TB_LOSS_NPRODUCER])
-{
-	uint64_t sum = 0;
-	for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++) {
-		lost[k] = k == TB_LOSS_OVERWRITTEN ? overwritten : __atomic_load_n(tb_ctl_lost(c, k), __ATOMIC_RELAXED);
-		sum += lost[k];
-	}
-	return sum;
-}
-
-/*
  * prepare_switch - close the packet holding st->head (if any) and open the
  * next one.  Returns TB_SW_FULL when the next sub-buffer is not consumed yet
  * (discard/block), else fills p and returns TB_SW_DONE.
@@ -245,7 +206,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 		overwritten = __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
 	}
 	uint64_t lost[TB_LOSS_NPRODUCER];
-	uint64_t disc = read_losses(c, overwritten, lost);
+	uint64_t disc = tb_state_losses(c, &overwritten, lost);
 
 	memset(&p->a, 0, sizeof p->a);
 	/* the next packet's header + context up to lost[], staged (88 bytes =
@@ -375,11 +336,6 @@ static void prepare_record(struct ring_ref *r, const struct tb_state *st, int es
 /* consumer wake-up and block-mode waiting                                 */
 /* ---------------------------------------------------------------------- */
 
-static long futex(uint32_t *uaddr, int op_, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, uaddr, op_, val, ts, NULL, 0);
-}
-
 /* After a switch committed: wake the consumer if it sleeps and enough
  * sub-buffers are full.  Slow path only. */
 static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
@@ -397,7 +353,7 @@ static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
 	if (r->cv->mode != TB_MODE_OVERWRITE && full < r->cv->watermark)
 		return;
 	__atomic_fetch_add(&m->consumer_futex, 1, __ATOMIC_RELEASE);
-	futex(&m->consumer_futex, FUTEX_WAKE, INT_MAX, NULL);
+	tb_futex_wake_all(&m->consumer_futex);
 }
 
 /*
@@ -449,8 +405,7 @@ static int wait_for_consumer(struct ring_ref *r, uint64_t *left_ns)
 	 * bump and its load of waiters */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	uint64_t t0 = tb_mono_ns();
-	struct timespec to = { (time_t)(*left_ns / 1000000000ull), (long)(*left_ns % 1000000000ull) };
-	futex(&c->tail_futex, FUTEX_WAIT, seen, &to);
+	tb_futex_wait(&c->tail_futex, seen, *left_ns);
 	uint64_t spent = tb_mono_ns() - t0;
 	*left_ns = spent >= *left_ns ? 0 : *left_ns - spent;
 	return 0;
@@ -554,8 +509,8 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 	int escape_on = cv->attribution == TB_ATTR_ESCAPE;
 	uint32_t tid = escape_on ? tb_self_tid() : 0;
 	struct ring_ref r;
-	if (escape_on && tb_thread_name_due())
-		tb_thread_name_first(s, ch); /* its own append, before this record */
+	if (escape_on)
+		name_if_due(s, ch); /* its own append, before this record */
 
 	for (int tries = 0; tries < MAX_TRIES; tries++) {
 		int cpu = tb_rseq_cpu();
@@ -578,7 +533,7 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 
 		/* slow path: prepare, then commit with tb_rseq_commit() */
 		struct tb_state st;
-		read_state(r.ctl, &st);
+		tb_state_read(r.ctl, &st, 0);
 		uint64_t ts = r.ts_in_cs ? st.ts : tb_clock_read(s->clock_kind);
 		if (ts < st.ts)
 			ts = st.ts; /* per-CPU streams never go back */
@@ -650,7 +605,7 @@ static int append_owned(struct ring_ref *r, uint32_t id, const void *payload, ui
 	uint32_t tid = escape_on ? tb_self_tid() : 0;
 	for (int step = 0; step < 3; step++) {
 		struct tb_state st;
-		read_state(r->ctl, &st);
+		tb_state_read(r->ctl, &st, 0);
 		uint64_t ts = tb_clock_read(r->s->clock_kind);
 		if (ts < st.ts)
 			ts = st.ts;
@@ -706,8 +661,8 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 	uint64_t tok = tb_owner_token();
 	uint32_t tid = (uint32_t)tok;
 	uint64_t block_left = cv->block_timeout_ns;
-	if (cv->attribution == TB_ATTR_ESCAPE && tb_thread_name_due())
-		tb_thread_name_first(s, ch); /* its own append, before this record (no ring owned yet) */
+	if (cv->attribution == TB_ATTR_ESCAPE)
+		name_if_due(s, ch); /* its own append, before this record (no ring owned yet) */
 	/* first choice: the CPU's slot among the slots of this CPU (there are
 	 * several per CPU in a fallback session), picked by thread id so that
 	 * threads preempted while owning a slot do not all block the same one */
@@ -830,7 +785,7 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 		if (r.rseq && tb_rseq_cpu() != (int)cpu)
 			return -EAGAIN;
 		struct tb_state st;
-		read_state(c, &st);
+		tb_state_read(c, &st, 0);
 		if (st.head == 0)
 			break;
 		uint64_t S = r.cv->sb_size, P = st.head & ~(S - 1);
@@ -840,7 +795,7 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 		uint64_t disc_open = __atomic_load_n(&r.desc[pidx].disc_begin, __ATOMIC_RELAXED);
 		int has_records = st.head - P > TB_PACKET_HEADER_SIZE;
 		uint64_t lost[TB_LOSS_NPRODUCER];
-		int new_losses = read_losses(c, __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED), lost) != disc_open;
+		int new_losses = tb_state_losses(c, NULL, lost) != disc_open;
 		if (!has_records && !new_losses)
 			break;
 		if (now_mode == 0) { /* TB_FLUSH_IF_IDLE: consumer-private fields */

@@ -5,7 +5,7 @@
  * anonymous zero pages over the part of the mapping the file lost.
  */
 #define _GNU_SOURCE
-#include "platform/sigbus.h"
+#include "session/sigbus.h"
 
 #include <errno.h>
 #include <pthread.h>

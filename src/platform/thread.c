@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "producer/producer.h"
+#include "platform/thread.h"
 
 __thread uint32_t tb_tid __attribute__((tls_model("initial-exec")));
 __thread uint64_t tb_owner_tok __attribute__((tls_model("initial-exec")));

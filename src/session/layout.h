@@ -5,13 +5,13 @@
  * attacher recomputes it from the header and requires every stored offset to
  * match: no offset is ever taken from shared memory on trust.
  */
-#ifndef TB_CORE_LAYOUT_H
-#define TB_CORE_LAYOUT_H
+#ifndef TB_SESSION_LAYOUT_H
+#define TB_SESSION_LAYOUT_H
 
 #include <stdint.h>
 
-#include "format.h"
-#include "session_impl.h"
+#include "core/format.h"
+#include "core/view.h"
 
 struct tb_layout_params {
 	uint32_t page_size;

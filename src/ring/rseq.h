@@ -19,8 +19,8 @@
  * Steps of each cs are labelled A.. and the one point another party can
  * observe is named "Observable:".
  */
-#ifndef TB_PLATFORM_RSEQ_H
-#define TB_PLATFORM_RSEQ_H
+#ifndef TB_RING_RSEQ_H
+#define TB_RING_RSEQ_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 /* inject.c - the stress build's injection points: delay, yield or raise SIGALRM between each prepared step and its commit (see inject.h). */
 #ifdef TB_INJECT
 #define _GNU_SOURCE
-#include "inject.h"
+#include "ring/inject.h"
 
 #include <sched.h>
 #include <signal.h>

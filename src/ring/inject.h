@@ -7,10 +7,10 @@
  * (P in per mille; spin = iterations of the asm spin inside the critical
  * sections, see rseq.h).
  */
-#ifndef TB_PRODUCER_INJECT_H
-#define TB_PRODUCER_INJECT_H
+#ifndef TB_RING_INJECT_H
+#define TB_RING_INJECT_H
 
-#include "core/session_impl.h"
+#include "core/view.h"
 
 enum {
 	TB_INJ_RECORD_PREPARED = 0, /* between prepare_record() and its commit */

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session_impl.h - the process-local view of a mapped session (library
+ * view.h - the process-local view of a mapped session (library
  * private).  Every value here was validated when the session was attached;
  * code that needs a size or an offset takes it from here, never again from
  * shared memory.
  */
-#ifndef TB_CORE_SESSION_IMPL_H
-#define TB_CORE_SESSION_IMPL_H
+#ifndef TB_CORE_VIEW_H
+#define TB_CORE_VIEW_H
 
 #include <limits.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "core/format.h"
 
 #define TB_HIDDEN __attribute__((visibility("hidden")))
 
@@ -65,6 +65,10 @@ struct tb_session {
 	 * may still be inside an append): they are kept on this list */
 	struct tb_session *retired_next;
 	int retired;
+	/* set by tb_producer_use() (relaxed: read by the same process's
+	 * tb_session_close(), which must not unmap a session a thread of this
+	 * process may be appending to): never unmapped afterwards */
+	int pinned;
 	/* the registry lock was not obtained within its bound once (a stuck or
 	 * corrupted lock word): later attempts fail at once (registry.c) */
 	int reg_lock_broken;

@@ -22,13 +22,13 @@
  * start, finish, destroy); tb_engine_stats() and tb_engine_wake() may be
  * called from any thread.  Nothing here is async-signal-safe.
  */
-#ifndef TB_CONSUMER_CONSUMER_H
-#define TB_CONSUMER_CONSUMER_H
+#ifndef TB_CONSUMER_ENGINE_H
+#define TB_CONSUMER_ENGINE_H
 
 #include <stdint.h>
 
-#include "core/ring.h"
-#include "core/session_impl.h"
+#include "ring/ring.h"
+#include "core/view.h"
 
 struct tb_engine;
 
@@ -138,13 +138,31 @@ TB_HIDDEN unsigned tb_session_live_procs(struct tb_session *s, uint32_t self);
 /* Creates `dir` (and missing parents) unless it exists; *created = 1 if it did.  Return 0 or -errno. */
 TB_HIDDEN int tb_output_dir(const char *dir, int *created);
 
-/* ---- small parsers shared by the CLI subcommands (never print) ---- */
-
-/* "256K", "4M", "1G", "65536": bytes.  Return 0 or -EINVAL. */
-TB_HIDDEN int tb_parse_size(const char *str, uint64_t *out);
-/* "250ms", "1s", "500us", "100ns"; a bare number is milliseconds.  Return 0 or -EINVAL. */
-TB_HIDDEN int tb_parse_duration(const char *str, uint64_t *ns);
-/* SESSION argument -> path: as given if it contains '/' or exists, else in $TRACEBUF_SHM_DIR or /dev/shm. */
-TB_HIDDEN void tb_session_resolve(const char *arg, char *path, unsigned len);
+/*
+ * tb_oneshot_run - copy the rings of `s` to `outdir` once, with no recorder
+ * running (oneshot.c): the one path of `tracebuf snapshot`, `tracebuf
+ * recover` and tb_snapshot().  outdir is created if missing.
+ *   TB_ONESHOT_SNAPSHOT: what the rings hold now, producers still writing
+ *     (sub-buffers reused during the copy are dropped, counted in st.torn);
+ *   TB_ONESHOT_RECOVER: a session whose producers are gone, attached
+ *     read-only: every complete packet and the closed partial ones; an
+ *     existing directory must be a trace of this session (a killed
+ *     recorder's), which is completed without writing a packet twice.
+ * Warnings (bad packets, resyncs) go to o->warn one sentence each.
+ * Return 0 or -errno (tb_errmsg() says what); o->st is filled either way
+ * once the engine ran.
+ */
+enum { TB_ONESHOT_SNAPSHOT = 0, TB_ONESHOT_RECOVER = 1 };
+struct tb_oneshot {
+	unsigned how;             /* TB_ONESHOT_* */
+	const char *recorder;     /* metadata env "recorder" (the tool's name), or NULL */
+	int pid_env;              /* metadata env "pid": the caller's (an embedded snapshot) */
+	void (*warn)(void *arg, const char *sentence);
+	void *warn_arg;
+	/* out */
+	struct tb_stream_stats st;
+	int quiescent;            /* no process of the session was alive or attached during the copy */
+};
+TB_HIDDEN int tb_oneshot_run(struct tb_session *s, const char *outdir, struct tb_oneshot *o);
 
 #endif

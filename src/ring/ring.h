@@ -10,12 +10,12 @@
  * Positions are free-running byte counts: sub-buffer index of `pos` is
  * (pos >> sb_shift) & (sb_count - 1), its packet_seq_num is pos >> sb_shift.
  */
-#ifndef TB_CORE_RING_H
-#define TB_CORE_RING_H
+#ifndef TB_RING_RING_H
+#define TB_RING_RING_H
 
 #include <stdint.h>
 
-#include "session_impl.h"
+#include "core/view.h"
 
 /* What the validator learned of a packet (all values already checked). */
 struct tb_packet_info {

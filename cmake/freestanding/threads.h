@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* src/core/ is freestanding (CMakeLists.txt, docs/DESIGN.md "Source tree"):
+ * it takes no lock, makes no system call and looks at no thread.  Code that
+ * needs <threads.h> belongs in src/platform/ or a layer above it. */
+#error "src/core/ may not include <threads.h>: move this code to src/platform/ or above"

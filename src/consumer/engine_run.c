@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_run.c - the recorder engine while it runs: the drain thread (waits
+ * on the consumer futex, copies and checks each complete sub-buffer, hands
+ * it to its stream) and the per-CPU flusher threads (close stale partial
+ * sub-buffers).  Creating, finishing and the one-shot drains (snapshot, dead
+ * session) are engine.c; writing a packet out is stream.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h>
+
+#include "consumer/engine_impl.h"
+#include "core/classes.h"
+#include "core/walk.h"
+#include "platform/clock.h"
+#include "platform/futex.h"
+#include "platform/thread.h"
+#include "session/registry.h"
+#include "session/sigbus.h"
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---------------------------------------------------------------------- */
+/* draining                                                                */
+/* ---------------------------------------------------------------------- */
+
+void tb_engine_wake(struct tb_engine *e)
+{
+	if (e->flags & TB_ENG_READONLY)
+		return;
+	uint32_t *f = &e->s->map->consumer_futex;
+	/* release: pairs with the acquire load of consumer_futex inside
+	 * tb_consumer_wait(), like a producer's wake-up; what we publish is
+	 * only "look again", the rings themselves carry their own ordering */
+	__atomic_fetch_add(f, 1, __ATOMIC_RELEASE);
+	tb_futex_wake_all(f);
+}
+
+int tb_engine_ring_touched(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	/* relaxed: a hint only; a ring whose first write we miss here is
+	 * seen at the next pass (or is taken by drain_dead after all
+	 * producers are gone, when nothing races any more) */
+	return __atomic_load_n(&tb_ctl_of(e->s, ch, cpu)->head, __ATOMIC_RELAXED) != 0;
+}
+
+int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	const struct tb_ctl *c = tb_ctl_of(e->s, ch, cpu);
+	/* relaxed: see tb_engine_relay_tick() for why a stale view is harmless */
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+	if (head == 0)
+		return 1;
+	uint64_t S = e->s->chan[ch].sb_size;
+	if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) != 0)
+		return 0;
+	if ((head & (S - 1)) != TB_PACKET_HEADER_SIZE)
+		return 0;
+	/* and every closed packet was taken by the consumer */
+	uint64_t pos;
+	return tb_ring_ready(e->s, ch, cpu, &pos) == 0;
+}
+
+/* The walk of one packet: stops at the first record stamped after the packet's end. */
+struct walk_ctx {
+	uint64_t ts_end;
+	uint64_t late_off; /* offset of that record; 0: none */
+	uint64_t events, last_ts;
+};
+
+static int walk_rec(void *arg, const struct tb_walk_rec *r)
+{
+	struct walk_ctx *w = arg;
+	if (r->ts > w->ts_end) {
+		w->late_off = r->off;
+		return 1;
+	}
+	if (r->id != TB_EVENT_ID_THREAD)
+		w->events++;
+	w->last_ts = r->ts;
+	return 0;
+}
+
+/*
+ * Proves every record of the packet copied in e->buf valid before it is
+ * written (walk.h: a known class with a valid registry entry, a well-formed
+ * payload inside the content, time never going back, and not after the
+ * packet's timestamp_end), and cuts the packet at the first record that is
+ * not.  The copy is private: what is checked is what is written.  A
+ * corrupted ring (a stray or hostile write into the shared mapping) then
+ * costs the records from that point on, counted as invalid
+ * (tb_stream_append() counts the committed events the packet no longer
+ * holds, and drops a packet whose times readers would reject), never a
+ * packet that a reader rejects; said once per ring.
+ */
+static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t pos, struct tb_packet_info *info)
+{
+	struct tb_session *s = e->s;
+	/* The registry count is loaded after tb_ring_ready()'s acquire load of
+	 * head; every class a record in this packet uses was published (count
+	 * stored with release, registry.c) before the record was written, so
+	 * it is in the count the sync sees.  meta_lock: the copy is shared
+	 * with the metadata writer. */
+	struct tb_walk_result wr;
+	struct walk_ctx w = { info->ts_end, 0, 0, info->ts_begin };
+	pthread_mutex_lock(&e->meta_lock);
+	uint32_t nev = tb_engine_registry_sync(e);
+	tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, NULL, NULL, &wr);
+	w.events = wr.events;
+	if (wr.last_ts > info->ts_end) { /* rare (corruption): again, stopping at the first late record */
+		w.events = 0;
+		tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, walk_rec, &w, &wr);
+	}
+	pthread_mutex_unlock(&e->meta_lock);
+	uint64_t end = w.late_off ? w.late_off : wr.valid_end;
+	const char *why = NULL;
+	if (end != info->content_bytes) {
+		why = w.late_off ? "a record stamped after the packet's end" : wr.error;
+		uint64_t v = end * 8;
+		memcpy(e->buf + TB_PKT_OFF_CONTENT, &v, 8);
+		info->content_bytes = end;
+	}
+	uint64_t committed = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
+	if (w.events != committed) {
+		/* a cut, or a descriptor that disagrees with the records:
+		 * readers get what the walk found; the committed events missing
+		 * are counted as invalid */
+		if (!why)
+			why = "its descriptor counts another number of events";
+		info->events = w.events;
+		if (info->cnt_end < info->cnt_begin + w.events)
+			info->cnt_end = info->cnt_begin + w.events;
+	}
+	if (!why)
+		return;
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	tb_stat_add(&st->st.bad, 1);
+	if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
+		tb_engine_warn(e,
+			       "%s cpu %u: packet %" PRIu64 " cut at byte %" PRIu64 ": %s; %" PRIu64 " of its %" PRIu64
+			       " events kept, the rest counted as invalid (later packets of this ring with problems "
+			       "are only counted)",
+			       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, end, why, w.events, committed);
+}
+
+/* Takes up to `budget` complete sub-buffers of (ch, cpu).  Returns how many. */
+static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsigned budget)
+{
+	struct tb_session *s = e->s;
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	unsigned n = 0, resyncs = 0;
+	while (n < budget) {
+		uint64_t pos;
+		int r = tb_ring_ready(s, ch, cpu, &pos);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			char msg[200];
+			snprintf(msg, sizeof msg, "%s", tb_errmsg());
+			uint64_t skipped = tb_ring_resync(s, ch, cpu);
+			tb_stat_add(&st->st.skipped, skipped);
+			tb_stat_add(&st->st.resyncs, 1);
+			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
+			tb_engine_warn(e, "%s cpu %u: control block inconsistent (%s); resynchronised, "
+					  "%" PRIu64 " sub-buffers skipped", s->chan[ch].name, cpu, msg, skipped);
+			if (++resyncs > 1)
+				break; /* hostile or broken: try again at the next pass */
+			continue;
+		}
+		struct tb_packet_info info;
+		r = tb_ring_copy(s, ch, cpu, pos, e->buf, &info);
+		if (tb_engine_damaged(e)) {
+			/* the copy may hold zeros of a truncated file: never written */
+			tb_stat_add(&st->st.dropped, 1);
+		} else if (r < 0) {
+			tb_stat_add(&st->st.bad, 1);
+			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
+			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
+				       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, tb_errmsg());
+		} else {
+			walk_copy(e, ch, cpu, pos, &info);
+			tb_stream_append(e, ch, cpu, e->buf, &info); /* errors are kept in e */
+		}
+		tb_ring_release(s, ch, cpu, pos);
+		n++;
+	}
+	return n;
+}
+
+unsigned tb_engine_drain_pass(struct tb_engine *e)
+{
+	struct tb_session *s = e->s;
+	unsigned total = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++) {
+		if (!tb_chan_drained(e, ch))
+			continue;
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
+			if (tb_engine_ring_touched(e, ch, cpu))
+				total += drain_ring(e, ch, cpu, s->chan[ch].sb_count);
+	}
+	return total;
+}
+
+static void *drain_main(void *arg)
+{
+	struct tb_engine *e = arg;
+	struct tb_map *map = e->s->map;
+	unsigned idle_wakeups = 0;
+	for (;;) {
+		/* acquire: pairs with the release store in tb_engine_stop_threads(); the
+		 * final flushes happened before it, so the pass below sees them */
+		int stopping = __atomic_load_n(&e->drain_stop, __ATOMIC_ACQUIRE);
+		if (tb_engine_damaged(e)) {
+			/* the session file was truncated: nothing more is taken from it */
+			if (stopping)
+				break;
+			sleep_ns(10000000);
+			continue;
+		}
+		unsigned n = tb_engine_drain_pass(e);
+		__atomic_store_n(&map->consumer_heartbeat_ns, tb_mono_ns(), __ATOMIC_RELAXED);
+		tb_engine_relay_tick(e);
+		tb_engine_progress_tick(e);
+		if (n) {
+			idle_wakeups = 0;
+			continue;
+		}
+		if (stopping)
+			break;
+		/* tb_consumer_wait() returns at once (1) when some ring looks
+		 * ready; if the pass above then finds nothing twice in a row
+		 * (a ring we do not drain, or one we could not make progress
+		 * on), back off instead of spinning */
+		if (idle_wakeups >= 2)
+			sleep_ns(10000000);
+		int rc = tb_consumer_wait(e->s, 1000000000ull);
+		idle_wakeups = rc == 0 ? 0 : idle_wakeups + 1;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* flushers                                                                */
+/* ---------------------------------------------------------------------- */
+
+static int pin_to(unsigned cpu)
+{
+	cpu_set_t set;
+	if (cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/* Final flush of one ring: close the partial packet, whatever its age. */
+static void final_flush(struct tb_engine *e, unsigned ch, unsigned cpu)
+{
+	struct tb_session *s = e->s;
+	for (int tries = 0; tries < 50; tries++) {
+		int r = tb_ring_flush(s, ch, cpu, TB_FLUSH_NOW, tb_mono_ns());
+		if (r == 1) {
+			tb_engine_wake(e);
+			return;
+		}
+		if (r == -EAGAIN) {
+			pin_to(cpu); /* migrated (CPU hot-unplug, cpuset change): re-pin, retry */
+			continue;
+		}
+		if (r == 0) {
+			/* nothing to do, unless the ring is full: then the drain
+			 * thread must take a sub-buffer first.  Relaxed loads:
+			 * a heuristic, the flush itself decides. */
+			struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+			uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+			uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+			uint64_t ring = s->chan[ch].sb_size * s->chan[ch].sb_count;
+			if (head - tail < ring - s->chan[ch].sb_size || !e->drain_running)
+				return;
+			tb_engine_wake(e);
+		}
+		/* -EBUSY (fallback: a writer owns the ring) or full ring: a moment */
+		sleep_ns(2000000);
+	}
+}
+
+static uint64_t chan_period(const struct tb_session *s, unsigned ch)
+{
+	uint64_t p = s->chan[ch].flush_period_ns;
+	if (p == 0)
+		p = 1000000000ull;
+	if (p < 1000000ull)
+		p = 1000000ull; /* at most 1000 visits per second */
+	return p;
+}
+
+static void *flusher_main(void *arg)
+{
+	struct tb_flusher *fl = arg;
+	struct tb_engine *e = fl->e;
+	struct tb_session *s = e->s;
+	unsigned cpu = fl->cpu;
+	int rseq = tb_session_uses_rseq(s);
+	if (rseq && pin_to(cpu) < 0) {
+		/* a CPU we may not run on (offline, outside our cpuset): no
+		 * producer of ours runs there either; drain_dead takes its rest */
+		tb_engine_warn(e, "cannot run a flusher on cpu %u (not in this process's CPU set); "
+				  "its partial packets are collected at the end only", cpu);
+		return NULL;
+	}
+	uint64_t next[TB_MAX_CHANNELS] = { 0 };
+	uint64_t now = tb_mono_ns();
+	for (unsigned ch = 0; ch < s->nchannels; ch++) {
+		/* spread the phases: CPU k of n visits first at now + P * (1 + k/n) */
+		uint64_t p = chan_period(s, ch);
+		next[ch] = now + p + p / s->ncpus * cpu;
+	}
+	pthread_mutex_lock(&e->fl_lock);
+	while (!e->fl_stop) {
+		uint64_t wake = UINT64_MAX;
+		for (unsigned ch = 0; ch < s->nchannels; ch++)
+			if (tb_chan_drained(e, ch) && next[ch] < wake)
+				wake = next[ch];
+		if (wake == UINT64_MAX)
+			break;
+		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
+		pthread_cond_timedwait(&e->fl_cond, &e->fl_lock, &ts);
+		if (e->fl_stop)
+			break;
+		pthread_mutex_unlock(&e->fl_lock);
+		now = tb_mono_ns();
+		int closed = 0;
+		for (unsigned ch = 0; ch < s->nchannels; ch++) {
+			if (!tb_chan_drained(e, ch) || now < next[ch])
+				continue;
+			if (tb_engine_ring_touched(e, ch, cpu)) {
+				int r = tb_ring_flush(s, ch, cpu, TB_FLUSH_IF_IDLE, now);
+				if (r == -EAGAIN && rseq && pin_to(cpu) == 0)
+					r = tb_ring_flush(s, ch, cpu, TB_FLUSH_IF_IDLE, tb_mono_ns());
+				closed |= r == 1;
+			}
+			/* from this visit, not on a fixed grid: two visits are then
+			 * always at least one period apart, which IF_IDLE needs */
+			next[ch] = now + chan_period(s, ch);
+		}
+		if (closed)
+			tb_engine_wake(e);
+		pthread_mutex_lock(&e->fl_lock);
+	}
+	pthread_mutex_unlock(&e->fl_lock);
+	/* final flush, still pinned: our rseq section is as good as a producer's */
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		if (tb_chan_drained(e, ch) && tb_engine_ring_touched(e, ch, cpu))
+			final_flush(e, ch, cpu);
+	return NULL;
+}
+
+int tb_engine_start(struct tb_engine *e)
+{
+	struct tb_session *s = e->s;
+	int any = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		any |= tb_chan_drained(e, ch);
+	if (!any || (e->flags & TB_ENG_READONLY))
+		return 0; /* flight recorder only: nothing to drain continuously */
+
+	__atomic_store_n(&s->map->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
+	int rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
+	if (rc)
+		return tb_fail(-rc, "cannot start the drain thread: %s", strerror(rc));
+	e->drain_running = 1;
+	if (e->flags & TB_ENG_NO_FLUSHERS)
+		return 0;
+	e->fl = calloc(s->ncpus, sizeof *e->fl);
+	if (!e->fl)
+		return tb_fail(-ENOMEM, "out of memory");
+	for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+		struct tb_flusher *fl = &e->fl[e->nfl];
+		fl->e = e;
+		fl->cpu = cpu;
+		rc = pthread_create(&fl->thr, NULL, flusher_main, fl);
+		if (rc)
+			return tb_fail(-rc, "cannot start the flusher of cpu %u: %s", cpu, strerror(rc));
+		fl->running = 1;
+		e->nfl++;
+	}
+	return 0;
+}
+
+void tb_engine_stop_threads(struct tb_engine *e)
+{
+	if (e->nfl) {
+		pthread_mutex_lock(&e->fl_lock);
+		e->fl_stop = 1;
+		pthread_cond_broadcast(&e->fl_cond);
+		pthread_mutex_unlock(&e->fl_lock);
+		for (unsigned i = 0; i < e->nfl; i++)
+			if (e->fl[i].running) {
+				pthread_join(e->fl[i].thr, NULL);
+				e->fl[i].running = 0;
+			}
+		e->nfl = 0;
+	}
+	if (e->drain_running) {
+		/* release: pairs with the acquire load in drain_main(); every
+		 * final flush (joined above) happens before its last pass */
+		__atomic_store_n(&e->drain_stop, 1, __ATOMIC_RELEASE);
+		tb_engine_wake(e);
+		pthread_join(e->drain_thr, NULL);
+		e->drain_running = 0;
+	}
+}
+

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.h - event classes shared by every process of a session, and the
+ * process table.  Off the fast path: a robust process-shared mutex guards
+ * both (a process that dies holding it leaves it recoverable).  This is the
+ * write side; reading the classes (lock-free) is core/classes.h.
+ */
+#ifndef TB_SESSION_REGISTRY_H
+#define TB_SESSION_REGISTRY_H
+
+#include <stdint.h>
+
+#include "core/classes.h"
+#include "core/format.h"
+#include "core/view.h"
+
+TB_HIDDEN int tb_registry_init(struct tb_registry *reg);
+/* Registers the built-in classes (tracebuf:thread = id 0). */
+TB_HIDDEN int tb_registry_builtin(struct tb_session *s);
+
+/*
+ * Registers (or finds) class `name` with the given fields.  Same name with
+ * other fields is an error.  Return: id >= 0; -EEXIST (same name, other
+ * fields), -ENOSPC (registry full), -EINVAL (bad name/field).
+ */
+TB_HIDDEN int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields,
+				   const struct tb_field_desc *fields);
+
+/* Adds this process to the process table (idempotent). */
+TB_HIDDEN int tb_proc_register(struct tb_session *s);
+
+#endif

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.c - session files once they exist: attach (ownership, mode, full
+ * validation), the fast-path descriptors, close, unlink and the accessors of
+ * the public session.h.  Creating one is create.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h>
+
+#include "core/view.h"
+#include "platform/clock.h"
+#include "ring/rseq.h"
+#include "session/layout.h"
+#include "session/registry.h"
+#include "session/session_file.h"
+#include "session/sigbus.h"
+
+/* Splits `path` into its directory (into dir[PATH_MAX]) and its last component. */
+const char *tb_split_path(const char *path, char *dir)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		memcpy(dir, ".", 2);
+		return path;
+	}
+	if (slash == path) {
+		memcpy(dir, "/", 2);
+	} else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = 0;
+	}
+	return slash + 1;
+}
+
+int tb_map_file(int fd, uint64_t size, int readonly, uint8_t **out)
+{
+	void *p = mmap(NULL, size, readonly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return errno > 0 ? -errno : -ENOMEM; /* never 0: the caller then uses *out */
+	*out = p;
+	return 0;
+}
+
+int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
+{
+	*out = NULL;
+	if (!path || strlen(path) >= PATH_MAX)
+		return tb_fail(-EINVAL, "no session path given");
+	int ro = !!(flags & TB_ATTACH_READONLY);
+	/* The file is opened relative to its directory, which stays open: a
+	 * later tb_session_unlink() removes the name in that directory only,
+	 * and only if it still names this file. */
+	char dir[PATH_MAX];
+	const char *name = tb_split_path(path, dir);
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return tb_fail(-errno, "cannot open the directory of session file %s: %s", path, strerror(errno));
+	/* O_NONBLOCK: a FIFO named as a session must not hang a read-only open
+	 * (refused below as not a regular file; no effect on a regular file) */
+	int fd = openat(dfd, name, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		close(dfd);
+		if (e == ELOOP)
+			return tb_fail(-EPERM, "session file %s is a symbolic link; refusing to follow it", path);
+		return tb_fail(-e, "cannot open session file %s: %s", path, strerror(e));
+	}
+	struct stat st;
+	int rc;
+	if (fstat(fd, &st) != 0) {
+		rc = tb_fail(-errno, "cannot stat session file %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = tb_fail(-EBADMSG, "%s is not a regular file: not a tracebuf session", path);
+		goto fail;
+	}
+	if (!(flags & TB_ATTACH_ANY_OWNER) && st.st_uid != geteuid()) {
+		rc = tb_fail(-EPERM, "session file %s belongs to uid %u, not to you (uid %u); refusing to attach", path,
+			     st.st_uid, geteuid());
+		goto fail;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		rc = tb_fail(-EPERM, "session file %s is writable by group or others (mode %o); refusing to attach", path,
+			     st.st_mode & 0777);
+		goto fail;
+	}
+	if ((uint64_t)st.st_size < sizeof(struct tb_map)) {
+		rc = tb_fail(-EBADMSG, "%s is %lld bytes: too small to be a tracebuf session", path,
+			     (long long)st.st_size);
+		goto fail;
+	}
+	uint8_t *base = NULL;
+	rc = tb_map_file(fd, (uint64_t)st.st_size, ro, &base);
+	if (rc) {
+		rc = tb_fail(rc, "cannot map session file %s: %s", path, strerror(-rc));
+		goto fail;
+	}
+	struct tb_session *s = calloc(1, sizeof *s);
+	if (!s) {
+		munmap(base, (size_t)st.st_size);
+		rc = tb_fail(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	rc = tb_map_validate(base, (uint64_t)st.st_size, s);
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", tb_errmsg());
+		tb_fail(rc, "session file %s: %s", path, msg);
+		munmap(base, (size_t)st.st_size);
+		free(s);
+		goto fail;
+	}
+	/* The creator's uid in the header must be the owner of the file: a
+	 * session made by tb_session_create() always is (created 0600 by its
+	 * creator's euid); a file whose header names another uid was copied
+	 * or forged.  One read, decided on the local copy. */
+	uint32_t creator = __atomic_load_n(&s->map->creator_uid, __ATOMIC_RELAXED);
+	if (!(flags & TB_ATTACH_ANY_OWNER) && creator != st.st_uid) {
+		rc = tb_fail(-EPERM,
+			     "session file %s says it was created by uid %u but belongs to uid %u (copied or forged); "
+			     "refusing to attach",
+			     path, creator, st.st_uid);
+		munmap(base, (size_t)st.st_size);
+		free(s);
+		goto fail;
+	}
+	rc = tb_session_fast_init(s);
+	if (rc) {
+		munmap(base, (size_t)st.st_size);
+		free(s);
+		goto fail;
+	}
+	s->fd = fd;
+	s->dirfd = dfd;
+	s->readonly = ro;
+	snprintf(s->path, sizeof s->path, "%s", path);
+	/* A consumer (anything but the producers' automatic attach) survives
+	 * the truncation of the file from here on; unguarded if that fails
+	 * (64 mappings), as before. */
+	if (!(flags & TB_ATTACH_NO_GUARD_))
+		tb_session_guard(s);
+	*out = s;
+	return 0;
+fail:
+	close(fd);
+	close(dfd);
+	return rc;
+}
+
+int tb_session_fast_init(struct tb_session *s)
+{
+	s->fast = calloc((size_t)s->nchannels * s->ncpus, sizeof *s->fast);
+	if (!s->fast)
+		return tb_fail(-ENOMEM, "out of memory for %u x %u ring descriptors", s->nchannels, s->ncpus);
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+			const struct tb_chan_view *cv = &s->chan[ch];
+			struct tb_fast_ring *f = &s->fast[(size_t)ch * s->ncpus + cpu];
+			f->ctl = tb_ctl_of(s, ch, cpu);
+			f->data = tb_ring_of(s, ch, cpu) + cv->data_off;
+			f->ring_mask = cv->ring_mask;
+			f->sb_mask = cv->sb_size - 1;
+			f->sb_size = cv->sb_size;
+			f->attribution = cv->attribution == TB_ATTR_ESCAPE;
+		}
+	return 0;
+}
+
+void tb_session_close(struct tb_session *s)
+{
+	if (!s)
+		return;
+	if (__atomic_load_n(&s->pinned, __ATOMIC_RELAXED))
+		return; /* a producer session stays mapped for the life of the process */
+	tb_session_unguard(s); /* before the mapping goes */
+	munmap(s->base, s->size);
+	free(s->fast);
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s);
+}
+
+int tb_session_unlink(struct tb_session *s)
+{
+	if (s->dirfd < 0) {
+		if (unlink(s->path) != 0)
+			return tb_fail(-errno, "cannot remove session file %s: %s", s->path, strerror(errno));
+		return 0;
+	}
+	/* The name, in the directory the file was created or opened in, must
+	 * still be this file: never remove a file that replaced it. */
+	const char *name = strrchr(s->path, '/');
+	name = name ? name + 1 : s->path;
+	struct stat now, ours;
+	if (fstatat(s->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0)
+		return tb_fail(-errno, "cannot remove session file %s: %s", s->path, strerror(errno));
+	if (s->fd >= 0 && fstat(s->fd, &ours) == 0 && (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino))
+		return tb_fail(-ESTALE, "session file %s was replaced by another file since it was opened; not removing it",
+			       s->path);
+	if (unlinkat(s->dirfd, name, 0) != 0)
+		return tb_fail(-errno, "cannot remove session file %s: %s", s->path, strerror(errno));
+	return 0;
+}
+
+const char *tb_session_path(const struct tb_session *s)
+{
+	return s->path;
+}
+
+unsigned tb_session_ncpus(const struct tb_session *s)
+{
+	return s->ncpus;
+}
+
+unsigned tb_session_nchannels(const struct tb_session *s)
+{
+	return s->nchannels;
+}
+
+int tb_session_channel(const struct tb_session *s, const char *name)
+{
+	for (unsigned c = 0; c < s->nchannels; c++)
+		if (!strcmp(s->chan[c].name, name))
+			return (int)c;
+	return tb_fail(-ENOENT, "no channel named '%s'", name);
+}
+
+int tb_session_uses_rseq(const struct tb_session *s)
+{
+	return s->protocol == TB_PROTO_RSEQ;
+}
+
+int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, struct tb_counters *out)
+{
+	memset(out, 0, sizeof *out);
+	if (chan >= s->nchannels || cpu >= (int)s->ncpus || cpu < -1)
+		return tb_fail(-EINVAL, "channel %u / CPU %d out of range (%u channels, %u CPUs)", chan, cpu,
+			       s->nchannels, s->ncpus);
+	unsigned lo = cpu < 0 ? 0 : (unsigned)cpu, hi = cpu < 0 ? s->ncpus : (unsigned)cpu + 1;
+	for (unsigned k = lo; k < hi; k++) {
+		struct tb_ctl *c = tb_ctl_of(s, chan, k);
+		/* Acquire on head pairs with the commit store of the critical
+		 * sections: the state read after it is at least as new. */
+		uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		uint64_t end = __atomic_load_n(&c->st_end, __ATOMIC_RELAXED);
+		out->written += end == head ? __atomic_load_n(&c->cnt_after, __ATOMIC_RELAXED)
+					    : __atomic_load_n(&c->cnt_before, __ATOMIC_RELAXED);
+		out->lost_full += __atomic_load_n(&c->lost_full, __ATOMIC_RELAXED);
+		out->lost_toobig += __atomic_load_n(&c->lost_toobig, __ATOMIC_RELAXED);
+		out->lost_overwritten += __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
+		out->lost_timeout += __atomic_load_n(&c->lost_timeout, __ATOMIC_RELAXED);
+		out->lost_busy += __atomic_load_n(&c->lost_busy, __ATOMIC_RELAXED);
+		out->lost_noconsumer += __atomic_load_n(&c->lost_nocons, __ATOMIC_RELAXED);
+		out->truncated += __atomic_load_n(&c->truncated, __ATOMIC_RELAXED);
+		out->switches += head ? head >> s->chan[chan].sb_shift : 0;
+	}
+	return 0;
+}
