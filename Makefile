@@ -20,7 +20,8 @@ demo: build
 	$(BUILD)/tracebuf record -o $(BUILD)/demo-trace -- $(BUILD)/tracebuf-workload --threads 4 --events 200000 --signals
 	$(BUILD)/tracebuf report $(BUILD)/demo-trace
 
-# Every test, with rseq and with the fallback protocol (TRACEBUF_NO_RSEQ=1).
+# Every test; the protocol tier with rseq and with the fallback protocol
+# (TRACEBUF_NO_RSEQ=1).  One tier: ctest --test-dir build -L unit (tests/CMakeLists.txt).
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j2
 
@@ -28,13 +29,14 @@ test-asan:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTB_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
 
 # ThreadSanitizer cannot follow rseq critical sections: the fallback protocol
-# only (every test but the .rseq variants; tiers: tests/CMakeLists.txt).
+# only (every test but the .rseq variants, and TRACEBUF_NO_RSEQ=1 for the
+# tiers that run once; tiers: tests/CMakeLists.txt).
 # clang (gcc does not instrument atomic fences); tests/tsan.supp lists the
 # deliberate seqlock-style races (copy, then validate) and why.
 test-tsan:
 	CC=clang cmake -S . -B build-tsan -DTB_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-tsan -j$(JOBS)
-	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
+	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" TRACEBUF_NO_RSEQ=1 \
 	  ctest --test-dir build-tsan --output-on-failure -j2 -E '\.rseq$$' -LE browser
 
 # valgrind memcheck of the reader and the tools (tests labelled "valgrind").

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_map.c - libFuzzer target of the session map as attach and recover
- * see it: tb_map_validate() (src/core/layout.h) on fuzzed bytes, and when a
+ * see it: tb_map_validate() (src/session/layout.h) on fuzzed bytes, and when a
  * map validates, the read-only consumer operations `recover` performs on
  * it (registry copy, tb_ring_ready, tb_ring_copy, tb_ring_drain_dead).
  *
@@ -14,9 +14,9 @@
  *
  * Seeds (tests/fuzz/corpus/map/) are real session files cut after their
  * last non-zero byte, written by `gen_map_seeds DIR` (this file built with
- * TB_FUZZ_MAP_GEN).  tests/test_map_fuzz_regress.c replays the seeds and
- * tests/fuzz/regress/map/ through tb_fuzz_map() without libFuzzer
- * (it includes this file with TB_FUZZ_MAP_NO_MAIN).
+ * TB_FUZZ_MAP_GEN).  tests/fuzz/test_map_fuzz_regress.c replays the seeds
+ * and tests/fuzz/regress/map/ through tb_fuzz_map() without libFuzzer
+ * (it links this file built with TB_FUZZ_MAP_NO_MAIN).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,7 +32,8 @@
 
 #define TB_FUZZ_MAP_MAX (8u << 20)
 
-int tb_fuzz_map(const uint8_t *data, size_t size);
+#include "fuzz_targets.h"
+
 /* 1 when the last input given to tb_fuzz_map() validated (for the replay test) */
 int tb_fuzz_map_last_valid;
 

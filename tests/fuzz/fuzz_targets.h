@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_targets.h - the fuzzers' entry points, shared by the libFuzzer
- * drivers (fuzz_*.c) and the regression replay test
- * (tests/test_reader_fuzz_regress.c), which links them without libFuzzer.
+ * drivers (fuzz_*.c) and the regression replay tests
+ * (tests/fuzz/test_*_fuzz_regress.c), which link them without libFuzzer.
  */
 #ifndef TB_FUZZ_TARGETS_H
 #define TB_FUZZ_TARGETS_H
@@ -37,5 +37,13 @@ void tb_fuzz_registry(struct tb_event_desc *ev, uint32_t *n);
 
 /* The fixed metadata text (written once, then cached). */
 const char *tb_fuzz_metadata(size_t *len);
+
+/*
+ * tb_fuzz_map - the session-map target (fuzz_map.c): data is the start of a
+ * session file, zero-extended to its header's file_size.  Returns 0.
+ * tb_fuzz_map_last_valid is 1 when the last input validated.
+ */
+int tb_fuzz_map(const uint8_t *data, size_t size);
+extern int tb_fuzz_map_last_valid;
 
 #endif

@@ -4,8 +4,8 @@
 # build in $FUZZ_BUILD, default build-fuzz) and run each target for SECONDS
 # (default 60) on its committed corpus.  New coverage goes to
 # $FUZZ_BUILD/corpus/<target>; a crashing input is copied to
-# tests/fuzz/regress/<target>/ (replayed by tests/test_reader_fuzz_regress.c)
-# and the script exits 1 (map: replayed by tests/test_map_fuzz_regress.c).
+# tests/fuzz/regress/<target>/ (replayed by tests/fuzz/test_reader_fuzz_regress.c)
+# and the script exits 1 (map: replayed by tests/fuzz/test_map_fuzz_regress.c).
 # FUZZ_JOBS=N runs N workers per target; FUZZ_TARGETS="stream" runs only that one.
 set -u
 secs=${1:-60}

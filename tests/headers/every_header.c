@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * every_header.c - compiled as C11, C17 and gnu variants with -Wpedantic, and
- * (as a copy named .cpp) as C++11..C++20 by tests/t_public_headers_compile_everywhere.sh:
+ * (as a copy named .cpp) as C++11..C++20 by tests/cli/t_public_headers_compile_everywhere.sh:
  * every public header, TB_EVENT with every field type, with one field and with
  * none, and a string field given a char array shorter than its bound (the
  * case -Wstringop-overread flagged at -O2).  Run under `tracebuf record`, it

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tb-corrupt-live SESSION AREA [SEED [ROUNDS]] - a hostile process of the
- * same uid writing into a live session (tests/t_record_survives_live_corruption.sh;
+ * same uid writing into a live session (tests/protocol/t_record_survives_live_corruption.sh;
  * not a test itself: tests/tools/ holds the programs tests drive).
  *
  * AREA:

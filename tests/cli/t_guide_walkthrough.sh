@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+# t_guide_walkthrough.sh - docs/GUIDE.md's commands work as written: its `file` blocks are
+# written out, its `run` blocks run in order (bash -e, each block's commands must succeed) in a
+# private directory, with `build` being this build tree and PREFIX a private install prefix.
+# Then a few facts the guide states are checked on what the commands made.
+set -u
+. "$(dirname "$0")/../lib/recorder_env.sh"
+command -v pkg-config > /dev/null || { echo "SKIP: pkg-config not installed"; exit 77; }
+if grep -q "^TB_SANITIZE:STRING=." "${TB_BUILD:?}/CMakeCache.txt" 2> /dev/null; then
+	echo "SKIP: a sanitizer build: the guide's program, linked against it, would need the sanitizer runtime"
+	exit 77
+fi
+command -v cc > /dev/null || { echo "SKIP: no C compiler"; exit 77; }
+command -v c++ > /dev/null || { echo "SKIP: no C++ compiler (the guide's C++ part)"; exit 77; }
+command -v babeltrace2 > /dev/null || { echo "SKIP: no babeltrace2 (the guide shows it)"; exit 77; }
+# the guide's Python part needs babeltrace2's bindings: the python3 that has them goes first in PATH
+# (a pyenv or venv python3 earlier in PATH usually does not)
+PYBT=
+for p in python3 /usr/bin/python3; do
+	if "$p" -c 'import bt2' 2> /dev/null; then PYBT=$(command -v "$p"); break; fi
+done
+[ -n "$PYBT" ] || { echo "SKIP: no python3 with the bt2 module (python3-bt2; the guide's Python part)"; exit 77; }
+PYDIR=$(mktemp -d "$T/pybin-XXXX")
+ln -s "$PYBT" "$PYDIR/python3"
+GUIDE=${TB_SRC:?}/docs/GUIDE.md
+W=$T/work
+mkdir -p "$W" "$T/home"
+ln -s "${TB_BUILD:?}" "$W/build"
+"${PY:-python3}" - "$GUIDE" "$W" > "$W/guide.sh" <<'PYEOF' || fail "cannot extract the guide's blocks"
+import re, sys, os
+text = open(sys.argv[1]).read().split("\n")
+out = ["set -e"]
+i = 0
+while i < len(text):
+    m = re.match(r"<!-- (run|file: (\S+)) -->$", text[i])
+    if m:
+        i += 1
+        assert text[i].startswith("```"), "a marker must precede a fenced block (line %d)" % i
+        j = i + 1
+        while not text[j].startswith("```"):
+            j += 1
+        body = text[i + 1:j]
+        if m.group(1) == "run":
+            out.append("echo '### guide block at line %d'" % (i + 1))
+            out.extend(body)
+        else:
+            open(os.path.join(sys.argv[2], m.group(2)), "w").write("\n".join(body) + "\n")
+        i = j
+    i += 1
+print("\n".join(out))
+PYEOF
+[ -s "$W/app.c" ] || fail "the guide's app.c was not extracted"
+cd "$W" || fail "cd $W"
+PATH=$PYDIR:$PATH HOME=$T/home PREFIX=$T/prefix timeout 600 bash "$W/guide.sh" > "$T/guide.out" 2>&1
+rc=$?
+cat "$T/guide.out"
+[ $rc -eq 0 ] || fail "a command of docs/GUIDE.md failed (exit $rc; output above)"
+# what the guide says happened
+grep -q "served 4000 requests" "$T/guide.out" || fail "the program did not serve its requests"
+n=$("$CLI" dump "$W/trace" | grep -c "app:done")
+[ "$n" -eq 4000 ] || fail "$n app:done events in the recorded trace, want 4000"
+[ -s "$W/trace.html" ] && [ -s "$W/trace.pftrace" ] || fail "the pictures were not written"
+[ -s "$W/prof.speedscope.json" ] || fail "the profile was not converted"
+"$CLI" report --profile "$W/prof" | grep -q "^profile  *[1-9][0-9,]* samples" ||
+	fail "the guide's profile has no samples"
+"$CLI" dump "$W/snap" | grep -q "app:" || fail "the snapshot holds no app events"
+for w in 0 1 2; do
+	# 1,000 work:item + its tracebuf:thread_name event (report counts every event of the trace, as babeltrace2 does)
+	grep -Eq " 1,001 +[0-9,.]+ +worker-$w\$" "$T/guide.out" || fail "the report does not name worker-$w with its 1,001 events"
+done
+grep -q 'tracebuf:thread_name: .*name = "worker-' "$T/guide.out" || fail "babeltrace2 does not show the thread names"
+grep -q "self:step: { i = 999, ratio = 0.999, even = false }" "$T/guide.out" || fail "the embedded recorder's last event"
+grep -q "'app:done': 4000" "$T/guide.out" || fail "the bt2 Python example's count"
+grep -q "^4000 requests, 2000 not found" "$T/guide.out" || fail "the JSON Python example's count"
+echo PASS
