@@ -139,7 +139,7 @@ fa_abort:
 	goto again;
 
 slow:
-	/* ---- read_state(): seqlock-style, outside any cs ---- */
+	/* ---- tb_state_read(): seqlock-style, outside any cs ---- */
 #ifdef FINE_READ
 	STEP(h = head);
 	STEP(e1 = st_end);

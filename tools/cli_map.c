@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cli_map.c - open-addressing hash map (a, b) -> u64 and dense tables on it. */
+/* cli_map.c - open-addressing hash maps (a, b) -> u64 and string -> u64, and dense tables. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,4 +96,98 @@ void cli_table_free(struct cli_table *t)
 	free(t->v);
 	t->v = NULL;
 	t->n = t->cap = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* string map: NUL-terminated key -> u64                                  */
+
+struct cli_smap_ent {
+	char *k; /* NULL: empty */
+	uint64_t hash, v;
+};
+
+static uint64_t smap_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static int smap_grow(struct cli_smap *h)
+{
+	size_t cap = h->cap ? 2 * h->cap : 64;
+	struct cli_smap_ent *e = calloc(cap, sizeof *e);
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->cap; i++) {
+		if (!h->e[i].k)
+			continue;
+		size_t k = h->e[i].hash & (cap - 1);
+		while (e[k].k)
+			k = (k + 1) & (cap - 1);
+		e[k] = h->e[i];
+	}
+	free(h->e);
+	h->e = e;
+	h->cap = cap;
+	return 0;
+}
+
+uint64_t *cli_smap_get(struct cli_smap *h, const char *key, int create)
+{
+	if (create && (h->n + 1) * 4 > h->cap * 3 && smap_grow(h))
+		return NULL;
+	if (!h->cap)
+		return NULL;
+	uint64_t hs = smap_hash(key);
+	size_t k = hs & (h->cap - 1);
+	while (h->e[k].k) {
+		if (h->e[k].hash == hs && !strcmp(h->e[k].k, key))
+			return &h->e[k].v;
+		k = (k + 1) & (h->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	char *d = strdup(key);
+	if (!d)
+		return NULL;
+	h->e[k].k = d;
+	h->e[k].hash = hs;
+	h->e[k].v = 0;
+	h->n++;
+	return &h->e[k].v;
+}
+
+size_t cli_smap_items(const struct cli_smap *h, const char ***keys, uint64_t **vals)
+{
+	*keys = NULL;
+	*vals = NULL;
+	if (!h->n)
+		return 0;
+	const char **k = malloc(h->n * sizeof *k);
+	uint64_t *v = malloc(h->n * sizeof *v);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < h->cap; i++) {
+		if (h->e[i].k) {
+			k[n] = h->e[i].k;
+			v[n++] = h->e[i].v;
+		}
+	}
+	*keys = k;
+	*vals = v;
+	return n;
+}
+
+void cli_smap_free(struct cli_smap *h)
+{
+	for (size_t i = 0; i < h->cap; i++)
+		free(h->e[i].k);
+	free(h->e);
+	memset(h, 0, sizeof *h);
 }

@@ -18,100 +18,6 @@
 #include "cli_symbols.h"
 
 /* ---------------------------------------------------------------------- */
-/* string table                                                            */
-
-struct prof_sent {
-	char *k; /* NULL: empty */
-	uint64_t hash, v;
-};
-
-static uint64_t shash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-static int sgrow(struct prof_stab *h)
-{
-	size_t cap = h->cap ? 2 * h->cap : 64;
-	struct prof_sent *e = calloc(cap, sizeof *e);
-	if (!e)
-		return -ENOMEM;
-	for (size_t i = 0; i < h->cap; i++) {
-		if (!h->e[i].k)
-			continue;
-		size_t k = h->e[i].hash & (cap - 1);
-		while (e[k].k)
-			k = (k + 1) & (cap - 1);
-		e[k] = h->e[i];
-	}
-	free(h->e);
-	h->e = e;
-	h->cap = cap;
-	return 0;
-}
-
-uint64_t *prof_sget(struct prof_stab *h, const char *key, int create)
-{
-	if (create && (h->n + 1) * 4 > h->cap * 3 && sgrow(h))
-		return NULL;
-	if (!h->cap)
-		return NULL;
-	uint64_t hs = shash(key);
-	size_t k = hs & (h->cap - 1);
-	while (h->e[k].k) {
-		if (h->e[k].hash == hs && !strcmp(h->e[k].k, key))
-			return &h->e[k].v;
-		k = (k + 1) & (h->cap - 1);
-	}
-	if (!create)
-		return NULL;
-	char *d = strdup(key);
-	if (!d)
-		return NULL;
-	h->e[k].k = d;
-	h->e[k].hash = hs;
-	h->e[k].v = 0;
-	h->n++;
-	return &h->e[k].v;
-}
-
-size_t prof_sitems(const struct prof_stab *h, const char ***keys, uint64_t **vals)
-{
-	*keys = NULL;
-	*vals = NULL;
-	if (!h->n)
-		return 0;
-	const char **k = malloc(h->n * sizeof *k);
-	uint64_t *v = malloc(h->n * sizeof *v);
-	if (!k || !v) {
-		free(k);
-		free(v);
-		return 0;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < h->cap; i++) {
-		if (h->e[i].k) {
-			k[n] = h->e[i].k;
-			v[n++] = h->e[i].v;
-		}
-	}
-	*keys = k;
-	*vals = v;
-	return n;
-}
-
-void prof_sfree(struct prof_stab *h)
-{
-	for (size_t i = 0; i < h->cap; i++)
-		free(h->e[i].k);
-	free(h->e);
-	memset(h, 0, sizeof *h);
-}
-
-/* ---------------------------------------------------------------------- */
 /* state                                                                   */
 
 struct pmap {
@@ -149,7 +55,7 @@ struct prof {
 	struct sym_ctx *sym;
 	struct prof_fn *fns;
 	size_t nfns, fcap;
-	struct prof_stab fn_idx;  /* key -> fid */
+	struct cli_smap fn_idx;  /* key -> fid */
 	struct cli_map cache;   /* (address, pid << 32 | epoch) -> fid */
 	uint32_t nomap_fid;       /* UINT32_MAX: not created yet */
 	uint64_t trace_lost, trace_lost_unknown;
@@ -226,7 +132,7 @@ void prof_close(struct prof *p)
 		free((char *)p->fns[i].label);
 	}
 	free(p->fns);
-	prof_sfree(&p->fn_idx);
+	cli_smap_free(&p->fn_idx);
 	cli_map_free(&p->cache);
 	sym_free(p->sym);
 	free(p);
@@ -461,7 +367,7 @@ static const char *basename_of(const char *path)
 static int new_fn(struct prof *p, const char *key, int kind, const char *name, const struct pmap *m, uint64_t off,
 		  int file_offset, uint32_t *fid)
 {
-	uint64_t *v = prof_sget(&p->fn_idx, key, 1);
+	uint64_t *v = cli_smap_get(&p->fn_idx, key, 1);
 	if (!v)
 		return -ENOMEM;
 	if (*v) {

@@ -30,16 +30,6 @@
 #include "cli_map.h"
 #include "profile/profile_events.h"
 
-/* ---- string -> v (the (a, b) -> v map is cli_map.h) ---- */
-
-struct prof_stab {
-	struct prof_sent *e;
-	size_t cap, n;
-};
-uint64_t *prof_sget(struct prof_stab *h, const char *key, int create);
-/* every key and its value, in no order; returns the count (0 and NULL when empty or no memory) */
-size_t prof_sitems(const struct prof_stab *h, const char ***keys, uint64_t **vals);
-void prof_sfree(struct prof_stab *h);
 
 /* ---- functions ---- */
 

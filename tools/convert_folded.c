@@ -51,7 +51,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 	int quiet = opts->quiet;
 	struct prof *p = prof_open(r, "convert", quiet);
 	struct prof_sample *s = malloc(sizeof *s);
-	struct prof_stab stacks = { 0 };
+	struct cli_smap stacks = { 0 };
 	char *line = NULL;
 	size_t lcap = 0;
 	uint64_t nsamples = 0, invalid = 0;
@@ -89,7 +89,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 		int bad = fput(&line, &lcap, &o, q ? q->name : "?", 0);
 		for (uint32_t j = s->n; !bad && j-- > 0;)
 			bad = fput(&line, &lcap, &o, ";", 1) || fput(&line, &lcap, &o, prof_fn(p, s->fid[j])->label, 0);
-		uint64_t *v = bad ? NULL : prof_sget(&stacks, line, 1);
+		uint64_t *v = bad ? NULL : cli_smap_get(&stacks, line, 1);
 		if (!v) {
 			rc = cli_error("convert", "out of memory");
 			goto out;
@@ -98,7 +98,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 	}
 	const char **keys;
 	uint64_t *vals;
-	size_t n = prof_sitems(&stacks, &keys, &vals);
+	size_t n = cli_smap_items(&stacks, &keys, &vals);
 	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
 	if (!ord || (stacks.n && !n)) {
 		free(ord);
@@ -133,7 +133,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 	free(vals);
 out:
 	free(line);
-	prof_sfree(&stacks);
+	cli_smap_free(&stacks);
 	free(s);
 	prof_close(p);
 	return rc;

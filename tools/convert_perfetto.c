@@ -136,8 +136,8 @@ struct pf {
 	struct prof *prof;
 	struct prof_sample *ps;
 	struct cli_map fn_done;     /* fid -> 1 */
-	struct prof_stab modules;   /* module -> mapping iid */
-	struct prof_stab stacks;    /* "fid,fid,..." -> callstack iid */
+	struct cli_smap modules;   /* module -> mapping iid */
+	struct cli_smap stacks;    /* "fid,fid,..." -> callstack iid */
 	char key[9 * TB_PROF_MAX_DEPTH + 1]; /* "fid,fid,...": a callstack's key in stacks */
 	uint64_t next_map, next_cs;
 	int build_id_sent;
@@ -548,7 +548,7 @@ static int sample(struct pf *f, const struct tb_rd_event *e, const struct prof_s
 	f->key[0] = 0;
 	for (uint32_t j = s->n; j-- > 0;) /* at most 9 bytes a frame: the key's size */
 		o += (size_t)snprintf(f->key + o, sizeof f->key - o, "%" PRIx32 ",", s->fid[j]);
-	uint64_t *cs = prof_sget(&f->stacks, f->key, 1);
+	uint64_t *cs = cli_smap_get(&f->stacks, f->key, 1);
 	if (!cs)
 		return -ENOMEM;
 	pkt_begin(f, 1, tb_rd_ns(e));
@@ -571,7 +571,7 @@ static int sample(struct pf *f, const struct tb_rd_event *e, const struct prof_s
 			*done = 1;
 			const struct prof_fn *fn = prof_fn(f->prof, s->fid[j]);
 			const char *mod = fn->module ? fn->module : "[unknown]";
-			uint64_t *m = prof_sget(&f->modules, mod, 1);
+			uint64_t *m = cli_smap_get(&f->modules, mod, 1);
 			if (!m)
 				return -ENOMEM;
 			if (!*m) {
@@ -813,8 +813,8 @@ out:
 	cli_table_free(&f.threads);
 	cli_table_free(&f.procs);
 	cli_map_free(&f.fn_done);
-	prof_sfree(&f.modules);
-	prof_sfree(&f.stacks);
+	cli_smap_free(&f.modules);
+	cli_smap_free(&f.stacks);
 	free(f.b.b);
 	free(f.zbuf);
 #ifdef TB_HAVE_LIBDEFLATE

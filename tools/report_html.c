@@ -93,7 +93,7 @@ struct html {
 	struct prof *prof;
 	struct prof_sample *ps;
 	struct cli_map child; /* (parent node, label id) -> node + 1 */
-	struct prof_stab labels; /* "label\1module" -> id + 1 */
+	struct cli_smap labels; /* "label\1module" -> id + 1 */
 	uint32_t *parent, *name;
 	uint64_t *value, *self;
 	size_t nnodes, ncap;
@@ -159,7 +159,7 @@ static int node_child(struct html *h, uint32_t parent, const char *label, const 
 {
 	char key[1024];
 	snprintf(key, sizeof key, "%s\x01%s", label, module ? module : "");
-	uint64_t *lid = prof_sget(&h->labels, key, 1);
+	uint64_t *lid = cli_smap_get(&h->labels, key, 1);
 	if (!lid)
 		return -ENOMEM;
 	if (!*lid)
@@ -457,7 +457,7 @@ static void put_flame(struct html *h, FILE *f)
 	}
 	const char **keys;
 	uint64_t *ids;
-	size_t n = prof_sitems(&h->labels, &keys, &ids);
+	size_t n = cli_smap_items(&h->labels, &keys, &ids);
 	const char **byid = calloc(n + 1, sizeof *byid);
 	fputs(",\"flame\":{\"names\":[", f);
 	for (size_t i = 0; byid && i < n; i++)
@@ -706,7 +706,7 @@ out:
 	free(h.ev_lane);
 	free(h.ev_cls);
 	cli_map_free(&h.child);
-	prof_sfree(&h.labels);
+	cli_smap_free(&h.labels);
 	free(h.parent);
 	free(h.name);
 	free(h.value);

@@ -188,7 +188,7 @@ TB_HIDDEN int tb_engine_metadata_sync(struct tb_engine *e);
 TB_HIDDEN uint32_t tb_engine_registry_sync(struct tb_engine *e);
 TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
 /*
- * 1 when the session file was truncated under us (platform/sigbus.h): the
+ * 1 when the session file was truncated under us (session/sigbus.h): the
  * pages it lost read as zeros, so nothing copied from the session any more
  * may be written; the first call that sees it sets the engine error (-EIO,
  * a sentence naming the file and the sizes).  Call it after copying from

@@ -14,7 +14,7 @@
  *   3. the record (event) header, compact or extended.
  *
  * The consumer treats every byte of family 1 and 2 as hostile input: see
- * docs/SECURITY.md and the validator in src/core/layout.c.
+ * docs/SECURITY.md and the validator in src/session/layout.c.
  */
 #ifndef TB_CORE_FORMAT_H
 #define TB_CORE_FORMAT_H

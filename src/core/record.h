@@ -4,8 +4,8 @@
  *
  * Freestanding: no libc beyond memcpy, usable by the producer, the consumer,
  * the reader, the tests and the fuzzers.  The rseq fast path in
- * src/platform/rseq.h implements tb_hdr_compact_ok() + tb_hdr_put() again in
- * assembly; tests/test_record_header_codec.c checks the codec at every
+ * src/ring/rseq.h implements tb_hdr_compact_ok() + tb_hdr_put() again in
+ * assembly; tests/unit/test_record_header_codec.c checks the codec at every
  * boundary, and every ring test decodes what the assembly wrote.
  */
 #ifndef TB_CORE_RECORD_H

@@ -35,7 +35,7 @@ struct tb_session {
 	int fd;
 	int dirfd;              /* the directory holding the file (-1 unknown): unlink goes through it */
 	int readonly;
-	int guard;              /* slot + 1 of the SIGBUS guard (platform/sigbus.h), 0 = not guarded */
+	int guard;              /* slot + 1 of the SIGBUS guard (session/sigbus.h), 0 = not guarded */
 	char path[PATH_MAX];
 	uint8_t *base;          /* the mapping */
 	uint64_t size;

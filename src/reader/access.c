@@ -193,6 +193,16 @@ uint64_t tb_rd_count(const struct tb_rd_event *e) { return e->kind == TB_RD_EVEN
 uint64_t tb_rd_ticks_end(const struct tb_rd_event *e) { return e->kind == TB_RD_EVENT ? e->ts : e->ts_end; }
 uint32_t tb_rd_id(const struct tb_rd_event *e) { return e->k ? e->k->id : UINT32_MAX; }
 
+/* The reader's field types are the registry's (core/format.h), value for
+ * value: a new type is added to both or the build stops here. */
+_Static_assert((int)TB_RD_U8 == (int)TB_FT_U8 && (int)TB_RD_U16 == (int)TB_FT_U16 && (int)TB_RD_U32 == (int)TB_FT_U32 &&
+		       (int)TB_RD_U64 == (int)TB_FT_U64 && (int)TB_RD_I8 == (int)TB_FT_I8 &&
+		       (int)TB_RD_I16 == (int)TB_FT_I16 && (int)TB_RD_I32 == (int)TB_FT_I32 &&
+		       (int)TB_RD_I64 == (int)TB_FT_I64 && (int)TB_RD_F64 == (int)TB_FT_F64 &&
+		       (int)TB_RD_STRING == (int)TB_FT_STRING && (int)TB_RD_BYTES == (int)TB_FT_BYTES &&
+		       (int)TB_RD_U64SEQ == (int)TB_FT_U64SEQ && (int)TB_RD_BOOL == (int)TB_FT_BOOL &&
+		       (int)TB_RD_F32 == (int)TB_FT_F32 && TB_FT_F32 + 1 == TB_FT_MAX_,
+	       "enum tb_rd_type (reader.h) and enum tb_field_type (format.h) differ");
 _Static_assert((int)TB_RD_LOST_NCAUSES == (int)TB_LOSS_NCAUSES && (int)TB_RD_LOST_RELAY == (int)TB_LOSS_RELAY &&
 		       (int)TB_RD_LOST_NOCONSUMER == (int)TB_LOSS_NOCONS && (int)TB_RD_LOST_INVALID == (int)TB_LOSS_INVALID,
 	       "enum tb_rd_loss mirrors enum tb_loss_cause (core/format.h)");

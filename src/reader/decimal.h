@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decimal.h - unsigned integers to decimal text, fast (library private; used
- * by the renderings of src/reader/format.c and by `tracebuf dump`).
+ * by the renderings of src/reader/render.c and by `tracebuf dump`).
  *
  * Formatting numbers is most of the time `tracebuf dump` spends, so instead
  * of one division per digit these convert 8 digits at once: the number is

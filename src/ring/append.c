@@ -228,7 +228,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	 * (overwrite mode): its header is written through the ordered store
 	 * list, after the store that counts its events as lost, so that an
 	 * attempt aborted anywhere leaves it either intact or counted (pairs
-	 * with the skip rule in emit_range(), src/core/ring.c).  A free
+	 * with the skip rule in emit_range(), src/ring/consume.c).  A free
 	 * sub-buffer takes the header as one copy, first. */
 	int reuse = cv->mode == TB_MODE_OVERWRITE && Q >= ring;
 	if (!reuse) {

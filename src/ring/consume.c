@@ -229,7 +229,7 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 		 * skip it, it is counted.  The next packet's descriptor is
 		 * written only by the switch that opened it, never by an attempt
 		 * to reuse this one.  Pairs with the store order in
-		 * prepare_switch() (src/producer/append.c): lost_overwritten is
+		 * prepare_switch() (src/ring/append.c): lost_overwritten is
 		 * stored before this packet's descriptor and header, so reading
 		 * it after our reads of those (acquire fence) tells whether they
 		 * may be the reuser's: then we skip too. */
