@@ -703,3 +703,24 @@ void prof_agg_free(struct prof_agg *a)
 	free(a->rows);
 	memset(a, 0, sizeof *a);
 }
+
+int prof_load_samples(struct prof *p, const char *dir, const char *to)
+{
+	if (!prof_present(p))
+		return cli_error("convert", "%s has no profile:sample events: --to %s needs a trace written by "
+					    "`tracebuf profile`", dir, to);
+	if (prof_load(p))
+		return cli_error("convert", "out of memory");
+	return TB_EXIT_OK;
+}
+
+int prof_next_sample(struct prof *p, struct tb_reader *r, struct prof_sample *s)
+{
+	const struct tb_rd_event *e;
+	while (tb_reader_next(r, &e) > 0) {
+		int k = prof_event(p, e, s);
+		if (k)
+			return k; /* 1: a sample; -ENOMEM */
+	}
+	return 0;
+}

@@ -108,6 +108,19 @@ int prof_load(struct prof *p);
  * maps); -ENOMEM.
  */
 int prof_event(struct prof *p, const struct tb_rd_event *e, struct prof_sample *s);
+/*
+ * For the converters that read samples only (folded, speedscope): a trace
+ * without profile:sample is an error naming `to` ("--to folded needs a
+ * trace written by `tracebuf profile`"), else prof_load().  Returns
+ * TB_EXIT_OK or the exit code (the message is printed).
+ */
+int prof_load_samples(struct prof *p, const char *dir, const char *to);
+/*
+ * The caller's pass, samples only: gives every item to prof_event() and
+ * returns 1 with the next sample in *s (s->invalid tells an invalid PC), 0
+ * at the end of the trace, -ENOMEM.
+ */
+int prof_next_sample(struct prof *p, struct tb_reader *r, struct prof_sample *s);
 
 const struct prof_fn *prof_fn(const struct prof *p, uint32_t fid);
 size_t prof_nprocs(const struct prof *p);

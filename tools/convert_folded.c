@@ -60,24 +60,11 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 		rc = cli_error("convert", "out of memory");
 		goto out;
 	}
-	if (!prof_present(p)) {
-		rc = cli_error("convert", "%s has no profile:sample events: --to folded needs a trace written by "
-					  "`tracebuf profile`", dir);
+	rc = prof_load_samples(p, dir, "folded");
+	if (rc)
 		goto out;
-	}
-	if (prof_load(p)) {
-		rc = cli_error("convert", "out of memory");
-		goto out;
-	}
-	const struct tb_rd_event *e;
-	while (tb_reader_next(r, &e) > 0) {
-		int k = prof_event(p, e, s);
-		if (k < 0) {
-			rc = cli_error("convert", "out of memory");
-			goto out;
-		}
-		if (!k)
-			continue;
+	int k;
+	while ((k = prof_next_sample(p, r, s)) > 0) {
 		nsamples++;
 		if (s->invalid) {
 			invalid++;
@@ -95,6 +82,10 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 			goto out;
 		}
 		*v += s->weight;
+	}
+	if (k < 0) {
+		rc = cli_error("convert", "out of memory");
+		goto out;
 	}
 	const char **keys;
 	uint64_t *vals;

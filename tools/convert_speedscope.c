@@ -116,24 +116,11 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		rc = cli_error("convert", "out of memory");
 		goto out;
 	}
-	if (!prof_present(p)) {
-		rc = cli_error("convert", "%s has no profile:sample events: --to speedscope needs a trace written by "
-					  "`tracebuf profile`", o->dir);
+	rc = prof_load_samples(p, o->dir, "speedscope");
+	if (rc)
 		goto out;
-	}
-	if (prof_load(p)) {
-		rc = cli_error("convert", "out of memory");
-		goto out;
-	}
-	const struct tb_rd_event *e;
-	while (tb_reader_next(r, &e) > 0) {
-		int k = prof_event(p, e, s);
-		if (k < 0) {
-			rc = cli_error("convert", "out of memory");
-			goto out;
-		}
-		if (!k)
-			continue;
+	int k;
+	while ((k = prof_next_sample(p, r, s)) > 0) {
 		nsamples++;
 		if (s->invalid) {
 			invalid++;
@@ -161,6 +148,10 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		t->pid = s->pid;
 		t->tid = s->tid;
 		t->periods += s->weight;
+	}
+	if (k < 0) {
+		rc = cli_error("convert", "out of memory");
+		goto out;
 	}
 	if (thr.n > 1) /* qsort(NULL, 0) is undefined */
 		qsort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
@@ -196,8 +187,8 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 			fprintf(f, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[", t->periods);
 		for (size_t j = 0; j < t->n; j++) {
 			fputs(j ? ",[" : "[", f);
-			for (uint32_t k = 0; k < t->len[j]; k++)
-				fprintf(f, k ? ",%" PRIu32 : "%" PRIu32, t->stk[t->off[j] + k]);
+			for (uint32_t d = 0; d < t->len[j]; d++)
+				fprintf(f, d ? ",%" PRIu32 : "%" PRIu32, t->stk[t->off[j] + d]);
 			fputc(']', f);
 		}
 		fputs("],\"weights\":[", f);

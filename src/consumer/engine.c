@@ -380,6 +380,18 @@ static void dead_ring(struct tb_engine *e, unsigned ch, unsigned cpu)
 		tb_engine_warn(e, "%s cpu %u: drain failed: %s", e->s->chan[ch].name, cpu, tb_errmsg());
 }
 
+/* The end of every one-off or final drain: the ballast's room goes to the
+ * metadata (written last: it names every class a packet uses) and the
+ * streams are closed.  A failure is the engine's error. */
+static void close_outputs(struct tb_engine *e)
+{
+	tb_ballast_free(e);
+	int rc = tb_engine_write_metadata(e);
+	if (rc < 0)
+		tb_engine_set_error(e, rc);
+	tb_streams_close(e);
+}
+
 int tb_engine_finish(struct tb_engine *e, unsigned how)
 {
 	struct tb_session *s = e->s;
@@ -404,11 +416,7 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 			if ((how & TB_FINISH_DEAD) && ((how & TB_FINISH_SNAPSHOT) || tb_chan_drained(e, ch)))
 				tb_stream_finish(e, ch, cpu);
 		}
-	tb_ballast_free(e);
-	int rc = tb_engine_write_metadata(e);
-	if (rc < 0)
-		tb_engine_set_error(e, rc);
-	tb_streams_close(e);
+	close_outputs(e);
 	tb_engine_relay_close(e);
 	recorder_unmark(e);
 	if (!(e->flags & TB_ENG_READONLY)) {
@@ -428,11 +436,7 @@ int tb_engine_snapshot(struct tb_engine *e)
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
 			if (tb_engine_ring_touched(e, ch, cpu))
 				snapshot_ring(e, ch, cpu);
-	tb_ballast_free(e);
-	int rc = tb_engine_write_metadata(e);
-	if (rc < 0)
-		tb_engine_set_error(e, rc);
-	tb_streams_close(e);
+	close_outputs(e);
 	return tb_engine_error(e);
 }
 
@@ -445,11 +449,7 @@ int tb_engine_drain_dead(struct tb_engine *e)
 				dead_ring(e, ch, cpu);
 				tb_stream_finish(e, ch, cpu);
 			}
-	tb_ballast_free(e);
-	int rc = tb_engine_write_metadata(e);
-	if (rc < 0)
-		tb_engine_set_error(e, rc);
-	tb_streams_close(e);
+	close_outputs(e);
 	return tb_engine_error(e);
 }
 

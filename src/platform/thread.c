@@ -50,8 +50,7 @@ __attribute__((noinline)) uint32_t tb_self_tid_first(void)
 	return tb_tid;
 }
 
-/* Appends the decimal digits of v at p; returns the end. */
-static char *put_u32(char *p, uint32_t v)
+char *tb_put_u32(char *p, uint32_t v)
 {
 	char d[10];
 	int n = 0;
@@ -81,9 +80,9 @@ uint32_t tb_thread_stamp(uint32_t tid)
 {
 	char path[64], *p = path;
 	p = put_str(p, "/proc/");
-	p = put_u32(p, tid);
+	p = tb_put_u32(p, tid);
 	p = put_str(p, "/task/");
-	p = put_u32(p, tid);
+	p = tb_put_u32(p, tid);
 	p = put_str(p, "/stat");
 	*p = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -123,7 +122,7 @@ int tb_pid_alive(uint32_t pid)
 	 * reaped by its parent) does no more work: state Z or X in stat */
 	char path[32], *p = path;
 	p = put_str(p, "/proc/");
-	p = put_u32(p, pid);
+	p = tb_put_u32(p, pid);
 	p = put_str(p, "/stat");
 	*p = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -72,4 +72,8 @@ static inline int tb_thread_name_due(void)
 	return __builtin_expect(tb_name_done != __atomic_load_n(&tb_name_gen, __ATOMIC_RELAXED), 0);
 }
 
+/* Appends the decimal digits of v at p (no NUL); returns the end.  No stdio:
+ * async-signal-safe (paths under /proc built in a handler or a rename hook). */
+TB_HIDDEN char *tb_put_u32(char *p, uint32_t v);
+
 #endif

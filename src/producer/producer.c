@@ -202,19 +202,6 @@ void tb_thread_name_first(struct tb_session *s, unsigned ch)
 	tb_append(s, ch, id, buf, tname_payload(buf, tb_self_tid(), name));
 }
 
-/* Appends decimal v at p (no stdio: a rename may happen anywhere). */
-static char *tname_u32(char *p, uint32_t v)
-{
-	char d[10];
-	int n = 0;
-	do
-		d[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n)
-		*p++ = d[--n];
-	return p;
-}
-
 void tb_thread_renamed(uint32_t tid, const char *name)
 {
 	if (!tb_producer_session() || !name)
@@ -253,7 +240,7 @@ void tb_thread_renamed(uint32_t tid, const char *name)
 			continue;
 		char path[48], *p = path, comm[32];
 		memcpy(p, "/proc/self/task/", 16);
-		p = tname_u32(p + 16, t);
+		p = tb_put_u32(p + 16, t);
 		memcpy(p, "/comm", 6);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)

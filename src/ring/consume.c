@@ -359,20 +359,37 @@ static int emit_range(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 	return rc < 0 ? rc : n;
 }
 
-int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *torn)
+/*
+ * Where a copy of ring (ch, cpu) starts: the oldest sub-buffer the ring can
+ * still hold, or the consumer position when it is inside that span (discard
+ * and block modes).  UINT64_MAX: the ring was never written.  `tail` is
+ * loaded with acquire on a live ring (pairs with tb_ring_release()'s release
+ * store), relaxed on a dead one; a dead ring's tail must also be a
+ * sub-buffer boundary (anything else is damage: start from the span).
+ */
+static uint64_t copy_start(struct tb_session *s, unsigned ch, unsigned cpu, int live)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 	if (head == 0)
-		return 0;
+		return UINT64_MAX;
 	uint64_t S = cv->sb_size, cur = head & ~(S - 1), span = (uint64_t)(cv->sb_count - 1) * S;
 	uint64_t from = cur > span ? cur - span : 0;
 	if (cv->mode != TB_MODE_OVERWRITE) {
-		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
-		if (tail > from && tail <= cur)
+		uint64_t tail = live ? __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE)
+				     : __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+		if ((live || tail % S == 0) && tail > from && tail <= cur)
 			from = tail;
 	}
+	return from;
+}
+
+int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *torn)
+{
+	uint64_t from = copy_start(s, ch, cpu, 1);
+	if (from == UINT64_MAX)
+		return 0;
 	uint64_t bad = 0, t = 0;
 	int rc = emit_range(s, ch, cpu, from, 1, emit, arg, &t, &bad);
 	if (torn)
@@ -382,18 +399,9 @@ int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_
 
 int tb_ring_drain_dead(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *bad)
 {
-	const struct tb_chan_view *cv = &s->chan[ch];
-	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
-	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
-	if (head == 0)
+	uint64_t from = copy_start(s, ch, cpu, 0);
+	if (from == UINT64_MAX)
 		return 0;
-	uint64_t S = cv->sb_size, cur = head & ~(S - 1), span = (uint64_t)(cv->sb_count - 1) * S;
-	uint64_t from = cur > span ? cur - span : 0;
-	if (cv->mode != TB_MODE_OVERWRITE) {
-		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
-		if (tail % S == 0 && tail > from && tail <= cur)
-			from = tail;
-	}
 	uint64_t torn = 0, b = 0;
 	int rc = emit_range(s, ch, cpu, from, 0, emit, arg, &torn, &b);
 	if (bad)
