@@ -24,25 +24,16 @@
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/engine.h"
-#include "core/format.h"
-#include "session/registry.h"
-#include "core/view.h"
 
-static const char *type_name(uint32_t t)
+static const char *type_name(unsigned t)
 {
-	static const char *const n[TB_FT_MAX_] = {
-		[TB_FT_U8] = "u8",   [TB_FT_U16] = "u16", [TB_FT_U32] = "u32", [TB_FT_U64] = "u64",
-		[TB_FT_I8] = "i8",   [TB_FT_I16] = "i16", [TB_FT_I32] = "i32", [TB_FT_I64] = "i64",
-		[TB_FT_F64] = "f64", [TB_FT_STRING] = "str", [TB_FT_BYTES] = "bytes", [TB_FT_U64SEQ] = "u64seq",
-		[TB_FT_BOOL] = "bool", [TB_FT_F32] = "f32",
+	static const char *const n[] = {
+		[TB_RD_U8] = "u8",   [TB_RD_U16] = "u16", [TB_RD_U32] = "u32", [TB_RD_U64] = "u64",
+		[TB_RD_I8] = "i8",   [TB_RD_I16] = "i16", [TB_RD_I32] = "i32", [TB_RD_I64] = "i64",
+		[TB_RD_F64] = "f64", [TB_RD_STRING] = "str", [TB_RD_BYTES] = "bytes", [TB_RD_U64SEQ] = "u64seq",
+		[TB_RD_BOOL] = "bool", [TB_RD_F32] = "f32",
 	};
-	return t < TB_FT_MAX_ && n[t] ? n[t] : "?";
-}
-
-static const struct tb_chan_desc *chan_descs(const struct tb_session *s)
-{
-	return (const struct tb_chan_desc *)(s->base + s->map->chan_off);
+	return t < sizeof n / sizeof n[0] && n[t] ? n[t] : "?";
 }
 
 /* Control characters of a name from shared memory are not printed raw. */
@@ -60,50 +51,45 @@ static int list_session(const char *path, int fields)
 	struct tb_session *s;
 	if (tb_session_attach(path, TB_ATTACH_READONLY, &s) < 0)
 		return cli_error("list", "cannot attach to %s: %s", path, tb_errmsg());
-	struct tb_event_desc *ev = calloc(s->reg_capacity ? s->reg_capacity : 1, sizeof *ev);
-	if (!ev) {
-		tb_session_close(s);
-		return cli_error("list", "out of memory");
-	}
-	uint32_t n = tb_registry_copy(s, ev, s->reg_capacity);
-	const struct tb_chan_desc *cd = chan_descs(s);
-	for (unsigned c = 0; c < s->nchannels; c++) {
-		char pat[TB_PATTERN_MAX];
-		memcpy(pat, cd[c].events, sizeof pat);
-		pat[sizeof pat - 1] = 0;
-		printf("# channel %s: events '", s->chan[c].name);
+	unsigned nch = tb_session_nchannels(s);
+	for (unsigned c = 0; c < nch; c++) {
+		char pat[256];
+		if (tb_session_get_events(s, c, pat, sizeof pat) < 0)
+			snprintf(pat, sizeof pat, "?");
+		printf("# channel %s: events '", tb_session_channel_name(s, c));
 		put_name(pat);
 		printf("'\n");
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		/* relaxed: a snapshot of the mask (producers read it the same way) */
-		uint32_t on = __atomic_load_n(&s->reg->events[i].enabled, __ATOMIC_RELAXED);
-		put_name(ev[i].name);
-		if (i == TB_EVENT_ID_THREAD) {
+	unsigned n = tb_session_nclasses(s);
+	for (unsigned i = 0; i < n; i++) {
+		struct tb_class_info k = { .size = sizeof k };
+		if (tb_session_class(s, i, &k) < 0)
+			break; /* cannot happen below the count */
+		put_name(k.name);
+		if (i == 0 && !strcmp(k.name, "tracebuf:thread")) {
 			printf("  (tracebuf's own: which thread wrote what follows)");
 		} else {
 			printf("  ");
 			int any = 0;
-			for (unsigned c = 0; c < s->nchannels; c++)
-				if (on & (1u << c)) {
-					printf("%s%s", any ? "," : "enabled in ", s->chan[c].name);
+			for (unsigned c = 0; c < nch; c++)
+				if (k.channels & (1u << c)) {
+					printf("%s%s", any ? "," : "enabled in ", tb_session_channel_name(s, c));
 					any = 1;
 				}
 			if (!any)
 				printf("disabled");
 		}
-		if (fields && ev[i].state == 1) {
+		if (fields && k.valid) {
 			printf("  {");
-			for (uint32_t f = 0; f < ev[i].nfields && f < TB_MAX_FIELDS; f++) {
+			for (unsigned f = 0; f < k.nfields; f++) {
 				printf("%s", f ? ", " : " ");
-				put_name(ev[i].fields[f].name);
-				printf(": %s", type_name(ev[i].fields[f].type));
+				put_name(k.fields[f].name);
+				printf(": %s", type_name(k.fields[f].type));
 			}
 			printf(" }");
 		}
 		putchar('\n');
 	}
-	free(ev);
 	tb_session_close(s);
 	return TB_EXIT_OK;
 }
@@ -277,10 +263,13 @@ int cmd_list(int argc, char **argv)
 	return list_session(path, fields);
 }
 
+/* A channel's event patterns, NUL included, at most (tb_session_set_events). */
+#define PATTERN_MAX 256u
+
 /* Removes every token equal to `tok` from the comma-separated list `pat`. */
 static void drop_token(char *pat, const char *tok)
 {
-	char out[TB_PATTERN_MAX] = "", *save = NULL;
+	char out[PATTERN_MAX] = "", *save = NULL;
 	size_t used = 0;
 	for (char *t = strtok_r(pat, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(t, tok) || !*t)
@@ -321,26 +310,29 @@ static int toggle(int argc, char **argv, int enable)
 	if (tb_session_attach(path, 0, &s) < 0)
 		return cli_error(name, "cannot attach to %s: %s", path, tb_errmsg());
 	int found = 0, rc = TB_EXIT_OK;
-	for (unsigned ch = 0; ch < s->nchannels; ch++) {
-		if (chan && strcmp(chan, s->chan[ch].name))
+	for (unsigned ch = 0; ch < tb_session_nchannels(s); ch++) {
+		const char *cname = tb_session_channel_name(s, ch);
+		if (chan && strcmp(chan, cname))
 			continue;
 		found = 1;
-		char pat[TB_PATTERN_MAX];
-		memcpy(pat, chan_descs(s)[ch].events, sizeof pat);
-		pat[sizeof pat - 1] = 0;
+		char pat[PATTERN_MAX];
+		if (tb_session_get_events(s, ch, pat, sizeof pat) < 0) {
+			rc = cli_error(name, "channel %s: %s", cname, tb_errmsg());
+			goto out;
+		}
 		for (int a = optind + 1; a < argc; a++) {
 			const char *p = argv[a];
 			if (!*p || strchr(p, ',') || *p == '!') {
 				rc = cli_error(name, "pattern '%s': one glob, without ',' or a leading '!'", p);
 				goto out;
 			}
-			char neg[TB_PATTERN_MAX + 1];
+			char neg[PATTERN_MAX + 1];
 			snprintf(neg, sizeof neg, "!%s", p);
 			drop_token(pat, enable ? neg : p);
 			size_t l = strlen(pat);
 			if (l + strlen(neg) + 2 > sizeof pat) {
-				rc = cli_error(name, "channel %s: the patterns would exceed %u bytes", s->chan[ch].name,
-					       TB_PATTERN_MAX - 1);
+				rc = cli_error(name, "channel %s: the patterns would exceed %u bytes", cname,
+					       PATTERN_MAX - 1);
 				goto out;
 			}
 			const char *add = enable ? p : neg;
@@ -350,10 +342,10 @@ static int toggle(int argc, char **argv, int enable)
 			memcpy(pat + l, add, al + 1);
 		}
 		if (tb_session_set_events(s, ch, pat) < 0) {
-			rc = cli_error(name, "channel %s: %s", s->chan[ch].name, tb_errmsg());
+			rc = cli_error(name, "channel %s: %s", cname, tb_errmsg());
 			goto out;
 		}
-		printf("channel %s: events '%s'\n", s->chan[ch].name, pat);
+		printf("channel %s: events '%s'\n", cname, pat);
 	}
 	if (!found)
 		rc = cli_error(name, "%s has no channel named %s", path, chan);

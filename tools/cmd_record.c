@@ -33,8 +33,6 @@
 #include "cli.h"
 #include "consumer/engine.h"
 #include "consumer/relay.h"
-#include "session/registry.h"
-#include "core/view.h"
 
 extern char **environ;
 
@@ -471,11 +469,16 @@ static void warn_unmatched(struct tb_session *s, const char *patterns)
 {
 	if (!patterns)
 		return;
-	struct tb_event_desc *ev = calloc(s->reg_capacity ? s->reg_capacity : 1, sizeof *ev);
+	unsigned n = tb_session_nclasses(s);
+	struct tb_class_info *ev = calloc(n ? n : 1, sizeof *ev);
 	if (!ev)
 		return;
-	uint32_t n = tb_registry_copy(s, ev, s->reg_capacity);
-	char buf[TB_PATTERN_MAX], *save = NULL;
+	for (unsigned i = 0; i < n; i++) {
+		ev[i].size = sizeof ev[i];
+		if (tb_session_class(s, i, &ev[i]) < 0)
+			ev[i].valid = 0;
+	}
+	char buf[256], *save = NULL; /* patterns are at most 255 bytes (tb_session_set_events) */
 	snprintf(buf, sizeof buf, "%s", patterns);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		while (*tok == ' ')
@@ -483,15 +486,15 @@ static void warn_unmatched(struct tb_session *s, const char *patterns)
 		if (!*tok || *tok == '!')
 			continue;
 		int hit = 0;
-		for (uint32_t i = 0; i < n && !hit; i++)
-			hit = ev[i].state == 1 && strncmp(ev[i].name, "tracebuf:", 9) && !fnmatch(tok, ev[i].name, 0);
+		for (unsigned i = 0; i < n && !hit; i++)
+			hit = ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9) && !fnmatch(tok, ev[i].name, 0);
 		if (hit)
 			continue;
 		fprintf(stderr, "tracebuf " NAME ": warning: --events pattern '%s' matched none of the event classes "
 				"the program registered:", tok);
 		unsigned shown = 0;
-		for (uint32_t i = 0; i < n; i++)
-			if (ev[i].state == 1 && strncmp(ev[i].name, "tracebuf:", 9)) {
+		for (unsigned i = 0; i < n; i++)
+			if (ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9)) {
 				if (shown++ < 20)
 					fprintf(stderr, " %s", ev[i].name);
 			}
@@ -540,11 +543,11 @@ static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 				continue;
 			fprintf(stderr, "  %s cpu %u: written %" PRIu64 ", delivered %" PRIu64 ", lost %" PRIu64
 					", %" PRIu64 " packets\n",
-				s->chan[ch].name, cpu, w, x.events, l, x.packets);
+				tb_session_channel_name(s, ch), cpu, w, x.events, l, x.packets);
 			if (final && w != x.events + l)
 				fprintf(stderr, "  %s cpu %u: the trace does not account for %" PRId64
 						" events (written != delivered + lost): please report this\n",
-					s->chan[ch].name, cpu, (int64_t)(w - x.events - l));
+					tb_session_channel_name(s, ch), cpu, (int64_t)(w - x.events - l));
 		}
 }
 
@@ -702,7 +705,7 @@ static int run_attach(struct rec_opts *o)
 	int rc = tb_session_attach(path, 0, &s);
 	if (rc < 0)
 		return cli_error(NAME, "cannot attach to %s: %s", path, tb_errmsg());
-	uint32_t cpid = __atomic_load_n(&s->map->consumer_pid, __ATOMIC_RELAXED);
+	uint32_t cpid = tb_session_consumer_pid(s);
 	if (cpid && cpid != (uint32_t)getpid() && cpid <= (uint32_t)INT32_MAX &&
 	    (kill((pid_t)cpid, 0) == 0 || errno == EPERM)) {
 		tb_session_close(s);
@@ -755,7 +758,7 @@ static int run_attach(struct rec_opts *o)
 	if (rc < 0)
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
 	int code = rc < 0 ? TB_EXIT_FAIL : damaged_input(e) ? TB_EXIT_PARTIAL : TB_EXIT_OK;
-	uint32_t creator = __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
+	uint32_t creator = tb_session_creator_pid(s);
 	if (!live && (creator == 0 || creator > (uint32_t)INT32_MAX || kill((pid_t)creator, 0) < 0)) {
 		/* nobody can write to it any more and everything was drained */
 		tb_session_unlink(s);

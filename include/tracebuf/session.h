@@ -119,6 +119,42 @@ TB_API int tb_session_uses_rseq(const struct tb_session *s);
  * Return: 0, -EINVAL (bad channel or pattern too long), -EOWNERDEAD handled.
  */
 TB_API int tb_session_set_events(struct tb_session *s, unsigned chan, const char *patterns);
+/*
+ * tb_session_get_events - the patterns channel `chan` records now, into
+ * buf[len] (NUL-terminated).  A read-only attach cannot take the registry
+ * lock: it reads until two copies agree.
+ * Return: 0, -EINVAL (no such channel), -ENOSPC (len too small: at most 256).
+ */
+TB_API int tb_session_get_events(struct tb_session *s, unsigned chan, char *buf, size_t len);
+/* The name of channel `chan`, NULL when there is none. */
+TB_API const char *tb_session_channel_name(const struct tb_session *s, unsigned chan);
+
+/* One field of an event class (tb_session_class). */
+struct tb_class_field {
+	char name[32];    /* a C identifier */
+	unsigned type;    /* enum tb_rd_type of <tracebuf/reader.h>: TB_RD_U8 ... */
+	uint32_t max_len; /* bound of a string, bytes or sequence field; 0 otherwise */
+};
+
+/* One event class of a session, as every process of it sees it. */
+struct tb_class_info {
+	size_t size;       /* set to sizeof(struct tb_class_info) before the call */
+	unsigned id;       /* the record id of its events */
+	int valid;         /* 0: the entry is damaged; name is "tracebuf:invalid_<id>", no fields */
+	char name[96];     /* "provider:event" */
+	unsigned nfields;
+	struct tb_class_field fields[16];
+	uint32_t channels; /* bit c: channel c records it now (its patterns select it) */
+};
+
+/*
+ * The event classes registered in a session so far (by any of its processes;
+ * ids 0 .. count-1, tracebuf's own first).  Entries live in shared memory:
+ * each is copied and checked, a damaged one comes back with valid = 0.
+ * tb_session_class return: 0, -EINVAL (id >= the count, or out->size unknown).
+ */
+TB_API unsigned tb_session_nclasses(struct tb_session *s);
+TB_API int tb_session_class(struct tb_session *s, unsigned id, struct tb_class_info *out);
 
 struct tb_counters {
 	uint64_t written;          /* events committed to the ring */

@@ -496,6 +496,17 @@ unsigned tb_engine_fill(struct tb_session *s, unsigned ch, unsigned cpu)
 	return (unsigned)(used * 1000 / ring);
 }
 
+uint32_t tb_session_consumer_pid(const struct tb_session *s)
+{
+	/* relaxed: informational, see the top of this file */
+	return __atomic_load_n(&s->map->consumer_pid, __ATOMIC_RELAXED);
+}
+
+uint32_t tb_session_creator_pid(const struct tb_session *s)
+{
+	return __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
+}
+
 unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
 {
 	unsigned n = 0;

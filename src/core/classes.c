@@ -93,32 +93,34 @@ uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint3
 	return tb_registry_copy_from(s, out, 0, cap);
 }
 
+void tb_class_read(struct tb_session *s, uint32_t i, struct tb_event_desc *e)
+{
+	/* acquire pairs with the release store of state (valid-last) */
+	uint32_t state = __atomic_load_n(&s->reg->events[i].state, __ATOMIC_ACQUIRE);
+	memcpy(e, &s->reg->events[i], sizeof *e);
+	int ok = state == 1 && tb_valid_event_name(e->name, sizeof e->name) && e->nfields <= TB_MAX_FIELDS &&
+		 e->id == i;
+	for (uint32_t f = 0; ok && f < e->nfields; f++) {
+		const struct tb_field_desc *fd = &e->fields[f];
+		ok = tb_valid_field_name(fd->name, sizeof fd->name) && fd->type >= TB_FT_U8 && fd->type < TB_FT_MAX_ &&
+		     (tb_ft_variable(fd->type) ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN : fd->max_len == 0);
+	}
+	if (ok) {
+		e->state = 1; /* the value loaded above, not a later one memcpy may have seen */
+	} else {
+		memset(e, 0, sizeof *e);
+		snprintf(e->name, sizeof e->name, "tracebuf:invalid_%u", i);
+		e->id = i;
+		e->state = 0;
+	}
+}
+
 uint32_t tb_registry_copy_from(struct tb_session *s, struct tb_event_desc *out, uint32_t from, uint32_t cap)
 {
 	uint32_t n = tb_registry_count(s);
 	if (n > cap)
 		n = cap;
-	for (uint32_t i = from; i < n; i++) {
-		struct tb_event_desc *e = &out[i];
-		/* acquire pairs with the release store of state (valid-last) */
-		uint32_t state = __atomic_load_n(&s->reg->events[i].state, __ATOMIC_ACQUIRE);
-		memcpy(e, &s->reg->events[i], sizeof *e);
-		int ok = state == 1 && tb_valid_event_name(e->name, sizeof e->name) && e->nfields <= TB_MAX_FIELDS &&
-			 e->id == i;
-		for (uint32_t f = 0; ok && f < e->nfields; f++) {
-			const struct tb_field_desc *fd = &e->fields[f];
-			ok = tb_valid_field_name(fd->name, sizeof fd->name) && fd->type >= TB_FT_U8 && fd->type < TB_FT_MAX_ &&
-			     (tb_ft_variable(fd->type) ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN
-						       : fd->max_len == 0);
-		}
-		if (ok) {
-			e->state = 1; /* the value loaded above, not a later one memcpy may have seen */
-		} else {
-			memset(e, 0, sizeof *e);
-			snprintf(e->name, sizeof e->name, "tracebuf:invalid_%u", i);
-			e->id = i;
-			e->state = 0;
-		}
-	}
+	for (uint32_t i = from; i < n; i++)
+		tb_class_read(s, i, &out[i]);
 	return n;
 }

@@ -30,6 +30,8 @@ TB_HIDDEN int tb_pattern_match(const char *patterns, const char *name);
  * it end their packet's walk).  Returns the number of entries.
  */
 TB_HIDDEN uint32_t tb_registry_copy(struct tb_session *s, struct tb_event_desc *out, uint32_t cap);
+/* Copies and checks entry i (< the count) into *e, as tb_registry_copy does. */
+TB_HIDDEN void tb_class_read(struct tb_session *s, uint32_t i, struct tb_event_desc *e);
 /* The same for entries from..count-1 only (out[from..]); returns the count
  * (below `from` when the count went down: then nothing is copied). */
 TB_HIDDEN uint32_t tb_registry_copy_from(struct tb_session *s, struct tb_event_desc *out, uint32_t from, uint32_t cap);

@@ -243,3 +243,35 @@ int tb_proc_register(struct tb_session *s)
 	return 0;
 }
 
+int tb_session_get_events(struct tb_session *s, unsigned chan, char *buf, size_t len)
+{
+	if (chan >= s->nchannels)
+		return tb_fail(-EINVAL, "channel %u does not exist (%u channels)", chan, s->nchannels);
+	const struct tb_chan_desc *cd = (const struct tb_chan_desc *)(s->base + s->map->chan_off);
+	char a[TB_PATTERN_MAX], b[TB_PATTERN_MAX];
+	if (!s->readonly) {
+		/* the lock tb_session_set_events() writes under: a whole value */
+		int rc = reg_lock(s);
+		if (rc)
+			return rc;
+		memcpy(a, cd[chan].events, sizeof a);
+		reg_unlock(s);
+	} else {
+		/* cannot lock a read-only mapping: two equal copies in a row are
+		 * not torn by a writer (a change rewrites the whole string) */
+		memcpy(a, cd[chan].events, sizeof a);
+		for (int i = 0; i < 100; i++) {
+			memcpy(b, cd[chan].events, sizeof b);
+			if (!memcmp(a, b, sizeof a))
+				break;
+			memcpy(a, b, sizeof a);
+		}
+	}
+	a[sizeof a - 1] = 0; /* shared memory: terminated here whatever it holds */
+	size_t n = strlen(a);
+	if (n >= len)
+		return tb_fail(-ENOSPC, "channel %s: the patterns take %zu bytes, the buffer %zu", s->chan[chan].name,
+			       n + 1, len);
+	memcpy(buf, a, n + 1);
+	return 0;
+}

@@ -246,6 +246,45 @@ int tb_session_uses_rseq(const struct tb_session *s)
 	return s->protocol == TB_PROTO_RSEQ;
 }
 
+const char *tb_session_channel_name(const struct tb_session *s, unsigned chan)
+{
+	return chan < s->nchannels ? s->chan[chan].name : NULL; /* validated at attach */
+}
+
+unsigned tb_session_nclasses(struct tb_session *s)
+{
+	return tb_registry_count(s);
+}
+
+_Static_assert(sizeof(((struct tb_class_info *)0)->name) == TB_NAME_MAX &&
+		       sizeof(((struct tb_class_info *)0)->fields) / sizeof(struct tb_class_field) == TB_MAX_FIELDS &&
+		       sizeof(((struct tb_class_field *)0)->name) == TB_FIELD_NAME_MAX,
+	       "struct tb_class_info (session.h) holds a registry entry (format.h)");
+
+int tb_session_class(struct tb_session *s, unsigned id, struct tb_class_info *out)
+{
+	if (!out || out->size != sizeof *out)
+		return tb_fail(-EINVAL, "struct tb_class_info: size %zu unknown (set .size = sizeof)", out ? out->size : 0);
+	if (id >= tb_registry_count(s))
+		return tb_fail(-EINVAL, "no event class %u (the session has %u)", id, tb_registry_count(s));
+	struct tb_event_desc e;
+	tb_class_read(s, id, &e);
+	memset(out, 0, sizeof *out);
+	out->size = sizeof *out;
+	out->id = id;
+	out->valid = e.state == 1;
+	memcpy(out->name, e.name, sizeof out->name); /* NUL-terminated: checked or written by tb_class_read */
+	out->nfields = e.nfields;
+	for (unsigned f = 0; f < e.nfields; f++) {
+		memcpy(out->fields[f].name, e.fields[f].name, sizeof out->fields[f].name);
+		out->fields[f].type = e.fields[f].type;
+		out->fields[f].max_len = e.fields[f].max_len;
+	}
+	/* relaxed: a snapshot of the mask, read as producers read it */
+	out->channels = __atomic_load_n(&s->reg->events[id].enabled, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, struct tb_counters *out)
 {
 	memset(out, 0, sizeof *out);

@@ -26,10 +26,6 @@ rank() {
 TOOLS_MAY_USE='
 consumer/engine.h       record, snapshot, recover and stat drive the recorder engine (tb_engine_*), whose options are not public API yet
 consumer/relay.h        record --relay names the relay URL grammar and its errors
-core/view.h             events (list/enable on a live session) reads the mapped view
-core/format.h           events reads channel descriptors; list reads TB_EVENT notes
-core/classes.h          events lists and matches the classes of a live session
-session/registry.h      events and record enable/disable classes of a live session (tb_session_set_events)
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits
 profile/profile_events.h the profiler'"'"'s event layouts, shared with libtracebuf-profile.so
 '

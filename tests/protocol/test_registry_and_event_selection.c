@@ -4,7 +4,10 @@
  * re-registered with other fields is refused, bad names are refused, a full
  * registry says so; channel patterns select classes ('!' excludes) and a
  * change of pattern takes effect immediately for TB_EVENT call sites; a
- * disabled class writes nothing.
+ * disabled class writes nothing.  The public view of the classes and
+ * patterns (tb_session_nclasses/class/get_events) says the same, from a
+ * writable and from a read-only attach, and a damaged entry is reported as
+ * invalid.
  */
 #define _GNU_SOURCE
 #include <tracebuf/event.h>
@@ -105,6 +108,42 @@ int main(void)
 	}
 	tbd_finish(&d);
 	CHECK(d.first_error[0] == 0, "%s", d.first_error);
+
+	/* the public view of the classes and the patterns */
+	char pat[256];
+	CHECK_RC(tb_session_get_events(s, 0, pat, sizeof pat), 0);
+	CHECK(!strcmp(pat, "sel:beta,other:*"), "patterns '%s'", pat);
+	CHECK_RC(tb_session_get_events(s, 0, pat, 5), -ENOSPC);
+	CHECK_RC(tb_session_get_events(s, 1, pat, sizeof pat), -EINVAL);
+	CHECK(!strcmp(tb_session_channel_name(s, 0), "c") && !tb_session_channel_name(s, 1), "channel names");
+	CHECK_EQ_U64(tb_session_nclasses(s), 8);
+	struct tb_class_info k = { .size = sizeof k };
+	CHECK_RC(tb_session_class(s, (unsigned)g, &k), 0);
+	CHECK(k.valid && k.id == (unsigned)g && !strcmp(k.name, "other:gamma") && k.nfields == 5, "gamma: %s %u",
+	      k.name, k.nfields);
+	CHECK(!strcmp(k.fields[0].name, "z") && k.fields[0].type == TB_FT_I16 && k.fields[0].max_len == 0, "z");
+	CHECK(!strcmp(k.fields[2].name, "t") && k.fields[2].type == TB_FT_STRING && k.fields[2].max_len == 8, "t");
+	CHECK(k.fields[4].type == TB_FT_U64SEQ && k.fields[4].max_len == 4, "v");
+	CHECK_EQ_U64(k.channels, 1); /* other:* selects it */
+	CHECK_RC(tb_session_class(s, (unsigned)a, &k), 0);
+	CHECK(!strcmp(k.name, "sel:alpha") && k.channels == 0, "alpha is off: %s %u", k.name, k.channels);
+	CHECK_RC(tb_session_class(s, 8, &k), -EINVAL);
+	struct tb_class_info small = { .size = sizeof small - 8 };
+	CHECK_RC(tb_session_class(s, 0, &small), -EINVAL);
+	/* read-only: the same values */
+	struct tb_session *ro;
+	CHECK_RC(tb_session_attach(tb_session_path(s), TB_ATTACH_READONLY, &ro), 0);
+	CHECK_RC(tb_session_get_events(ro, 0, pat, sizeof pat), 0);
+	CHECK(!strcmp(pat, "sel:beta,other:*"), "read-only patterns '%s'", pat);
+	struct tb_class_info kr = { .size = sizeof kr };
+	CHECK_RC(tb_session_class(ro, (unsigned)b, &kr), 0);
+	CHECK(kr.valid && !strcmp(kr.name, "sel:beta") && kr.channels == 1 && kr.nfields == 2, "ro beta");
+	/* a damaged entry (another process of the same uid can write anything) */
+	memcpy(s->reg->events[b].fields[0].name, "9bad", 5);
+	CHECK_RC(tb_session_class(ro, (unsigned)b, &kr), 0);
+	CHECK(!kr.valid && kr.nfields == 0 && !strncmp(kr.name, "tracebuf:invalid_", 17), "damaged: %s", kr.name);
+	memcpy(s->reg->events[b].fields[0].name, "y", 2);
+	tb_session_close(ro);
 	CHECK_EQ_U64(n_alpha, 100);
 	CHECK_EQ_U64(n_beta, 100);
 	CHECK_EQ_U64(n_gamma, 100);
