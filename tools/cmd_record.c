@@ -42,13 +42,15 @@ static void record_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracebuf record [options] -o DIR -- CMD [ARGS...]\n"
-		"       tracebuf record --attach SESSION [options] -o DIR\n"
+		"       tracebuf record [options] --relay URL [-o DIR] -- CMD [ARGS...]\n"
+		"       tracebuf record --attach SESSION [options] -o DIR | --relay URL\n"
 		"\n"
 		"Runs CMD with TRACEBUF_SESSION set, so that CMD and all its children write to a new\n"
 		"session, and drains it into DIR (CTF 1.8, readable by babeltrace2).  Exits with\n"
 		"CMD's exit status (128+N if it died of signal N).\n"
 		"\n"
-		"  -o, --output DIR          trace directory (created; must be empty)\n"
+		"  -o, --output DIR          trace directory (created; must be empty); optional with\n"
+		"                            --relay (then the relay daemon holds the only copy)\n"
 		"  --channel NAME:SB_SIZE:COUNT:MODE\n"
 		"                            one channel (repeatable), e.g. chan:256K:8:discard\n"
 		"  --sb-size SIZE            sub-buffer size of the default channel (256K)\n"
@@ -67,7 +69,8 @@ static void record_usage(FILE *f)
 		"  --relay net://HOST[:CONTROL_PORT[:DATA_PORT]]\n"
 		"                            also stream every packet to LTTng's relay daemon\n"
 		"                            (lttng-relayd; ports 5342, 5343 by default): viewers follow\n"
-		"                            it live (babeltrace2 -i lttng-live); DIR keeps a whole copy\n"
+		"                            it live (babeltrace2 -i lttng-live); -o DIR keeps a whole\n"
+		"                            local copy as well\n"
 		"  --session-name NAME       the relay session's name (default: CMD's name)\n"
 		"  --hostname NAME           the host name the relay files it under (default: this host's)\n"
 		"  --live-timer DUR          idle streams report in this often, for live viewers (1s; 0: off)\n"
@@ -277,8 +280,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		default: return usage_error("%s", "unknown option");
 		}
 	}
-	if (!o->out)
-		return usage_error("%s", "no output directory: give -o DIR");
+	if (!o->out && !o->relay_url)
+		return usage_error("%s", "no output: give -o DIR, or --relay URL, or both");
 	if ((o->relay_name || o->relay_host) && !o->relay_url)
 		return usage_error("%s", "--session-name and --hostname name a relay session: give --relay URL");
 	if (o->relay_url) {
@@ -507,8 +510,13 @@ static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 {
 	struct tb_stream_stats st;
 	tb_engine_stats(e, -1, -1, &st);
-	fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64 " packets written to %s in %.2f s\n",
-		st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs);
+	if (dir)
+		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64
+				" packets written to %s in %.2f s\n",
+			st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs);
+	else /* relay-only: st counts what the relay daemon got */
+		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events delivered to the relay daemon (no local copy) "
+				"in %.2f s\n", st.events, secs);
 	uint64_t lost = sum_lost(&st);
 	fprintf(stderr, "  lost %" PRIu64 " events", lost);
 	for (unsigned k = 0, n = 0; k < TB_LOSS_NCAUSES; k++)
@@ -549,6 +557,23 @@ static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 						" events (written != delivered + lost): please report this\n",
 					tb_session_channel_name(s, ch), cpu, (int64_t)(w - x.events - l));
 		}
+}
+
+/* Relay-only, and the relay daemon was gone at the end: its copy, the only
+ * one, misses the last packets and cannot say how many events they held
+ * (that is told in the next packet of a stream, and none will come).  Said,
+ * and a failure. */
+static int relay_only_lost(const struct rec_opts *o, struct tb_engine *e)
+{
+	struct tb_relay_stats rs;
+	tb_engine_relay(e, &rs);
+	if (o->out || !rs.enabled || rs.alive)
+		return 0;
+	cli_error(NAME, "the relay daemon was lost and did not come back before the end: its copy of the trace (the "
+			"only one: no -o DIR) misses %" PRIu64 " events, and %s",
+		  rs.lost_events,
+		  rs.reconnects ? "its last relay session does not say so" : "does not say so");
+	return 1;
 }
 
 /* Data of the session was dropped as invalid (packets that failed validation, records cut,
@@ -711,8 +736,8 @@ static int run_attach(struct rec_opts *o)
 		tb_session_close(s);
 		return cli_error(NAME, "session %s is already drained by process %u; stop it first", path, cpid);
 	}
-	int created;
-	if (tb_output_dir(o->out, &created) < 0) {
+	int created = 0;
+	if (o->out && tb_output_dir(o->out, &created) < 0) {
 		tb_session_close(s);
 		return cli_error(NAME, "%s", tb_errmsg());
 	}
@@ -748,7 +773,8 @@ static int run_attach(struct rec_opts *o)
 	}
 	int show = !o->quiet && isatty(2);
 	if (!o->quiet)
-		fprintf(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)\n", path, o->out);
+		fprintf(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)\n", path,
+			o->out ? o->out : o->relay_url);
 	wait_loop(s, e, 0, show, t0);
 	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
@@ -757,7 +783,7 @@ static int run_attach(struct rec_opts *o)
 		summary(s, e, o->out, now_s() - t0, !live);
 	if (rc < 0)
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
-	int code = rc < 0 ? TB_EXIT_FAIL : damaged_input(e) ? TB_EXIT_PARTIAL : TB_EXIT_OK;
+	int code = rc < 0 || relay_only_lost(o, e) ? TB_EXIT_FAIL : damaged_input(e) ? TB_EXIT_PARTIAL : TB_EXIT_OK;
 	uint32_t creator = tb_session_creator_pid(s);
 	if (!live && (creator == 0 || creator > (uint32_t)INT32_MAX || kill((pid_t)creator, 0) < 0)) {
 		/* nobody can write to it any more and everything was drained */
@@ -793,14 +819,14 @@ int cmd_record(int argc, char **argv)
 	if (resolve_cmd(o.cmd[0], exe, sizeof exe))
 		return TB_EXIT_FAIL;
 	struct stat sb;
-	if (stat(o.out, &sb) == 0 && !S_ISDIR(sb.st_mode))
+	if (o.out && stat(o.out, &sb) == 0 && !S_ISDIR(sb.st_mode))
 		return cli_error(NAME, "output %s exists and is not a directory", o.out);
-	if (dir_usable(o.out))
+	if (o.out && dir_usable(o.out))
 		return TB_EXIT_FAIL;
 
-	/* 2. output directory, then the session */
-	int created;
-	if (tb_output_dir(o.out, &created) < 0)
+	/* 2. output directory (none: relay-only), then the session */
+	int created = 0;
+	if (o.out && tb_output_dir(o.out, &created) < 0)
 		return cli_error(NAME, "%s", tb_errmsg());
 	struct tb_session_opts so = {
 		.size = sizeof so,
@@ -911,6 +937,9 @@ int cmd_record(int argc, char **argv)
 	int code = exit_code_of(status);
 	if (rc < 0) {
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
+		if (code == 0)
+			code = TB_EXIT_FAIL;
+	} else if (relay_only_lost(&o, e)) {
 		if (code == 0)
 			code = TB_EXIT_FAIL;
 	} else if (code == 0 && damaged_input(e)) {

@@ -67,7 +67,8 @@ struct tb_relay_opts {
 
 /*
  * tb_session_start_relay - tb_session_start(), and every packet written to
- * `outdir` is also sent to the relay daemon `relay->url`.  A relay that
+ * `outdir` is also sent to the relay daemon `relay->url`; outdir NULL: to
+ * the relay daemon only (what it misses is then lost, counted as lost_relay).  A relay that
  * cannot be reached refuses the start (-ECONNREFUSED, -EHOSTUNREACH,
  * -ETIMEDOUT; tb_errmsg() names the address); one lost later is retried,
  * and what it missed is counted (docs/FLEET.md).  relay == NULL: exactly

@@ -94,7 +94,9 @@ int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdi
 						.hostname = relay->hostname,
 						.live_timer_us = (uint32_t)(relay->live_timer_ns / 1000) };
 	}
-	int created, rc = tb_output_dir(outdir, &created);
+	if (!outdir && !relay)
+		return tb_fail(-EINVAL, "tb_session_start: no output directory");
+	int created = 0, rc = outdir ? tb_output_dir(outdir, &created) : 0;
 	if (rc < 0)
 		return rc;
 	struct tb_recorder *r = calloc(1, sizeof *r);

@@ -124,8 +124,8 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		     struct tb_engine **out)
 {
 	*out = NULL;
-	if (!s || !dir || !*dir)
-		return tb_fail(-EINVAL, "tb_engine_create: no session or no directory");
+	if (!s || (dir && !*dir) || (!dir && !(cfg && cfg->relay)))
+		return tb_fail(-EINVAL, "tb_engine_create: no session, or neither a directory nor a relay");
 	struct tb_engine *e = calloc(1, sizeof *e);
 	if (!e)
 		return tb_fail(-ENOMEM, "out of memory");
@@ -143,7 +143,8 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->fl_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	snprintf(e->dir, sizeof e->dir, "%s", dir);
+	e->local = dir != NULL;
+	snprintf(e->dir, sizeof e->dir, "%s", dir ? dir : "(relay only)");
 	/* survive a truncation of the session file from here on (attach
 	 * already did it for attached sessions; created ones get it here) */
 	if (tb_session_guard(s) < 0)
@@ -181,6 +182,8 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		}
 	}
 
+	if (!e->local)
+		goto relay; /* nothing on this machine: no directory, ballast or mark */
 	e->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->dirfd < 0) {
 		rc = tb_fail(-errno, "cannot open output directory %s: %s", dir, strerror(errno));
@@ -195,6 +198,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		goto fail;
 	tb_ballast_make(e);
 	recorder_mark(e);
+relay:
 	/* the relay daemon last: a refusal leaves nothing behind but the directory */
 	if (cfg && cfg->relay && (rc = tb_engine_relay_open(e, cfg->relay)) < 0)
 		goto fail;
@@ -477,6 +481,15 @@ void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stat
 			out->dropped += __atomic_load_n(&x->dropped, __ATOMIC_RELAXED);
 			for (unsigned q = 0; q < TB_LOSS_NCAUSES; q++)
 				out->lost[q] += __atomic_load_n(&x->lost[q], __ATOMIC_RELAXED);
+			if (!e->local) {
+				/* relay-only: the relay's copy is the trace, and what
+				 * it did not get is lost to it (its later packets say
+				 * so as lost_relay, relay.c) */
+				uint64_t u = __atomic_load_n(&tb_stream_at(e, c, k)->relay_unsent, __ATOMIC_RELAXED);
+				uint64_t ev = __atomic_load_n(&x->events, __ATOMIC_RELAXED);
+				out->events -= u < ev ? u : ev;
+				out->lost[TB_LOSS_RELAY] += u;
+			}
 		}
 	}
 }

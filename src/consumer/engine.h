@@ -82,6 +82,9 @@ struct tb_stream_stats {
 /*
  * tb_engine_create - prepare to drain `s` into `dir` (which must exist and
  * be empty, or with TB_ENG_RESUME hold a trace of this very session).
+ * dir NULL: no local copy, the relay daemon of cfg->relay gets every packet
+ * (relay-only; what it cannot take is counted as lost_relay, as with a
+ * local copy).
  * Return: 0; -ENOTEMPTY, -EACCES, -ENOTDIR, -ENOMEM, -EINVAL (tb_errmsg()).
  */
 TB_HIDDEN int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engine_cfg *cfg,

@@ -44,6 +44,10 @@ struct tb_stream {
 	 * thread after it joined it), read by any thread for the status line:
 	 * relaxed atomics, values exact at some instant (tb_stat_add/get). */
 	struct tb_stream_stats st;
+	/* events of packets the relay daemon did not get (engine_relay.c, under
+	 * relay_lock; relaxed for the statistics): in a relay-only recording
+	 * they are lost, not delivered (tb_engine_stats) */
+	uint64_t relay_unsent;
 };
 
 struct tb_flusher {
@@ -57,6 +61,7 @@ struct tb_engine {
 	struct tb_session *s;
 	unsigned flags;
 	int dirfd;
+	int local;          /* a local copy in dir (else relay-only: no file is written) */
 	char dir[PATH_MAX];
 
 	unsigned nstreams; /* nchannels * ncpus */

@@ -7,7 +7,9 @@
  * twice as long each time up to 30 s (drain thread); reconnected, it gets a
  * new relay session whose packets carry what was not sent meanwhile as
  * lost_relay.  The local trace goes on whole throughout, and what could not
- * be sent is counted (tb_engine_relay(), the recorder's summary).
+ * be sent is counted (tb_engine_relay(), the recorder's summary).  Without a
+ * local trace (relay-only) the relay's copy is the trace: what it did not
+ * get is lost, counted per stream (relay_unsent) by tb_engine_stats().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,9 +27,10 @@ static void relay_lost(struct tb_engine *e)
 	if (e->relay_st.alive) {
 		e->relay_st.alive = 0;
 		snprintf(e->relay_st.error, sizeof e->relay_st.error, "%s", tb_relay_error(e->relay));
-		tb_engine_warn(e, "%s: packets are written to the trace directory only (and counted as not sent) "
-				  "until it answers again (tried after 1 s, then less and less often)",
-			       e->relay_st.error);
+		tb_engine_warn(e, "%s: %s until it answers again (tried after 1 s, then less and less often)",
+			       e->relay_st.error,
+			       e->local ? "packets are written to the trace directory only (and counted as not sent)"
+					: "packets are lost (no -o DIR: counted as lost to the relay)");
 		e->relay_backoff_ns = 1000000000ull;
 		e->relay_retry_ns = tb_mono_ns() + e->relay_backoff_ns;
 	}
@@ -67,6 +70,8 @@ void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, con
 		/* (a packet whose sending failed half-way may have reached the
 		 * relay daemon; it is counted as not sent) */
 		e->relay_st.lost_events += events;
+		__atomic_store_n(&e->streams[idx].relay_unsent, e->streams[idx].relay_unsent + events,
+				 __ATOMIC_RELAXED); /* a statistic: see engine_impl.h */
 		tb_relay_lost_events(e->relay, idx, events);
 	}
 	pthread_mutex_unlock(&e->relay_lock);

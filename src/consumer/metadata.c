@@ -138,7 +138,7 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 	};
 	memcpy(info.uuid, s->uuid, 16);
 
-	int rc;
+	int rc = 0;
 	/* The registry and process table copies above may hold zeros of a
 	 * truncated session file: then the metadata on disk (written before
 	 * every packet on disk) is kept as it is. */
@@ -146,6 +146,8 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 		rc = -EIO;
 		goto out;
 	}
+	if (!e->local)
+		goto sent; /* relay-only: the relay's copy is the trace */
 	int fd = openat(e->dirfd, ".metadata.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
@@ -166,6 +168,7 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 		unlinkat(e->dirfd, ".metadata.tmp", 0);
 		goto out;
 	}
+sent:
 	*gen_out = gen;
 	*procs_out = pcount;
 	tb_engine_relay_metadata(e, &info); /* before any packet that needs it, as on disk */

@@ -10,7 +10,10 @@
 #     program is held alive until the viewer has shown some);
 #   - a relay that cannot be reached: exit 1 before CMD runs, the message names the address;
 #   - the relay daemon killed -9 mid-run: CMD finishes normally, the local copy is whole, the
-#     summary counts what was not sent.
+#     summary counts what was not sent;
+#   - relay only (no -o): nothing is written here, the relay daemon's copy is whole; its daemon
+#     killed and back: the summary's accounting holds with the events not sent as lost to the
+#     relay, and the new relay session says so; killed for good: exit 1, said.
 # Skips (77) when lttng-relayd or babeltrace2's Python bindings are missing.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
@@ -19,7 +22,7 @@ command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed 
 need_bt2
 RPID=
 cleanup() {
-	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" "$T/stop3" 2> /dev/null
+	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" "$T/stop3" "$T/stop4" "$T/stop5" 2> /dev/null
 	[ -n "$RPID" ] && kill -9 "$RPID" 2> /dev/null
 	kill -9 $(jobs -p) 2> /dev/null
 	wait 2> /dev/null
@@ -72,6 +75,23 @@ done
 for f in "$R"/chan_*; do
 	[ -s "$f" ] || fail "$f: an empty stream file in the relay's copy"
 done
+
+echo "== relay only (no -o): the relay daemon holds the trace, nothing is written here"
+mkdir "$T/cwd"
+(cd "$T/cwd" && "$CLI" record --relay "$URL" --session-name only --hostname hosto --live-timer 0 -- \
+	"$WL" --threads 2 --events 100000) > "$T/o.out" 2> "$T/o.err" || { cat "$T/o.err"; fail "record --relay without -o"; }
+grep -q "events delivered to the relay daemon (no local copy)" "$T/o.err" || { cat "$T/o.err"; fail "the summary does not say relay-only"; }
+grep -q "please report" "$T/o.err" && { cat "$T/o.err"; fail "relay-only: the summary's accounting does not hold"; }
+[ -z "$(ls -A "$T/cwd")" ] || fail "relay-only wrote here: $(ls -A "$T/cwd")"
+W=$(written "$T/o.out")
+R=$(session_dir hosto only)
+[ -n "$R" ] || fail "no hosto/only-DATE in the relay daemon's output"
+line=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$R" "$W") || { echo "$line"; fail "babeltrace2 on the relay-only trace"; }
+echo "  babeltrace2 (relay-only): $line"
+case $line in *"delivered=$W discarded=0"*) ;; *) fail "the relay-only trace is not whole: $line (written $W)" ;; esac
+"$CLI" record --relay "$URL" --session-name x 2> "$T/u.err" && fail "record with neither CMD nor --attach succeeded"
+"$CLI" record -- true 2> "$T/u.err"; [ $? = 2 ] || fail "record with neither -o nor --relay: want exit 2"
+grep -q "give -o DIR, or --relay URL" "$T/u.err" || { cat "$T/u.err"; fail "the usage error does not say what to give"; }
 
 echo "== the embedded recorder (tb_session_start_relay) streams too"
 "${TB_EMBEDDED_RELAY:?}" "$URL" emb hoste "$T/emb" 30000 > "$T/e.out" 2> "$T/e.err" || { cat "$T/e.err"; fail "embedded recorder with a relay"; }
@@ -191,4 +211,46 @@ x2=$(echo "$line" | sed -n 's/.* discarded=\([0-9]*\).*/\1/p')
 [ $((d1 + d2 + x2)) -le "$W" ] && [ $((d2 + x2)) -gt 0 ] ||
 	fail "first $d1 + second $d2 + not sent $x2 > written $W"
 echo "  written $W: first relay session $d1, second $d2 + $x2 counted as not sent"
+
+echo "== relay only, its daemon killed -9 and back: the events not sent are lost to the relay, counted"
+"$CLI" record --relay "$URL" --session-name konly --hostname hostko -- \
+	"$WL" --threads 2 --events 100000000 --sleep-us 1000 --until-file "$T/stop4" > "$T/ko.out" 2> "$T/ko.err" &
+pk=$!
+wait_for sh -c "d=\$(ls -d '$OUT'/hostko/konly-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+	fail "relay-only: nothing reached the relay daemon"
+first=$(ls -d "$OUT"/hostko/konly-*)
+kill -9 "$RPID"
+wait "$RPID" 2> /dev/null
+RPID=
+wait_for grep -q "until it answers again" "$T/ko.err" || { cat "$T/ko.err"; fail "relay-only: no warning that the relay was lost"; }
+grep -q "packets are lost (no -o DIR" "$T/ko.err" || { cat "$T/ko.err"; fail "relay-only: the warning does not say the packets are lost"; }
+start_relay
+wait_for sh -c "[ \$(ls -d '$OUT'/hostko/konly-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostko -newer '$first' -name 'chan_*' -size +0)\" ]" ||
+	{ cat "$T/ko.err"; fail "relay-only: no new relay session after the relay daemon came back"; }
+touch "$T/stop4"
+wait $pk || { cat "$T/ko.err"; fail "relay-only record after a reconnection"; }
+grep -q "please report" "$T/ko.err" && { cat "$T/ko.err"; fail "relay-only: written != delivered + lost"; }
+grep -E "lost [0-9]+ events.*relay [0-9]+" "$T/ko.err" > /dev/null || { cat "$T/ko.err"; fail "relay-only: the summary does not count the events lost to the relay"; }
+grep -E "lost [0-9]+ events" "$T/ko.err" | sed 's/^/  /'
+second=$(ls -d "$OUT"/hostko/konly-* | grep -v "^$first\$" | tail -1)
+line=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$second") || { echo "$line"; fail "babeltrace2 on the relay-only new session"; }
+echo "  babeltrace2 (relay-only, new relay session): $line"
+case $line in *"unknown=0"*"causes="*"relay:"*) ;; *) fail "relay-only: the new relay session does not count what was not sent: $line" ;; esac
+
+echo "== relay only, its daemon killed for good: exit 1, said"
+"$CLI" record --relay "$URL" --session-name gone --hostname hostg -- \
+	"$WL" --threads 1 --events 100000000 --sleep-us 1000 --until-file "$T/stop5" > /dev/null 2> "$T/g.err" &
+pg=$!
+wait_for sh -c "d=\$(ls -d '$OUT'/hostg/gone-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+	fail "relay-only (gone): nothing reached the relay daemon"
+kill -9 "$RPID"
+wait "$RPID" 2> /dev/null
+RPID=
+wait_for grep -q "until it answers again" "$T/g.err" || { cat "$T/g.err"; fail "relay-only (gone): no warning"; }
+touch "$T/stop5"
+wait $pg
+rc=$?
+[ $rc = 1 ] || { cat "$T/g.err"; fail "relay-only with the relay gone at the end: exit $rc, want 1"; }
+grep -q "did not come back before the end" "$T/g.err" || { cat "$T/g.err"; fail "relay-only (gone): not said"; }
+grep "did not come back" "$T/g.err" | sed 's/^/  /'
 echo PASS
