@@ -15,6 +15,11 @@
  * time.  Events returned by tb_reader_next() stay valid until the next call
  * of tb_reader_next()/tb_reader_seek_*()/tb_reader_close() on that reader.
  * Errors: negative errno, and tb_errmsg() (tracebuf/session.h) says what.
+ *
+ * Names: tb_reader_*() act on the open trace (struct tb_reader: open, next,
+ * seek, classes, streams, close); tb_rd_*() read one item it returned
+ * (struct tb_rd_event: kind, time, fields, loss counts), short because they
+ * are called per event and per field.
  */
 #ifndef TRACEBUF_READER_H
 #define TRACEBUF_READER_H

@@ -9,6 +9,7 @@
 #define TB_CORE_VIEW_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/format.h"
@@ -56,6 +57,10 @@ struct tb_session {
 	/* [nchannels * ncpus] descriptors for the rseq fast path (rseq.h),
 	 * computed once from the validated values above */
 	struct tb_fast_ring *fast;
+	/* glibc's __rseq_offset, copied with the descriptors: the append
+	 * paths find this thread's rseq area with one load of this hot line
+	 * (ring/rseq.h, tb_rseq_area_at) instead of two through the GOT */
+	ptrdiff_t rseq_off;
 	/* block mode, producers: the last consumer liveness check of this
 	 * process, (consumer_pid << 1) | gone, and when (monotonic ns); relaxed
 	 * atomics, a stale value only costs one more check (append.c) */

@@ -424,7 +424,7 @@ static void count_on(struct ring_ref *r, size_t off, uint64_t n)
 		__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
 		return;
 	}
-	struct tb_rseq_abi *rs = tb_rseq_area();
+	struct tb_rseq_abi *rs = tb_rseq_area_at(r->s->rseq_off);
 	for (int i = 0; i < 1000; i++) {
 		int cpu = tb_rseq_cpu();
 		if (cpu != (int)r->cpu) {
@@ -472,7 +472,7 @@ static inline __attribute__((always_inline)) int append_rseq(struct tb_session *
 {
 	if (__builtin_expect(s->clock_kind != TB_CLOCK_TSC || id > TB_COMPACT_ID_MAX, 0))
 		return append_rseq_slow(s, ch, id, payload, len);
-	struct tb_rseq_abi *rs = tb_rseq_area();
+	struct tb_rseq_abi *rs = tb_rseq_area_at(s->rseq_off);
 	/* relaxed: our own thread's rseq area, written by the kernel only
 	 * while this thread is not running */
 	uint32_t cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
@@ -501,7 +501,7 @@ static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsi
 static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
-	struct tb_rseq_abi *rs = tb_rseq_area();
+	struct tb_rseq_abi *rs = tb_rseq_area_at(s->rseq_off);
 	uint64_t stage_buf[STAGE_MAX / 8 + 1];
 	struct prep p;
 	p.stage = stage_buf;
@@ -814,7 +814,7 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 			break; /* the consumer must drain first */
 		tb_inject(TB_INJ_SWITCH_PREPARED);
 		if (r.rseq) {
-			int rc = tb_rseq_commit(tb_rseq_area(), cpu, &p.a);
+			int rc = tb_rseq_commit(tb_rseq_area_at(s->rseq_off), cpu, &p.a);
 			if (rc)
 				continue;
 		} else {

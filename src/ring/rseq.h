@@ -44,11 +44,20 @@ struct tb_rseq_abi {
 extern const ptrdiff_t __rseq_offset; /* glibc >= 2.35 */
 extern const unsigned int __rseq_size;
 
-static inline struct tb_rseq_abi *tb_rseq_area(void)
+/* This thread's rseq area, `off` bytes from the thread pointer. */
+static inline struct tb_rseq_abi *tb_rseq_area_at(ptrdiff_t off)
 {
 	char *tp;
 	__asm__("mov %%fs:0, %0" : "=r"(tp));
-	return (struct tb_rseq_abi *)(tp + __rseq_offset);
+	return (struct tb_rseq_abi *)(tp + off);
+}
+
+/* The same at glibc's offset.  In position-independent code __rseq_offset
+ * is reached through the GOT (two loads): the append paths use the copy in
+ * their session instead (s->rseq_off, tb_session_fast_init()). */
+static inline struct tb_rseq_abi *tb_rseq_area(void)
+{
+	return tb_rseq_area_at(__rseq_offset);
 }
 
 /* CPU this thread runs on per rseq, or -1 when rseq is not registered. */

@@ -177,6 +177,7 @@ int tb_session_fast_init(struct tb_session *s)
 			f->sb_size = cv->sb_size;
 			f->attribution = cv->attribution == TB_ATTR_ESCAPE;
 		}
+	s->rseq_off = __rseq_offset; /* process-wide, fixed by glibc at start-up */
 	return 0;
 }
 
