@@ -2,7 +2,7 @@
 # recorder_env.sh - sourced by the recorder's shell tests: the binaries under
 # test, a private directory $T (removed at exit unless the test sets its own
 # trap) with a private session directory, and fail().
-CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_BUILD:?}/tests/test_consumer_verify
+CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_VERIFY:?}
 [ -x "$VERIFY" ] || { echo "SKIP: $VERIFY not built"; exit 77; }
 T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
 mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
