@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # t_recover_kill9_many.sh - t_recover_kill9 many times: the application (2 threads + signal
 # handlers writing) and its recorder die of kill -9 at a random moment; `tracebuf recover`
-# must exit 0/3 and write a trace that test_consumer_verify accepts, every time.
+# must exit 0/3 and write a trace that tb-verify accepts, every time.
 # Runs: $KILL9_RUNS, or 300 when STRESS_SECONDS is set, else 4.  Prints the totals.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
