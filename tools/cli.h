@@ -43,6 +43,15 @@ int cli_parse_duration(const char *str, uint64_t *ns);
 /* SESSION argument -> path: as given if it contains '/' or exists, else in $TRACEBUF_SHM_DIR or /dev/shm. */
 void cli_session_path(const char *arg, char *path, unsigned len);
 
+/*
+ * DIR/.tracebuf-recorder, "PID PROGRESS" (src/consumer/engine.c): the pid of
+ * the recorder writing DIR, and the time up to which every record is on disk
+ * (*progress raised to it, never lowered).  Return: >0 the pid (recording);
+ * 0 no such file (finished, or never recorded by `tracebuf record`); -1
+ * unreadable.
+ */
+long cli_recorder_of(const char *dir, uint64_t *progress);
+
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_args.c - argument parsers shared by the subcommands: sizes, durations
- * and the SESSION argument.  They never print: the subcommand says which
- * option was wrong.
+ * cli_args.c - what the subcommands share about their arguments: sizes,
+ * durations and the SESSION argument (never printing: the subcommand says
+ * which option was wrong), and the recorder's mark in a trace directory
+ * that the --follow modes of dump and report read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,4 +77,28 @@ void cli_session_path(const char *arg, char *path, unsigned len)
 	}
 	const char *dir = getenv("TRACEBUF_SHM_DIR");
 	snprintf(path, len, "%s/%s", dir && *dir ? dir : "/dev/shm", arg);
+}
+
+/*
+ * DIR/.tracebuf-recorder, "PID PROGRESS" (src/consumer/engine.c): the
+ * recorder's pid, and the time up to which every record is on disk.
+ * Return: >0 the pid (recording); 0 no such file (finished); -1 unreadable.
+ */
+long cli_recorder_of(const char *dir, uint64_t *progress)
+{
+	char path[4096 + 32], buf[64];
+	snprintf(path, sizeof path, "%s/.tracebuf-recorder", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	long pid = -1;
+	if (fgets(buf, sizeof buf, f)) {
+		char *end;
+		pid = strtol(buf, &end, 10);
+		unsigned long long p = strtoull(end, NULL, 10);
+		if (p > *progress)
+			*progress = p;
+	}
+	fclose(f);
+	return pid > 0 ? pid : -1;
 }

@@ -381,30 +381,6 @@ static int dump_pass(struct dump_run *d, struct tb_reader *r, uint64_t bound)
 
 #define FOLLOW_POLL_US 100000
 
-/*
- * DIR/.tracebuf-recorder, "PID PROGRESS" (src/consumer/engine.c): the
- * recorder's pid, and the time up to which every record is on disk.
- * Return: >0 the pid (recording); 0 no such file (finished); -1 unreadable.
- */
-static long recorder_of(const char *dir, uint64_t *progress)
-{
-	char path[4096 + 32], buf[64];
-	snprintf(path, sizeof path, "%s/.tracebuf-recorder", dir);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -1;
-	long pid = -1;
-	if (fgets(buf, sizeof buf, f)) {
-		char *end;
-		pid = strtol(buf, &end, 10);
-		unsigned long long p = strtoull(end, NULL, 10);
-		if (p > *progress)
-			*progress = p;
-	}
-	fclose(f);
-	return pid > 0 ? pid : -1;
-}
-
 static void follow_diag(void *arg, const struct tb_rd_diag *d)
 {
 	/* while the trace grows, a packet being appended looks truncated, and
@@ -424,7 +400,7 @@ static int dump_follow(struct dump_run *d, const char *dir)
 	uint64_t progress = 0;
 	int rc = TB_EXIT_OK, seen_recorder = 0;
 	for (;;) {
-		long pid = recorder_of(dir, &progress);
+		long pid = cli_recorder_of(dir, &progress);
 		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 		if (pid > 0)
 			seen_recorder = 1;

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tracebuf/reader.h>
 
@@ -39,6 +41,10 @@ static void usage(FILE *f)
 		"  --threads N          text: show the N busiest threads (default 10, 0 = all)\n"
 		"  --ranges N           text: show N loss ranges per CPU (default 5, 0 = all)\n"
 		"  -q, --quiet          do not print the diagnostics about damaged input\n"
+		"  --follow             DIR is being recorded: print the report of what is on disk\n"
+		"                       every --interval (a terminal is cleared first), then the\n"
+		"                       final report when the recorder finishes (text only)\n"
+		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
 		"  -h, --help\n\n"
 		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
@@ -692,12 +698,91 @@ static int parse_count(const char *s, size_t *out)
 	return 0;
 }
 
+/*
+ * One text report of dir as it is now, to stdout.  Return: TB_EXIT_OK,
+ * TB_EXIT_PARTIAL (damaged input: said unless quiet or growing), or
+ * -errno when the trace cannot be opened (tb_errmsg()).
+ */
+static int report_once(const char *dir, int quiet, int growing, size_t max_threads, size_t max_ranges)
+{
+	struct report rp;
+	memset(&rp, 0, sizeof rp);
+	rp.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct thr);
+	rp.dir = dir;
+	/* while it grows, a packet being appended looks truncated: said at
+	 * the final report only */
+	int q = quiet || growing;
+	struct tb_reader_opts ro = { .size = sizeof ro, .diag = on_diag, .diag_arg = &q };
+	int rc = tb_reader_open(dir, &ro, &rp.r);
+	if (rc)
+		return rc;
+	rc = collect(&rp);
+	if (rc)
+		cli_error("report", "out of memory");
+	else
+		print_text(&rp, stdout, max_threads, max_ranges);
+	int partial = tb_reader_ndiags(rp.r) != 0;
+	tb_reader_close(rp.r);
+	report_free(&rp);
+	fflush(stdout);
+	return rc ? TB_EXIT_FAIL : partial && !growing ? TB_EXIT_PARTIAL : TB_EXIT_OK;
+}
+
+/*
+ * report --follow: the report of what is on disk every interval while the
+ * recorder writes dir (DIR/.tracebuf-recorder, as dump --follow), then the
+ * final report, the same text a plain `report` prints of the finished trace,
+ * after a line "== final".  On a terminal each report replaces the previous
+ * one; otherwise each follows a line "== recording (pid P), after S s".
+ */
+static int report_follow(const char *dir, int quiet, size_t max_threads, size_t max_ranges, uint64_t interval_ns)
+{
+	int tty = isatty(1);
+	uint64_t progress = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long pid = cli_recorder_of(dir, &progress);
+		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+		int final = pid == 0 || (pid > 0 && !alive);
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		if (final) {
+			printf("== final\n");
+		} else {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			printf("== recording (pid %ld), after %.1f s\n", pid,
+			       (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9);
+		}
+		int rc = report_once(dir, quiet, !final, max_threads, max_ranges);
+		if (rc < 0 && final)
+			return cli_error("report", "%s", tb_errmsg()); /* nothing to follow, or a broken trace */
+		if (rc < 0) /* a recorder that is starting: no metadata yet */
+			printf("(nothing on disk yet: %s)\n", tb_errmsg());
+		if (ferror(stdout))
+			return cli_error("report", "write error on standard output");
+		if (final) {
+			if (pid > 0) {
+				fprintf(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
+						"trace (killed?): reported what it wrote\n", pid, dir);
+				return TB_EXIT_FAIL;
+			}
+			return rc < 0 ? TB_EXIT_FAIL : rc;
+		}
+		struct timespec d = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) };
+		while (nanosleep(&d, &d) < 0 && errno == EINTR)
+			;
+	}
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "format", required_argument, 0, 'f' }, { "threads", required_argument, 0, 'n' },
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
+		{ "follow", no_argument, 0, 'w' },      { "interval", required_argument, 0, 'i' },
 		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
@@ -708,7 +793,8 @@ int cmd_report(int argc, char **argv)
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ 0, 0, 0, 0 },
 	};
-	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0;
+	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0, follow = 0;
+	uint64_t interval_ns = 1000000000ull;
 	const char *outp = NULL;
 	size_t max_threads = 10, max_ranges = 5, top = 20, prof_threads = 0;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -741,6 +827,13 @@ int cmd_report(int argc, char **argv)
 						 optarg), TB_EXIT_USAGE;
 			break;
 		case 'q': quiet = 1; break;
+		case 'w': follow = 1; break;
+		case 'i':
+			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||
+			    interval_ns > 3600000000000ull)
+				return cli_error("report", "--interval %s: a duration from 10ms to 1h", optarg),
+				       TB_EXIT_USAGE;
+			break;
 		case 'h': usage(stdout); return TB_EXIT_OK;
 		default: usage(stderr); return TB_EXIT_USAGE;
 		}
@@ -757,6 +850,11 @@ int cmd_report(int argc, char **argv)
 		       TB_EXIT_USAGE;
 	if (html && json)
 		return cli_error("report", "--html and --format json: choose one"), TB_EXIT_USAGE;
+	if (follow && (json || html))
+		return cli_error("report", "--follow prints text reports (a JSON or HTML report is of a finished "
+					   "trace)"), TB_EXIT_USAGE;
+	if (follow)
+		return report_follow(argv[optind], quiet, max_threads, max_ranges, interval_ns);
 	struct report rp;
 	memset(&rp, 0, sizeof rp);
 	rp.thr_tab = (struct cli_table)CLI_TABLE_INIT(struct thr);
