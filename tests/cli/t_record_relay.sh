@@ -13,7 +13,9 @@
 #     summary counts what was not sent;
 #   - relay only (no -o): nothing is written here, the relay daemon's copy is whole; its daemon
 #     killed and back: the summary's accounting holds with the events not sent as lost to the
-#     relay, and the new relay session says so; killed for good: exit 1, said.
+#     relay, and the new relay session says so; killed for good: exit 1, said;
+#   - a relay daemon that stops answering (SIGSTOP): the program is never held up, the recording
+#     ends by itself, the local copy is whole and exact, the stall is said.
 # Skips (77) when lttng-relayd or babeltrace2's Python bindings are missing.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
@@ -22,8 +24,8 @@ command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed 
 need_bt2
 RPID=
 cleanup() {
-	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" "$T/stop3" "$T/stop4" "$T/stop5" 2> /dev/null
-	[ -n "$RPID" ] && kill -9 "$RPID" 2> /dev/null
+	touch "$T/stop" "$T/exit" "$T/stop2" "$T/exit2" "$T/stop3" "$T/stop4" "$T/stop5" "$T/stop6" 2> /dev/null
+	[ -n "$RPID" ] && kill -CONT "$RPID" 2> /dev/null && kill -9 "$RPID" 2> /dev/null
 	kill -9 $(jobs -p) 2> /dev/null
 	wait 2> /dev/null
 	rm -rf "$T"
@@ -253,4 +255,24 @@ rc=$?
 [ $rc = 1 ] || { cat "$T/g.err"; fail "relay-only with the relay gone at the end: exit $rc, want 1"; }
 grep -q "did not come back before the end" "$T/g.err" || { cat "$T/g.err"; fail "relay-only (gone): not said"; }
 grep "did not come back" "$T/g.err" | sed 's/^/  /'
+
+echo "== a relay daemon that stops answering (SIGSTOP): nothing waits for it but the relay copy"
+start_relay
+"$CLI" record --relay "$URL" --session-name stalled --hostname hosts -o "$T/ls" -- \
+	"$WL" --threads 1 --events 100000000 --sleep-us 1000 --until-file "$T/stop6" > "$T/s.out" 2> "$T/s.err" &
+ps_=$!
+wait_for sh -c "d=\$(ls -d '$OUT'/hosts/stalled-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+	fail "stalled: nothing reached the relay daemon"
+kill -STOP "$RPID"
+# the recorder notices (its send or the index answer times out: 5 s) and goes on locally
+wait_for grep -q "until it answers again" "$T/s.err" || { cat "$T/s.err"; fail "stalled: the stall is not said"; }
+s0=$(du -sb "$T/ls" | cut -f1)
+wait_for sh -c "[ \$(du -sb '$T/ls' | cut -f1) -gt $s0 ]" || fail "stalled: the local copy stopped growing"
+touch "$T/stop6"
+wait $ps_
+rc=$?
+[ $rc = 0 ] || { cat "$T/s.err"; fail "stalled: record exited $rc (CMD exited 0)"; }
+W=$(written "$T/s.out")
+check_accounting "$T/ls" "$W" "$T/s.err"
+kill -CONT "$RPID" 2> /dev/null
 echo PASS
