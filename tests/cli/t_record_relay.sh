@@ -151,10 +151,18 @@ pl=$!
 # the session is listed once created; a viewer sees what is indexed after it attached
 wait_for sh -c "babeltrace2 query src.ctf.lttng-live sessions --params='url=\"net://127.0.0.1:$LP\"' 2> /dev/null |
 	grep -q 'host/hostl/live'" || fail "the live session is not listed by the relay daemon"
+# attach once the relay daemon holds a packet of the session: a viewer attached before the first
+# stream exists worked 10 times of 10 here, but once (valgrind stage, loaded CI) saw nothing for
+# 150 s; the diagnostics below say what each party saw if the viewer ever receives nothing
+wait_for sh -c "[ -n \"\$(find '$OUT/hostl' -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+	{ cat "$T/l.err"; fail "nothing of the live session reached the relay daemon"; }
 babeltrace2 --input-format=lttng-live "net://127.0.0.1:$LP/host/hostl/live" \
 	--params='session-not-found-action="end"' > "$T/viewer.out" 2> "$T/viewer.err" &
 pv=$!
-wait_for grep -q 'workload:tick' "$T/viewer.out" || { cat "$T/viewer.err"; fail "the viewer received no event"; }
+wait_for grep -q 'workload:tick' "$T/viewer.out" || {
+	echo "-- viewer:"; cat "$T/viewer.err"; echo "-- recorder:"; cat "$T/l.err"
+	echo "-- relay daemon:"; tail -20 "$T/relayd.log"; echo "-- its output:"; find "$OUT/hostl" -ls
+	fail "the viewer received no event"; }
 kill -0 $pl 2> /dev/null || fail "the program ended before the viewer showed events: not a live view"
 [ ! -e "$T/exit" ] || fail "test bug"
 echo "  the viewer shows $(grep -c 'workload:tick' "$T/viewer.out") events while the program runs"
