@@ -78,18 +78,28 @@ static struct ty *lookup_alias(struct ctx *c, const char *name)
 	return NULL;
 }
 
+/* Inside an attribute block "{ key = value; ... }": 1 with the next pair
+ * and the line it is on, 0 at the closing "}" (left for the caller). */
+static int next_attr(struct ctx *c, char *key, struct val *v, int *line)
+{
+	if (tsdl_is_p(c, "}"))
+		return 0;
+	*line = c->tk.line;
+	tsdl_ident(c, key);
+	tsdl_expect(c, "=");
+	tsdl_value(c, v);
+	tsdl_expect(c, ";");
+	return 1;
+}
+
 static void int_attrs(struct ctx *c, struct ty *t)
 {
 	tsdl_expect(c, "{");
 	t->align = 0;
-	while (!tsdl_is_p(c, "}")) {
-		char key[IDENT_MAX];
-		struct val v;
-		int kl = c->tk.line;
-		tsdl_ident(c, key);
-		tsdl_expect(c, "=");
-		tsdl_value(c, &v);
-		tsdl_expect(c, ";");
+	char key[IDENT_MAX];
+	struct val v;
+	int kl;
+	while (next_attr(c, key, &v, &kl)) {
 		if (!strcmp(key, "size")) {
 			t->size = (uint32_t)(tsdl_vuint(c, &v, "size") > 64 ? 65 : v.u);
 			if (t->size == 0 || t->size > 64)
@@ -124,14 +134,10 @@ static void float_attrs(struct ctx *c, struct ty *t)
 {
 	tsdl_expect(c, "{");
 	t->align = 8;
-	while (!tsdl_is_p(c, "}")) {
-		char key[IDENT_MAX];
-		struct val v;
-		int kl = c->tk.line;
-		tsdl_ident(c, key);
-		tsdl_expect(c, "=");
-		tsdl_value(c, &v);
-		tsdl_expect(c, ";");
+	char key[IDENT_MAX];
+	struct val v;
+	int kl;
+	while (next_attr(c, key, &v, &kl)) {
 		if (!strcmp(key, "exp_dig"))
 			t->exp = (uint32_t)(tsdl_vuint(c, &v, key) > 64 ? 65 : v.u);
 		else if (!strcmp(key, "mant_dig"))
@@ -223,14 +229,10 @@ static struct ty *type_spec(struct ctx *c)
 		t->align = 8;
 		if (tsdl_is_p(c, "{")) {
 			tsdl_next(c);
-			while (!tsdl_is_p(c, "}")) {
-				char key[IDENT_MAX];
-				struct val v;
-				int kl = c->tk.line;
-				tsdl_ident(c, key);
-				tsdl_expect(c, "=");
-				tsdl_value(c, &v);
-				tsdl_expect(c, ";");
+			char key[IDENT_MAX];
+			struct val v;
+			int kl;
+			while (next_attr(c, key, &v, &kl)) {
 				if (strcmp(key, "encoding"))
 					tsdl_perr(c, kl, "unsupported string attribute '%s'", key);
 			}
