@@ -7,11 +7,6 @@
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 trap 'touch "$T/stop" "$T/stop2"; kill -9 $(jobs -p) 2> /dev/null; wait 2> /dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-# wait_for CMD...: until CMD succeeds (a condition); a hang guard of ~150 s (loaded machines, sanitizer builds)
-wait_for() {
-	for _ in $(seq 3000); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
 
 echo "== following a recording until it ends"
 # two threads writing slowly until $T/stop exists

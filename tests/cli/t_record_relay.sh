@@ -32,12 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 written() { sed -n 's/^written: //p' "$1" | tail -1; }
-# wait_for CMD...: until CMD succeeds (a condition); a hang guard of ~150 s, well above the
-# recorder's longest reconnection back-off (30 s) on a loaded machine or a sanitizer build
-wait_for() {
-	for _ in $(seq 3000); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
 
 # three free loopback ports: bind to port 0 and read what the kernel chose
 read -r CP DP LP < <("$PY" -c '

@@ -7,3 +7,10 @@ CLI=${TB_CLI:?}; WL=${TB_WORKLOAD:?}; VERIFY=${TB_VERIFY:?}
 T=$(mktemp -d /tmp/tbrec-XXXXXX); trap 'rm -rf "$T"' EXIT
 mkdir -m 700 "$T/shm"; export TRACEBUF_SHM_DIR=$T/shm
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# wait_for CMD...: until CMD succeeds (a condition, never a time); a hang guard of ~150 s, well
+# above anything a loaded machine or a sanitizer build needs (and the recorder's longest relay
+# reconnection back-off, 30 s).  Returns 1 when the guard ran out.
+wait_for() {
+	for _ in $(seq 3000); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
