@@ -3,9 +3,10 @@
  * cmd_snapshot.c - tracebuf snapshot SESSION -o DIR, and
  *                  tracebuf recover SESSION_FILE -o DIR
  *
- * Both copy a session's rings to a trace once, through the library's one
- * path (tb_oneshot_run, src/consumer/oneshot.c); they differ in what the
- * session is and in what they promise:
+ * Both copy a session's rings to a trace once, through the public
+ * tb_session_copy() (<tracebuf/consumer.h>; src/consumer/oneshot.c is the
+ * one path behind it and tb_snapshot()); they differ in what the session is
+ * and in what they promise:
  *   snapshot: a live session (flight recorder).  Producers keep writing
  *             meanwhile: a sub-buffer reused during its copy is dropped and
  *             counted, never written torn.
@@ -22,10 +23,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <tracebuf/consumer.h>
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/engine.h"
 
 static void snapshot_usage(FILE *f)
 {
@@ -55,8 +56,8 @@ static void print_warning(void *arg, const char *sentence)
 
 static int copy_once(int argc, char **argv, unsigned how)
 {
-	const char *name = how == TB_ONESHOT_RECOVER ? "recover" : "snapshot";
-	void (*usage)(FILE *) = how == TB_ONESHOT_RECOVER ? recover_usage : snapshot_usage;
+	const char *name = how == TB_COPY_RECOVER ? "recover" : "snapshot";
+	void (*usage)(FILE *) = how == TB_COPY_RECOVER ? recover_usage : snapshot_usage;
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' },
 		{ "quiet", no_argument, 0, 'q' },
@@ -85,26 +86,24 @@ static int copy_once(int argc, char **argv, unsigned how)
 	struct tb_session *s;
 	int rc = tb_session_attach(path, TB_ATTACH_READONLY, &s);
 	if (rc < 0)
-		return cli_error(name, "cannot %s %s: %s", how == TB_ONESHOT_RECOVER ? "read" : "attach to", path,
+		return cli_error(name, "cannot %s %s: %s", how == TB_COPY_RECOVER ? "read" : "attach to", path,
 				 tb_errmsg());
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit is an error to report, not a death */
-	if (how == TB_ONESHOT_RECOVER) {
-		unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
-		if (live)
-			fprintf(stderr, "tracebuf %s: warning: %u processes of the session still run; "
-					"what they are writing now may be cut\n", name, live);
-	}
-	struct tb_oneshot o = { .how = how, .warn = print_warning, .warn_arg = (void *)name };
-	o.recorder = how == TB_ONESHOT_RECOVER ? "tracebuf recover" : "tracebuf snapshot";
-	rc = tb_oneshot_run(s, out, &o);
+	struct tb_copy_result res = { .size = sizeof res };
+	rc = tb_session_copy(s, out, how, print_warning, (void *)name, &res);
+	if (how == TB_COPY_RECOVER && res.live)
+		fprintf(stderr, "tracebuf %s: warning: %u processes of the session still ran; "
+				"what they were writing may be cut\n", name, res.live);
+	char emsg[512];
+	snprintf(emsg, sizeof emsg, "%s", rc < 0 ? tb_errmsg() : "");
 	tb_session_close(s);
-	if (rc < 0 && !o.st.packets && !o.st.bad && !o.st.torn)
-		return cli_error(name, "%s", tb_errmsg()); /* nothing was copied */
-	const struct tb_stream_stats *st = &o.st;
-	if (!quiet && how == TB_ONESHOT_RECOVER)
+	if (rc < 0 && !res.packets && !res.invalid && !res.torn)
+		return cli_error(name, "%s", emsg); /* nothing was copied */
+	const struct tb_copy_result *st = &res;
+	if (!quiet && how == TB_COPY_RECOVER)
 		fprintf(stderr, "tracebuf %s: %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
 				"recovered into %s; %" PRIu64 " packets cut as invalid\n",
-			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->bad);
+			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->invalid);
 	else if (!quiet)
 		/* with no process of the session alive or attached during the
 		 * copy, nothing could reuse a sub-buffer: a packet that changed
@@ -112,21 +111,21 @@ static int copy_once(int argc, char **argv, unsigned how)
 		fprintf(stderr, "tracebuf %s: %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
 				"written to %s; %" PRIu64 " sub-buffers %s were dropped\n",
 			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->torn,
-			o.quiescent ? "inconsistent (no process of the session is alive: corrupted)"
+			st->quiescent ? "inconsistent (no process of the session is alive: corrupted)"
 				    : "reused during the copy");
 	if (rc < 0)
-		return cli_error(name, "%s", tb_errmsg());
-	if (st->bad || (how == TB_ONESHOT_SNAPSHOT && o.quiescent && st->torn))
+		return cli_error(name, "%s", emsg);
+	if (st->invalid || (how == TB_COPY_SNAPSHOT && st->quiescent && st->torn))
 		return TB_EXIT_PARTIAL;
 	return TB_EXIT_OK;
 }
 
 int cmd_snapshot(int argc, char **argv)
 {
-	return copy_once(argc, argv, TB_ONESHOT_SNAPSHOT);
+	return copy_once(argc, argv, TB_COPY_SNAPSHOT);
 }
 
 int cmd_recover(int argc, char **argv)
 {
-	return copy_once(argc, argv, TB_ONESHOT_RECOVER);
+	return copy_once(argc, argv, TB_COPY_RECOVER);
 }

@@ -90,6 +90,39 @@ TB_API struct tb_session *tb_recorder_session(const struct tb_recorder *rec);
  */
 TB_API int tb_snapshot(struct tb_session *s, const char *outdir);
 
+/* What tb_session_copy() wrote and dropped. */
+struct tb_copy_result {
+	size_t size;        /* set to sizeof(struct tb_copy_result) before the call */
+	uint64_t events;    /* events written */
+	uint64_t packets;   /* packets written */
+	uint64_t bytes;     /* bytes of the stream files */
+	uint64_t invalid;   /* packets that failed validation, or records that could not be proved valid: cut */
+	uint64_t torn;      /* sub-buffers reused by a producer during their copy: dropped */
+	int quiescent;      /* no process of the session was alive or attached during the copy: a torn
+			     * sub-buffer was then not reused but corrupted */
+	unsigned live;      /* processes of the session alive when the copy began (besides the caller) */
+};
+
+enum {
+	TB_COPY_SNAPSHOT = 0, /* what the rings hold now; producers keep writing (tb_snapshot) */
+	TB_COPY_RECOVER = 1,  /* the session of a dead application, attached read-only: every complete
+			       * packet and the closed partial ones; an existing outdir holding a trace of
+			       * this session (a killed recorder's) is completed, never written twice */
+};
+
+/*
+ * tb_session_copy - copy the rings of `s` to `outdir` once, with no recorder
+ * running: TB_COPY_SNAPSHOT or TB_COPY_RECOVER (what `tracebuf snapshot` and
+ * `tracebuf recover` do).  outdir is created if missing.  Each problem met
+ * (a packet skipped, a control block resynchronised) is given to `warn` as
+ * one sentence (NULL: not said).  `res` (may be NULL) is filled once the copy
+ * ran, also when it then failed.
+ * Return: 0, or -errno (tb_errmsg() says what): -EEXIST outdir holds another
+ * trace (recover) or is not empty (snapshot), -ENOSPC, -EIO, ...
+ */
+TB_API int tb_session_copy(struct tb_session *s, const char *outdir, unsigned how,
+			   void (*warn)(void *arg, const char *sentence), void *warn_arg, struct tb_copy_result *res);
+
 #ifdef __cplusplus
 }
 #endif

@@ -181,3 +181,23 @@ int tb_snapshot(struct tb_session *s, const char *outdir)
 		return rc;
 	return o.st.packets > INT32_MAX ? INT32_MAX : (int)o.st.packets;
 }
+
+int tb_session_copy(struct tb_session *s, const char *outdir, unsigned how,
+		    void (*warn)(void *arg, const char *sentence), void *warn_arg, struct tb_copy_result *res)
+{
+	if (res && res->size != sizeof *res)
+		return tb_fail(-EINVAL, "struct tb_copy_result: size %zu unknown (set .size = sizeof)", res->size);
+	if (!s || !outdir || how > TB_COPY_RECOVER)
+		return tb_fail(-EINVAL, "tb_session_copy: no session, no directory, or how = %u unknown", how);
+	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
+	struct tb_oneshot o = { .how = how == TB_COPY_RECOVER ? TB_ONESHOT_RECOVER : TB_ONESHOT_SNAPSHOT,
+				.warn = warn, .warn_arg = warn_arg,
+				.recorder = how == TB_COPY_RECOVER ? "tracebuf recover" : "tracebuf snapshot" };
+	int rc = tb_oneshot_run(s, outdir, &o);
+	if (res) {
+		*res = (struct tb_copy_result){ .size = sizeof *res, .events = o.st.events, .packets = o.st.packets,
+						.bytes = o.st.bytes, .invalid = o.st.bad, .torn = o.st.torn,
+						.quiescent = o.quiescent, .live = live };
+	}
+	return rc;
+}

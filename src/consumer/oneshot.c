@@ -81,7 +81,9 @@ int tb_oneshot_run(struct tb_session *s, const char *outdir, struct tb_oneshot *
 	}
 	/* processes of the session before the copy: alive, and ever attached
 	 * (acquire pairs with the release store of count in tb_proc_register()) */
-	uint32_t self = (uint32_t)getpid();
+	/* this process counts too: an embedded tb_snapshot() copies rings its
+	 * own threads write (a CLI never registered in the table) */
+	uint32_t self = 0;
 	unsigned live0 = tb_session_live_procs(s, self);
 	uint32_t attached0 = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
 	rc = recover ? tb_engine_drain_dead(e) : tb_engine_snapshot(e);
