@@ -443,9 +443,9 @@ static void status_line(struct tb_session *s, struct tb_engine *e, double t0, ui
 		}
 		unsigned f = 0;
 		for (unsigned ch = 0; ch < tb_session_nchannels(s); ch++) {
-			unsigned x = tb_engine_fill(s, ch, cpu);
-			if (x > f)
-				f = x;
+			int x = tb_session_ring_fill(s, ch, cpu);
+			if (x > (int)f)
+				f = (unsigned)x;
 		}
 		off += (size_t)snprintf(fill + off, sizeof fill - off, " %u%%", f / 10);
 	}

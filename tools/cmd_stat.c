@@ -4,13 +4,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <tracebuf/session.h>
 
 #include "cli.h"
-#include "consumer/engine.h"
 
 #define NAME "stat"
 
@@ -25,7 +24,7 @@ static void stat_usage(FILE *f)
 
 static const char *mode_str(uint32_t m)
 {
-	return m == TB_MODE_OVERWRITE ? "overwrite" : m == TB_MODE_BLOCK ? "block" : "discard";
+	return m == TB_OVERWRITE ? "overwrite" : m == TB_BLOCK ? "block" : "discard";
 }
 
 static void row(const char *label, const struct tb_counters *k, unsigned fill)
@@ -64,32 +63,29 @@ int cmd_stat(int argc, char **argv)
 	struct tb_session *s;
 	if (tb_session_attach(path, TB_ATTACH_READONLY, &s) < 0)
 		return cli_error(NAME, "cannot attach to %s: %s", path, tb_errmsg());
-	struct tb_map *m = s->map;
-	/* relaxed loads: informational values, each exact at some instant */
-	uint32_t state = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-	uint32_t cpid = __atomic_load_n(&m->consumer_pid, __ATOMIC_RELAXED);
-	uint64_t hb = __atomic_load_n(&m->consumer_heartbeat_ns, __ATOMIC_RELAXED);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	struct tb_session_status st = { .size = sizeof st };
+	tb_session_status(s, &st);
+	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
 	printf("session %s\n", path);
 	printf("  protocol %s, %u CPUs, %u channels, state %s, %u live processes\n",
-	       tb_session_uses_rseq(s) ? "rseq" : "fallback", s->ncpus, s->nchannels,
-	       state == TB_STATE_ACTIVE ? "active" : state == TB_STATE_STOPPING ? "stopping" :
-	       state == TB_STATE_STOPPED ? "stopped" : "?",
-	       tb_session_live_procs(s, 0));
-	if (cpid)
-		printf("  consumer pid %u, last seen %.1f s ago\n", cpid,
-		       hb && hb <= now ? (double)(now - hb) / 1e9 : -1.0);
+	       tb_session_uses_rseq(s) ? "rseq" : "fallback", ncpus, nch,
+	       st.state == TB_SESSION_ACTIVE ? "active" : st.state == TB_SESSION_STOPPING ? "stopping" :
+	       st.state == TB_SESSION_STOPPED ? "stopped" : "?",
+	       st.live_processes);
+	if (st.consumer_pid)
+		printf("  consumer pid %u, last seen %.1f s ago\n", st.consumer_pid,
+		       st.consumer_seen_ns != UINT64_MAX ? (double)st.consumer_seen_ns / 1e9 : -1.0);
 	else
 		printf("  no consumer\n");
-	for (unsigned ch = 0; ch < s->nchannels; ch++) {
-		const struct tb_chan_view *cv = &s->chan[ch];
-		printf("\nchannel %s: %s, %u x %" PRIu64 " bytes per CPU, flush period %.3f s\n", cv->name,
-		       mode_str(cv->mode), cv->sb_count, cv->sb_size, (double)cv->flush_period_ns / 1e9);
+	for (unsigned ch = 0; ch < nch; ch++) {
+		struct tb_channel_info ci = { .size = sizeof ci };
+		if (tb_session_channel_info(s, ch, &ci) < 0)
+			continue;
+		printf("\nchannel %s: %s, %u x %" PRIu64 " bytes per CPU, flush period %.3f s\n", ci.name,
+		       mode_str(ci.mode), ci.sb_count, ci.sb_size, (double)ci.flush_period_ns / 1e9);
 		printf("  %-8s %12s %10s %8s %11s %8s %10s %6s %9s %9s %5s\n", "cpu", "written", "lost_full",
 		       "too_big", "overwritten", "timeout", "noconsumer", "busy", "truncated", "switches", "fill");
-		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+		for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 			struct tb_counters k;
 			if (tb_session_counters(s, ch, (int)cpu, &k) < 0)
 				continue;
@@ -98,7 +94,8 @@ int cmd_stat(int argc, char **argv)
 				continue;
 			char label[16];
 			snprintf(label, sizeof label, "%u", cpu);
-			row(label, &k, tb_engine_fill(s, ch, cpu));
+			int fill = tb_session_ring_fill(s, ch, cpu);
+			row(label, &k, fill < 0 ? 2000 : (unsigned)fill);
 		}
 		struct tb_counters t;
 		if (tb_session_counters(s, ch, -1, &t) == 0)

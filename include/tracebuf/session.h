@@ -175,6 +175,42 @@ struct tb_counters {
  */
 TB_API int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, struct tb_counters *out);
 
+/* A session as its recorder left it (tb_session_status). */
+enum {
+	TB_SESSION_ACTIVE = 1,   /* being written (and drained, if a recorder is attached) */
+	TB_SESSION_STOPPING = 2, /* its recorder is finishing: producers should stop */
+	TB_SESSION_STOPPED = 3,  /* its recorder wrote everything */
+};
+struct tb_session_status {
+	size_t size;               /* set to sizeof(struct tb_session_status) before the call */
+	unsigned state;            /* TB_SESSION_* (0: a value the session file should not hold) */
+	uint32_t consumer_pid;     /* the recorder draining it, 0: none says so */
+	uint64_t consumer_seen_ns; /* since that recorder's last heartbeat; UINT64_MAX: never */
+	unsigned live_processes;   /* processes of the session alive now, this one included */
+};
+/* Return: 0, -EINVAL (out->size unknown).  Values read from shared memory,
+ * each exact at some instant. */
+TB_API int tb_session_status(struct tb_session *s, struct tb_session_status *out);
+
+/* How a channel was created (tb_session_channel_info). */
+struct tb_channel_info {
+	size_t size;               /* set to sizeof(struct tb_channel_info) before the call */
+	char name[32];
+	unsigned mode;             /* enum tb_mode_opt */
+	uint64_t sb_size;          /* bytes per sub-buffer */
+	uint32_t sb_count;         /* sub-buffers per CPU */
+	uint32_t watermark;        /* full sub-buffers that wake the consumer */
+	uint64_t flush_period_ns;
+	uint64_t block_timeout_ns;
+	int attribution;           /* 1: tracebuf:thread records say which thread wrote what */
+};
+/* Return: 0, -EINVAL (no such channel, or out->size unknown). */
+TB_API int tb_session_channel_info(const struct tb_session *s, unsigned chan, struct tb_channel_info *out);
+/* Fill of ring (chan, cpu) in per mille of its size (0..1000), a value at
+ * some instant (an overwrite ring: how much of it was ever written); -EINVAL
+ * for no such ring. */
+TB_API int tb_session_ring_fill(struct tb_session *s, unsigned chan, unsigned cpu);
+
 /*
  * The producer session of this process: where TB_EVENT calls, tb_write() and
  * tb_reserve() write.  The library attaches to $TRACEBUF_SESSION by itself

@@ -494,21 +494,6 @@ void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stat
 	}
 }
 
-unsigned tb_engine_fill(struct tb_session *s, unsigned ch, unsigned cpu)
-{
-	/* relaxed: a display value */
-	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
-	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
-	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
-	uint64_t ring = s->chan[ch].sb_size * s->chan[ch].sb_count;
-	uint64_t used = head - tail;
-	if (s->chan[ch].mode == TB_MODE_OVERWRITE)
-		used = head > ring ? ring : head;
-	if (head < tail || used >= ring)
-		return head < tail ? 0 : 1000;
-	return (unsigned)(used * 1000 / ring);
-}
-
 uint32_t tb_session_consumer_pid(const struct tb_session *s)
 {
 	/* relaxed: informational, see the top of this file */
@@ -520,21 +505,3 @@ uint32_t tb_session_creator_pid(const struct tb_session *s)
 	return __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
 }
 
-unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
-{
-	unsigned n = 0;
-	/* acquire: pairs with the release stores of count and of each entry's
-	 * state in tb_proc_register() (entries are append-only) */
-	uint32_t cnt = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
-	if (cnt > s->proc_capacity)
-		cnt = s->proc_capacity;
-	for (uint32_t i = 0; i < cnt; i++) {
-		struct tb_proc_entry p;
-		if (__atomic_load_n(&s->procs->procs[i].state, __ATOMIC_ACQUIRE) != 1)
-			continue;
-		memcpy(&p, &s->procs->procs[i], sizeof p); /* hostile memory: use a copy */
-		if (p.pid != self && tb_pid_alive(p.pid)) /* a zombie writes no more */
-			n++;
-	}
-	return n;
-}

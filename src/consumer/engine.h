@@ -29,6 +29,7 @@
 
 #include "ring/ring.h"
 #include "core/view.h"
+#include "session/registry.h" /* tb_session_live_procs */
 
 struct tb_engine;
 
@@ -132,16 +133,12 @@ TB_HIDDEN void tb_engine_wake(struct tb_engine *e);
 /* Frees everything; stops threads first if finish was not called. NULL is fine. */
 TB_HIDDEN void tb_engine_destroy(struct tb_engine *e);
 
-/* Fill of ring (ch, cpu) in per mille of its size (0..1000); each value at some instant. */
-TB_HIDDEN unsigned tb_engine_fill(struct tb_session *s, unsigned ch, unsigned cpu);
 
 /* Who drains the session now (0: nobody said so), and who created it: values
  * from shared memory (relaxed loads), hints to check with kill(pid, 0). */
 TB_HIDDEN uint32_t tb_session_consumer_pid(const struct tb_session *s);
 TB_HIDDEN uint32_t tb_session_creator_pid(const struct tb_session *s);
 
-/* Count of live processes in the session's process table other than `self` (0 if none). */
-TB_HIDDEN unsigned tb_session_live_procs(struct tb_session *s, uint32_t self);
 
 /* Creates `dir` (and missing parents) unless it exists; *created = 1 if it did.  Return 0 or -errno. */
 TB_HIDDEN int tb_output_dir(const char *dir, int *created);

@@ -11,6 +11,8 @@
 
 #include <tracebuf/session.h>
 
+#include "platform/thread.h"
+
 _Static_assert(sizeof(pthread_mutex_t) <= 64, "registry lock space");
 
 int tb_registry_init(struct tb_registry *reg)
@@ -274,4 +276,23 @@ int tb_session_get_events(struct tb_session *s, unsigned chan, char *buf, size_t
 			       n + 1, len);
 	memcpy(buf, a, n + 1);
 	return 0;
+}
+
+unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
+{
+	unsigned n = 0;
+	/* acquire: pairs with the release stores of count and of each entry's
+	 * state in tb_proc_register() (entries are append-only) */
+	uint32_t cnt = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
+	if (cnt > s->proc_capacity)
+		cnt = s->proc_capacity;
+	for (uint32_t i = 0; i < cnt; i++) {
+		struct tb_proc_entry p;
+		if (__atomic_load_n(&s->procs->procs[i].state, __ATOMIC_ACQUIRE) != 1)
+			continue;
+		memcpy(&p, &s->procs->procs[i], sizeof p); /* hostile memory: use a copy */
+		if (p.pid != self && tb_pid_alive(p.pid)) /* a zombie writes no more */
+			n++;
+	}
+	return n;
 }

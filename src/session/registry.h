@@ -26,6 +26,9 @@ TB_HIDDEN int tb_registry_builtin(struct tb_session *s);
 TB_HIDDEN int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields,
 				   const struct tb_field_desc *fields);
 
+/* Count of live processes in the session's process table other than `self`
+ * (0: every one counts); a zombie is not alive. */
+TB_HIDDEN unsigned tb_session_live_procs(struct tb_session *s, uint32_t self);
 /* Adds this process to the process table (idempotent). */
 TB_HIDDEN int tb_proc_register(struct tb_session *s);
 

@@ -286,6 +286,69 @@ int tb_session_class(struct tb_session *s, unsigned id, struct tb_class_info *ou
 	return 0;
 }
 
+int tb_session_ring_fill(struct tb_session *s, unsigned ch, unsigned cpu)
+{
+	if (ch >= s->nchannels || cpu >= s->ncpus)
+		return tb_fail(-EINVAL, "no ring of channel %u and CPU %u (%u channels, %u CPUs)", ch, cpu,
+			       s->nchannels, s->ncpus);
+	/* relaxed: a display value */
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED);
+	uint64_t ring = s->chan[ch].sb_size * s->chan[ch].sb_count;
+	uint64_t used = head - tail;
+	if (s->chan[ch].mode == TB_MODE_OVERWRITE)
+		used = head > ring ? ring : head;
+	if (head < tail || used >= ring)
+		return head < tail ? 0 : 1000;
+	return (int)(used * 1000 / ring);
+}
+
+_Static_assert((int)TB_SESSION_ACTIVE == (int)TB_STATE_ACTIVE && (int)TB_SESSION_STOPPING == (int)TB_STATE_STOPPING &&
+		       (int)TB_SESSION_STOPPED == (int)TB_STATE_STOPPED,
+	       "TB_SESSION_* (session.h) are the file's TB_STATE_* (format.h)");
+
+int tb_session_status(struct tb_session *s, struct tb_session_status *out)
+{
+	if (!out || out->size != sizeof *out)
+		return tb_fail(-EINVAL, "struct tb_session_status: size %zu unknown (set .size = sizeof)",
+			       out ? out->size : 0);
+	struct tb_map *m = s->map;
+	/* relaxed loads: informational values the consumer stores relaxed */
+	uint32_t state = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+	uint64_t hb = __atomic_load_n(&m->consumer_heartbeat_ns, __ATOMIC_RELAXED);
+	uint64_t now = tb_mono_ns(); /* the consumer's clock: CLOCK_MONOTONIC, every process */
+	memset(out, 0, sizeof *out);
+	out->size = sizeof *out;
+	out->state = state >= TB_STATE_ACTIVE && state <= TB_STATE_STOPPED ? state : 0;
+	out->consumer_pid = __atomic_load_n(&m->consumer_pid, __ATOMIC_RELAXED);
+	out->consumer_seen_ns = hb && hb <= now ? now - hb : UINT64_MAX;
+	out->live_processes = tb_session_live_procs(s, 0);
+	return 0;
+}
+
+int tb_session_channel_info(const struct tb_session *s, unsigned chan, struct tb_channel_info *out)
+{
+	if (!out || out->size != sizeof *out)
+		return tb_fail(-EINVAL, "struct tb_channel_info: size %zu unknown (set .size = sizeof)",
+			       out ? out->size : 0);
+	if (chan >= s->nchannels)
+		return tb_fail(-EINVAL, "channel %u does not exist (%u channels)", chan, s->nchannels);
+	const struct tb_chan_view *cv = &s->chan[chan]; /* validated at attach */
+	memset(out, 0, sizeof *out);
+	out->size = sizeof *out;
+	_Static_assert(sizeof out->name >= TB_CHAN_NAME_MAX, "a channel name fits");
+	memcpy(out->name, cv->name, TB_CHAN_NAME_MAX);
+	out->mode = cv->mode;
+	out->sb_size = cv->sb_size;
+	out->sb_count = cv->sb_count;
+	out->watermark = cv->watermark;
+	out->flush_period_ns = cv->flush_period_ns;
+	out->block_timeout_ns = cv->block_timeout_ns;
+	out->attribution = cv->attribution == TB_ATTR_ESCAPE;
+	return 0;
+}
+
 int tb_session_counters(struct tb_session *s, unsigned chan, int cpu, struct tb_counters *out)
 {
 	memset(out, 0, sizeof *out);

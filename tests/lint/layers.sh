@@ -24,7 +24,7 @@ rank() {
 }
 # tools/ -> private header: why it is not (yet) public API
 TOOLS_MAY_USE='
-consumer/engine.h       record and stat drive the recorder engine (tb_engine_*), whose options are not public API yet
+consumer/engine.h       record drives the recorder engine (tb_engine_*), whose options are not public API yet
 consumer/relay.h        record --relay names the relay URL grammar and its errors
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits
 profile/profile_events.h the profiler'"'"'s event layouts, shared with libtracebuf-profile.so

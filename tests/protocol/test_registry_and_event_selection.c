@@ -143,6 +143,30 @@ int main(void)
 	CHECK_RC(tb_session_class(ro, (unsigned)b, &kr), 0);
 	CHECK(!kr.valid && kr.nfields == 0 && !strncmp(kr.name, "tracebuf:invalid_", 17), "damaged: %s", kr.name);
 	memcpy(s->reg->events[b].fields[0].name, "y", 2);
+	/* how the channel was made, the rings' fill, the session's status */
+	struct tb_channel_info ci = { .size = sizeof ci };
+	CHECK_RC(tb_session_channel_info(ro, 0, &ci), 0);
+	CHECK(!strcmp(ci.name, "c") && ci.mode == TB_DISCARD && ci.sb_size == 65536 && ci.sb_count == 8 &&
+	      ci.attribution == 1, "channel info %s %u %llu %u", ci.name, ci.mode, (unsigned long long)ci.sb_size,
+	      ci.sb_count);
+	CHECK_RC(tb_session_channel_info(ro, 1, &ci), -EINVAL);
+	/* the decoder drained everything: what is written now stays in the ring */
+	for (int i = 0; i < 1000; i++)
+		tb_sel_beta((uint64_t)i, "hello");
+	int most = 0;
+	for (unsigned cpu = 0; cpu < tb_session_ncpus(ro); cpu++) {
+		int fill = tb_session_ring_fill(ro, 0, cpu);
+		CHECK(fill >= 0 && fill <= 1000, "fill %d", fill);
+		most = fill > most ? fill : most;
+	}
+	CHECK(most > 0, "1000 records left in a ring, no ring shows any fill");
+	CHECK_RC(tb_session_ring_fill(ro, 0, tb_session_ncpus(ro)), -EINVAL);
+	struct tb_session_status st = { .size = sizeof st };
+	CHECK_RC(tb_session_status(ro, &st), 0);
+	CHECK(st.state == TB_SESSION_ACTIVE && st.live_processes == 1, "status: state %u, %u live", st.state,
+	      st.live_processes);
+	struct tb_session_status sbad = { .size = 3 };
+	CHECK_RC(tb_session_status(ro, &sbad), -EINVAL);
 	tb_session_close(ro);
 	CHECK_EQ_U64(n_alpha, 100);
 	CHECK_EQ_U64(n_beta, 100);
@@ -151,7 +175,7 @@ int main(void)
 	struct tb_counters c;
 	CHECK_RC(tb_session_counters(s, 0, -1, &c), 0);
 	CHECK_EQ_U64(c.truncated, 100); /* the 10-byte string into an 8-byte bound */
-	CHECK_EQ_U64(c.written, 300);
+	CHECK_EQ_U64(c.written, 1300); /* 300 decoded, and 1000 left in the ring for the fill check */
 	tbd_fini(&d);
 	return 0;
 }
