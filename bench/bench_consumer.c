@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -81,6 +82,25 @@ static double reap_cpu(pid_t pid, int *status)
 		cpu = proc_cpu(pid);
 	waitpid(pid, status, 0);
 	return cpu;
+}
+
+/* Bytes of the stream files (chan_*) of a trace directory: a packet, not
+ * the recorder's mark, ballast or metadata, which exist from its start. */
+static long long stream_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	long long n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char p[PATH_MAX + 300];
+		struct stat sb;
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		if (!strncmp(de->d_name, "chan_", 5) && stat(p, &sb) == 0)
+			n += (long long)sb.st_size;
+	}
+	if (d)
+		closedir(d);
+	return n;
 }
 
 static void parse(const char *file, struct run *r)
@@ -295,7 +315,7 @@ void bench_consumer(struct bench_table *t)
 		_exit(127);
 	}
 	/* kill the recorder once its trace has a packet: the program then runs without a consumer */
-	for (int i = 0; i < 2000 && bench_dir_bytes(trace) <= 0; i++)
+	for (int i = 0; i < 2000 && stream_bytes(trace) <= 0; i++)
 		usleep(5000);
 	kill(rp, SIGKILL);
 	waitpid(rp, NULL, 0);

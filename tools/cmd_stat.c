@@ -72,9 +72,10 @@ int cmd_stat(int argc, char **argv)
 	       st.state == TB_SESSION_ACTIVE ? "active" : st.state == TB_SESSION_STOPPING ? "stopping" :
 	       st.state == TB_SESSION_STOPPED ? "stopped" : "?",
 	       st.live_processes);
-	if (st.consumer_pid)
-		printf("  consumer pid %u, last seen %.1f s ago\n", st.consumer_pid,
-		       st.consumer_seen_ns != UINT64_MAX ? (double)st.consumer_seen_ns / 1e9 : -1.0);
+	if (st.consumer_pid && st.consumer_seen_ns != UINT64_MAX)
+		printf("  consumer pid %u, last seen %.1f s ago\n", st.consumer_pid, (double)st.consumer_seen_ns / 1e9);
+	else if (st.consumer_pid)
+		printf("  consumer pid %u, no heartbeat yet\n", st.consumer_pid);
 	else
 		printf("  no consumer\n");
 	for (unsigned ch = 0; ch < nch; ch++) {
