@@ -8,7 +8,8 @@
  * into DIR while CMD runs, finishes the trace when CMD exits, and exits with
  * CMD's status.  The main thread only waits: for signals (SIGCHLD, and
  * SIGINT/SIGTERM/SIGHUP/SIGQUIT that it forwards to CMD like a shell) in
- * sigtimedwait(); the engine's threads do the draining.  See docs/RECORDER.md.
+ * sigtimedwait(); the engine's threads do the draining.  What it prints
+ * (status line, summary, warnings) is record_report.c.  See docs/RECORDER.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include "cli.h"
 #include "consumer/engine.h"
 #include "consumer/relay.h"
+#include "record_report.h"
 
 extern char **environ;
 
@@ -380,218 +382,6 @@ static int dir_usable(const char *dir)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Events offered to ring (ch, cpu) (or all: -1): committed + dropped by the producers. */
-static uint64_t written_of(struct tb_session *s, int ch, int cpu)
-{
-	uint64_t n = 0;
-	unsigned nch = tb_session_nchannels(s);
-	for (unsigned c = 0; c < nch; c++) {
-		if (ch >= 0 && (unsigned)ch != c)
-			continue;
-		struct tb_counters k;
-		if (tb_session_counters(s, c, cpu, &k) < 0)
-			continue;
-		n += k.written + k.lost_full + k.lost_toobig + k.lost_timeout + k.lost_busy + k.lost_noconsumer;
-	}
-	return n;
-}
-
-/* Producer losses so far (live: the status line). */
-static uint64_t producer_lost(struct tb_session *s)
-{
-	uint64_t n = 0;
-	for (unsigned c = 0; c < tb_session_nchannels(s); c++) {
-		struct tb_counters k;
-		if (tb_session_counters(s, c, -1, &k) == 0)
-			n += k.lost_full + k.lost_toobig + k.lost_overwritten + k.lost_timeout + k.lost_busy +
-			     k.lost_noconsumer;
-	}
-	return n;
-}
-
-static uint64_t sum_lost(const struct tb_stream_stats *st)
-{
-	uint64_t n = 0;
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
-		n += st->lost[k];
-	return n;
-}
-
-static void status_line(struct tb_session *s, struct tb_engine *e, double t0, uint64_t *prev_ev, double *prev_t)
-{
-	struct tb_stream_stats st;
-	tb_engine_stats(e, -1, -1, &st);
-	uint64_t lost = producer_lost(s);
-	double t = now_s();
-	double rate = t > *prev_t ? (double)(st.events - *prev_ev) / (t - *prev_t) : 0;
-	*prev_ev = st.events;
-	*prev_t = t;
-	char fill[160] = "";
-	size_t off = 0;
-	unsigned ncpus = tb_session_ncpus(s);
-	for (unsigned cpu = 0; cpu < ncpus && off < sizeof fill - 16; cpu++) {
-		if (cpu == 8) {
-			snprintf(fill + off, sizeof fill - off, " ...");
-			break;
-		}
-		unsigned f = 0;
-		for (unsigned ch = 0; ch < tb_session_nchannels(s); ch++) {
-			int x = tb_session_ring_fill(s, ch, cpu);
-			if (x > (int)f)
-				f = (unsigned)x;
-		}
-		off += (size_t)snprintf(fill + off, sizeof fill - off, " %u%%", f / 10);
-	}
-	struct tb_relay_stats rs;
-	tb_engine_relay(e, &rs);
-	fprintf(stderr, "\r\033[K[%.1fs] %.0f ev/s, %.1f MiB, lost %" PRIu64 ", fill%s%s", t - t0, rate,
-		(double)st.bytes / 1048576.0, lost, fill,
-		!rs.enabled ? "" : rs.alive ? ", relay ok" : ", RELAY LOST (retrying)");
-	fflush(stderr);
-}
-
-/*
- * The summary says what the trace says: delivered events and losses by
- * cause as its packets carry them, next to what the producers offered.
- * Once no producer is left, written == delivered + lost for every ring (the
- * accounting identity); a difference is said, never hidden.
- */
-/*
- * --events PATTERNS: each pattern that selected none of the classes the
- * program registered is worth a word (a typo gives an empty trace that looks
- * like a program that wrote nothing): said with the classes that exist.
- */
-static void warn_unmatched(struct tb_session *s, const char *patterns)
-{
-	if (!patterns)
-		return;
-	unsigned n = tb_session_nclasses(s);
-	struct tb_class_info *ev = calloc(n ? n : 1, sizeof *ev);
-	if (!ev)
-		return;
-	for (unsigned i = 0; i < n; i++) {
-		ev[i].size = sizeof ev[i];
-		if (tb_session_class(s, i, &ev[i]) < 0)
-			ev[i].valid = 0;
-	}
-	char buf[256], *save = NULL; /* patterns are at most 255 bytes (tb_session_set_events) */
-	snprintf(buf, sizeof buf, "%s", patterns);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (!*tok || *tok == '!')
-			continue;
-		int hit = 0;
-		for (unsigned i = 0; i < n && !hit; i++)
-			hit = ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9) && !fnmatch(tok, ev[i].name, 0);
-		if (hit)
-			continue;
-		fprintf(stderr, "tracebuf " NAME ": warning: --events pattern '%s' matched none of the event classes "
-				"the program registered:", tok);
-		unsigned shown = 0;
-		for (unsigned i = 0; i < n; i++)
-			if (ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9)) {
-				if (shown++ < 20)
-					fprintf(stderr, " %s", ev[i].name);
-			}
-		fprintf(stderr, shown ? (shown > 20 ? " ... (%u in all)\n" : " (%u)\n") : " none\n", shown);
-	}
-	free(ev);
-}
-
-static void summary(struct tb_session *s, struct tb_engine *e, const char *dir, double secs, int final)
-{
-	struct tb_stream_stats st;
-	tb_engine_stats(e, -1, -1, &st);
-	if (dir)
-		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64
-				" packets written to %s in %.2f s\n",
-			st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs);
-	else /* relay-only: st counts what the relay daemon got */
-		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events delivered to the relay daemon (no local copy) "
-				"in %.2f s\n", st.events, secs);
-	uint64_t lost = sum_lost(&st);
-	fprintf(stderr, "  lost %" PRIu64 " events", lost);
-	for (unsigned k = 0, n = 0; k < TB_LOSS_NCAUSES; k++)
-		if (st.lost[k])
-			fprintf(stderr, "%s%s %" PRIu64, n++ ? ", " : ": ", cli_loss_label(k), st.lost[k]);
-	fputc('\n', stderr);
-	if (st.bad || st.torn || st.skipped || st.dropped)
-		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
-				" skipped, %" PRIu64 " not written after a write error\n",
-			st.bad, st.torn, st.skipped, st.dropped);
-	struct tb_relay_stats rs;
-	tb_engine_relay(e, &rs);
-	if (rs.enabled) {
-		fprintf(stderr, "  relay: %" PRIu64 " packets, %.2f MiB sent to %s", rs.packets,
-			(double)rs.bytes / 1048576.0, rs.path);
-		if (rs.reconnects)
-			fprintf(stderr, " (the last of %u relay sessions: %u reconnection%s)", rs.reconnects + 1,
-				rs.reconnects, rs.reconnects == 1 ? "" : "s");
-		if (rs.lost_packets)
-			fprintf(stderr, "; %" PRIu64 " packets (%" PRIu64 " events) not sent%s%s", rs.lost_packets,
-				rs.lost_events, rs.error[0] ? ": " : " (counted as lost_relay in the next relay session)",
-				rs.error);
-		fputc('\n', stderr);
-	}
-	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
-	for (unsigned ch = 0; ch < nch; ch++)
-		for (unsigned cpu = 0; cpu < ncpus; cpu++) {
-			struct tb_stream_stats x;
-			tb_engine_stats(e, (int)ch, (int)cpu, &x);
-			uint64_t w = written_of(s, (int)ch, (int)cpu), l = sum_lost(&x);
-			if (!x.packets && !w && !l)
-				continue;
-			fprintf(stderr, "  %s cpu %u: written %" PRIu64 ", delivered %" PRIu64 ", lost %" PRIu64
-					", %" PRIu64 " packets\n",
-				tb_session_channel_name(s, ch), cpu, w, x.events, l, x.packets);
-			if (final && w != x.events + l)
-				fprintf(stderr, "  %s cpu %u: the trace does not account for %" PRId64
-						" events (written != delivered + lost): please report this\n",
-					tb_session_channel_name(s, ch), cpu, (int64_t)(w - x.events - l));
-		}
-}
-
-/* Relay-only, and the relay daemon was gone at the end: its copy, the only
- * one, misses the last packets and cannot say how many events they held
- * (that is told in the next packet of a stream, and none will come).  Said,
- * and a failure. */
-static int relay_only_lost(const struct rec_opts *o, struct tb_engine *e)
-{
-	struct tb_relay_stats rs;
-	tb_engine_relay(e, &rs);
-	if (o->out || !rs.enabled || rs.alive)
-		return 0;
-	cli_error(NAME, "the relay daemon was lost and did not come back before the end: its copy of the trace (the "
-			"only one: no -o DIR) misses %" PRIu64 " events, and %s",
-		  rs.lost_events,
-		  rs.reconnects ? "its last relay session does not say so" : "does not say so");
-	return 1;
-}
-
-/* Data of the session was dropped as invalid (packets that failed validation, records cut,
- * control blocks resynchronised): the exit status says so (3). */
-static int damaged_input(struct tb_engine *e)
-{
-	struct tb_stream_stats st;
-	tb_engine_stats(e, -1, -1, &st);
-	return st.bad || st.lost[TB_LOSS_INVALID] || st.resyncs;
-}
-
-static void print_warnings(struct tb_engine *e)
-{
-	char msg[300];
-	while (tb_engine_next_warning(e, msg, sizeof msg))
-		fprintf(stderr, "\ntracebuf " NAME ": warning: %s\n", msg);
-}
-
 /* The environment of CMD: ours, with TRACEBUF_SESSION replaced. */
 static void free_child_env(char **env)
 {
@@ -660,7 +450,6 @@ static void cmdline_of(char **argv, char *buf, size_t len)
  * Waits for CMD (pid > 0) or, in attach mode (pid == 0), until no process
  * of the session is alive or a signal asks to stop.  Returns CMD's wait status.
  */
-static void print_warnings(struct tb_engine *e);
 
 static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int show_status, double t0)
 {
@@ -678,7 +467,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 		struct timespec ts = { 0, 500000000 };
 		int sig;
 		if (relay)
-			print_warnings(e);
+			record_print_warnings(e);
 		if (show_status || !pid || relay)
 			sig = sigtimedwait(&set, &si, &ts);
 		else
@@ -703,7 +492,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 				break; /* attach mode: stop draining */
 			}
 		}
-		print_warnings(e);
+		record_print_warnings(e);
 		if (tb_engine_error(e) && !reported_err) {
 			reported_err = 1;
 			fprintf(stderr, "\ntracebuf " NAME ": %s\n", tb_engine_errmsg(e));
@@ -714,7 +503,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 		if (!pid && tb_session_live_procs(s, (uint32_t)getpid()) == 0)
 			break;
 		if (show_status)
-			status_line(s, e, t0, &prev_ev, &prev_t);
+			record_status_line(s, e, t0, &prev_ev, &prev_t);
 	}
 	if (show_status)
 		fprintf(stderr, "\r\033[K");
@@ -763,7 +552,7 @@ static int run_attach(struct rec_opts *o)
 	build_sigset(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGXFSZ, SIG_IGN);
-	double t0 = now_s();
+	double t0 = record_now_s();
 	rc = tb_engine_start(e);
 	if (rc < 0) {
 		cli_error(NAME, "%s", tb_errmsg());
@@ -778,12 +567,14 @@ static int run_attach(struct rec_opts *o)
 	wait_loop(s, e, 0, show, t0);
 	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
-	print_warnings(e);
+	record_print_warnings(e);
 	if (!o->quiet)
-		summary(s, e, o->out, now_s() - t0, !live);
+		record_summary(s, e, o->out, record_now_s() - t0, !live);
 	if (rc < 0)
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
-	int code = rc < 0 || relay_only_lost(o, e) ? TB_EXIT_FAIL : damaged_input(e) ? TB_EXIT_PARTIAL : TB_EXIT_OK;
+	int code = rc < 0 || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
+		   : record_damaged_input(e)			  ? TB_EXIT_PARTIAL
+								  : TB_EXIT_OK;
 	uint32_t creator = tb_session_creator_pid(s);
 	if (!live && (creator == 0 || creator > (uint32_t)INT32_MAX || kill((pid_t)creator, 0) < 0)) {
 		/* nobody can write to it any more and everything was drained */
@@ -911,7 +702,7 @@ int cmd_record(int argc, char **argv)
 	if (!o.quiet)
 		fprintf(stderr, "tracebuf " NAME ": session %s (for tracebuf snapshot, stat, list, enable, disable)\n",
 			tb_session_path(s));
-	double t0 = now_s();
+	double t0 = record_now_s();
 	/* CMD may start: one byte, so that CMD tells it from the end of the pipe
 	 * that a recorder killed while starting leaves (then CMD does not run:
 	 * its events would block, in block mode, for a consumer that never came) */
@@ -942,19 +733,19 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "tracebuf " NAME ": %u traced processes still run; what they write from now "
 				"on is not recorded\n", live);
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
-	print_warnings(e);
-	warn_unmatched(s, o.dflt.events);
+	record_print_warnings(e);
+	record_warn_unmatched(s, o.dflt.events);
 	if (!o.quiet)
-		summary(s, e, o.out, now_s() - t0, !live);
+		record_summary(s, e, o.out, record_now_s() - t0, !live);
 	int code = exit_code_of(status);
 	if (rc < 0) {
 		cli_error(NAME, "%s", tb_engine_errmsg(e));
 		if (code == 0)
 			code = TB_EXIT_FAIL;
-	} else if (relay_only_lost(&o, e)) {
+	} else if (record_relay_only_lost(o.out, e)) {
 		if (code == 0)
 			code = TB_EXIT_FAIL;
-	} else if (code == 0 && damaged_input(e)) {
+	} else if (code == 0 && record_damaged_input(e)) {
 		code = TB_EXIT_PARTIAL; /* the trace is whole, but some data was dropped as invalid */
 	}
 	tb_engine_destroy(e);

@@ -385,26 +385,27 @@ static uint64_t copy_start(struct tb_session *s, unsigned ch, unsigned cpu, int 
 	return from;
 }
 
-int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *torn)
+/* Copies ring (ch, cpu) from copy_start() on; what was dropped (torn or
+ * not provably valid) is added to *dropped. */
+static int copy_ring(struct tb_session *s, unsigned ch, unsigned cpu, int live, tb_packet_fn emit, void *arg,
+		     uint64_t *dropped)
 {
-	uint64_t from = copy_start(s, ch, cpu, 1);
+	uint64_t from = copy_start(s, ch, cpu, live);
 	if (from == UINT64_MAX)
 		return 0;
-	uint64_t bad = 0, t = 0;
-	int rc = emit_range(s, ch, cpu, from, 1, emit, arg, &t, &bad);
-	if (torn)
-		*torn += t + bad;
+	uint64_t torn = 0, bad = 0;
+	int rc = emit_range(s, ch, cpu, from, live, emit, arg, &torn, &bad);
+	if (dropped)
+		*dropped += torn + bad;
 	return rc;
+}
+
+int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *torn)
+{
+	return copy_ring(s, ch, cpu, 1, emit, arg, torn);
 }
 
 int tb_ring_drain_dead(struct tb_session *s, unsigned ch, unsigned cpu, tb_packet_fn emit, void *arg, uint64_t *bad)
 {
-	uint64_t from = copy_start(s, ch, cpu, 0);
-	if (from == UINT64_MAX)
-		return 0;
-	uint64_t torn = 0, b = 0;
-	int rc = emit_range(s, ch, cpu, from, 0, emit, arg, &torn, &b);
-	if (bad)
-		*bad += b + torn;
-	return rc;
+	return copy_ring(s, ch, cpu, 0, emit, arg, bad);
 }
