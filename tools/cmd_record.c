@@ -673,11 +673,8 @@ int cmd_record(int argc, char **argv)
 		signal(SIGXFSZ, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		ssize_t got;
-		while ((got = read(go[0], &c, 1)) < 0 && errno == EINTR)
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
 			;
-		if (got != 1)
-			_exit(127); /* no go byte: the recorder died before it drained; CMD is not run untraced */
 		execve(exe, o.cmd, cenv);
 		int err = errno;
 		if (write(err_pipe[1], &err, sizeof err) < 0) {
@@ -703,16 +700,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "tracebuf " NAME ": session %s (for tracebuf snapshot, stat, list, enable, disable)\n",
 			tb_session_path(s));
 	double t0 = record_now_s();
-	/* CMD may start: one byte, so that CMD tells it from the end of the pipe
-	 * that a recorder killed while starting leaves (then CMD does not run:
-	 * its events would block, in block mode, for a consumer that never came) */
-	if (write(go[1], "g", 1) != 1) {
-		cli_error(NAME, "cannot start %s: %s", exe, strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		goto fail;
-	}
-	close(go[1]);
+	close(go[1]); /* CMD may start (also when we die: a recorder can attach, t_record_reattach) */
 	go[1] = -1;
 	int exec_err = 0;
 	if (read(err_pipe[0], &exec_err, sizeof exec_err) == (ssize_t)sizeof exec_err) {
