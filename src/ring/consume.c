@@ -196,12 +196,16 @@ struct walker {
 	uint32_t nev;
 };
 
+/* The classes registered so far: a few entries of 4 KiB, not the whole
+ * capacity (a live snapshot copies its ring's packets right after this,
+ * before producers lap them: it must be quick). */
 static int walker_init(struct tb_session *s, struct walker *w)
 {
-	w->ev = calloc(s->reg_capacity ? s->reg_capacity : 1, sizeof *w->ev);
+	uint32_t n = tb_registry_count(s);
+	w->ev = calloc(n ? n : 1, sizeof *w->ev);
 	if (!w->ev)
 		return -ENOMEM;
-	w->nev = tb_registry_copy(s, w->ev, s->reg_capacity);
+	w->nev = tb_registry_copy(s, w->ev, n);
 	return 0;
 }
 
