@@ -24,6 +24,7 @@
 #include <tracebuf/session.h>
 
 #include "cli.h"
+#include "core/labels.h"
 
 static const char *type_name(unsigned t)
 {
@@ -31,7 +32,7 @@ static const char *type_name(unsigned t)
 		[TB_RD_U8] = "u8",   [TB_RD_U16] = "u16", [TB_RD_U32] = "u32", [TB_RD_U64] = "u64",
 		[TB_RD_I8] = "i8",   [TB_RD_I16] = "i16", [TB_RD_I32] = "i32", [TB_RD_I64] = "i64",
 		[TB_RD_F64] = "f64", [TB_RD_STRING] = "str", [TB_RD_BYTES] = "bytes", [TB_RD_U64SEQ] = "u64seq",
-		[TB_RD_BOOL] = "bool", [TB_RD_F32] = "f32",
+		[TB_RD_BOOL] = "bool", [TB_RD_F32] = "f32", [TB_RD_ENUM] = "enum",
 	};
 	return t < sizeof n / sizeof n[0] && n[t] ? n[t] : "?";
 }
@@ -81,10 +82,16 @@ static int list_session(const char *path, int fields)
 		}
 		if (fields && k.valid) {
 			printf("  {");
+			const char *lab = k.labels; /* one checked line per enum field */
 			for (unsigned f = 0; f < k.nfields; f++) {
 				printf("%s", f ? ", " : " ");
 				put_name(k.fields[f].name);
 				printf(": %s", type_name(k.fields[f].type));
+				if (k.fields[f].type == TB_RD_ENUM && *lab) {
+					size_t l = strcspn(lab, "\n");
+					printf(" (%.*s)", (int)l, lab); /* IDLE=0,RUNNING=1 */
+					lab += l + (lab[l] == '\n');
+				}
 			}
 			printf(" }");
 		}
@@ -111,6 +118,53 @@ static int list_trace(const char *dir)
 }
 
 /* ---- a binary: the classes its TB_EVENTs declare (event.h TB__EVENT_NOTE) ---- */
+
+/*
+ * Checks the enum label lists of one declared field list ("{(u32, id),
+ * (enum, st, (A, B = 5))}") with the producer's own parser: a list it
+ * refuses would be recorded as a plain i32.  Prints each problem; returns
+ * how many.
+ */
+static int check_enum_labels(const char *cls, const char *f)
+{
+	int bad = 0;
+	for (const char *p = f; *p;) {
+		if (*p != '(') {
+			p++;
+			continue;
+		}
+		/* one field tuple: its end, and its first two top-level commas */
+		const char *q = p + 1, *c1 = NULL, *c2 = NULL;
+		int depth = 0;
+		for (; *q && (depth || *q != ')'); q++) {
+			depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+			if (!depth && *q == ',') {
+				if (!c1)
+					c1 = q;
+				else if (!c2)
+					c2 = q;
+			}
+		}
+		const char *t = p + 1;
+		while (*t == ' ')
+			t++;
+		if (c1 && c2 && !strncmp(t, "enum", 4) && (t[4] == ',' || t[4] == ' ')) {
+			char list[TB_LABELS_MAX], out[TB_LABELS_MAX], err[512];
+			const char *l0 = c2 + 1;
+			while (*l0 == ' ')
+				l0++;
+			snprintf(list, sizeof list, "%.*s", (int)(q - l0), l0);
+			size_t used = 0;
+			if (tb_labels_from_c(list, out, sizeof out, &used, err, sizeof err) < 0) {
+				cli_error("list", "class %s field%.*s: %s; the program records it as a plain i32", cls,
+					  (int)(c2 - c1 - 1), c1 + 1, err);
+				bad++;
+			}
+		}
+		p = *q ? q + 1 : q;
+	}
+	return bad;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -200,12 +254,14 @@ static int list_binary(const char *path, int fields, int *rc)
 	} else {
 		/* a class used in several translation units has an entry in each:
 		 * sorted by "NAME\0{...}" (names and fields compared), shown once */
+		int nbad = 0;
 		if (n)
 			qsort(names, n, sizeof *names, cmp_str);
 		for (size_t i = 0; i < n; i++) {
 			const char *f = names[i] + strlen(names[i]) + 1;
 			if (i && !strcmp(names[i], names[i - 1]) && !strcmp(f, names[i - 1] + strlen(names[i - 1]) + 1))
 				continue;
+			nbad += check_enum_labels(names[i], f);
 			put_name(names[i]);
 			if (fields) {
 				printf("  ");
@@ -213,7 +269,7 @@ static int list_binary(const char *path, int fields, int *rc)
 			}
 			putchar('\n');
 		}
-		*rc = TB_EXIT_OK;
+		*rc = nbad ? TB_EXIT_FAIL : TB_EXIT_OK;
 	}
 	free(names);
 	munmap((void *)m, size);

@@ -83,7 +83,7 @@ enum {
 	TE_DCOUNTER = 44,
 	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	/* DebugAnnotation */
-	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_NAME = 10, DA_ARRAY = 12,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_NAME = 10, DA_ARRAY = 12,
 	/* InternedData */
 	ID_CATS = 1, ID_NAMES = 2, ID_ANN_NAMES = 3, ID_FUNCS = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7,
 	ID_BUILD_IDS = 16, ID_MAP_PATHS = 17, ID_MAPPINGS = 19,
@@ -396,9 +396,20 @@ static void annotations(struct pf *f, const struct tb_rd_event *e, uint32_t id)
 		case TB_RD_I8: case TB_RD_I16: case TB_RD_I32: case TB_RD_I64:
 			pb_int64(&f->b, DA_INT, tb_rd_i64(e, i));
 			break;
-		case TB_RD_F64:
+		case TB_RD_F64: case TB_RD_F32:
 			pb_double(&f->b, DA_DOUBLE, tb_rd_f64(e, i));
 			break;
+		case TB_RD_BOOL:
+			pb_varint(&f->b, DA_BOOL, tb_rd_u64(e, i));
+			break;
+		case TB_RD_ENUM: { /* the label when one names the value, else the number */
+			const char *l = tb_rd_enum_label(e, i);
+			if (l)
+				pb_bytes(&f->b, DA_STRING, l, strlen(l));
+			else
+				pb_int64(&f->b, DA_INT, tb_rd_i64(e, i));
+			break;
+		}
 		case TB_RD_STRING: {
 			size_t n;
 			const char *s = tb_rd_str(e, i, &n);

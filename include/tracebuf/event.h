@@ -22,6 +22,12 @@
  *
  * Field types of TB_EVENT: u8 u16 u32 u64 i8 i16 i32 i64 f64
  *   f32 (float), bool (C _Bool / C++ bool: one byte, shown as false / true)
+ *   (enum, name, (A, B, C = 5))  an int32_t shown by its label: the labels
+ *                        are written as a C enumerator list, each value an
+ *                        integer literal or omitted (the previous plus one,
+ *                        the first 0): CTF enums in the trace, `state = B`
+ *                        in dump; a value without a label shows as a number.
+ *                        At most 3327 bytes of "label=value," per class.
  *   (str, name)          NUL-terminated string, at most 255 bytes kept
  *   (strn, name, N)      the same with bound N (1..4095)
  *   (bytes, name, N)     const void *name, uint32_t name_len; at most N bytes
@@ -54,7 +60,7 @@ extern "C" {
 struct tb_event_class {
 	const char *name;                  /* "provider:event" */
 	uint32_t nfields;
-	struct { const char *name; uint32_t type; uint32_t max_len; } fields[TB_FIELDS_MAX];
+	struct { const char *name; uint32_t type; uint32_t max_len; const char *labels; } fields[TB_FIELDS_MAX];
 	const uint32_t *mask;              /* channels enabled: points into the session */
 	uint32_t id;                       /* registry id, valid when *mask != 0 */
 	struct tb_event_class *next;       /* library-private list */
@@ -118,6 +124,7 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__FT_u64s 12
 #define TB__FT_bool 13
 #define TB__FT_f32 14
+#define TB__FT_enum 15
 
 #define TB__CTYPE_u8 uint8_t
 #define TB__CTYPE_u16 uint16_t
@@ -178,6 +185,7 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__PARAM_f64(n) double n
 #define TB__PARAM_f32(n) float n
 #define TB__PARAM_bool(n) TB__CTYPE_bool n
+#define TB__PARAM_enum(n, l) int32_t n
 #define TB__PARAM_str(n) const char *n
 #define TB__PARAM_strn(n, b) const char *n
 #define TB__PARAM_bytes(n, b) const void *n, uint32_t n##_len
@@ -195,13 +203,34 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__BOUND_f64(n) 0
 #define TB__BOUND_f32(n) 0
 #define TB__BOUND_bool(n) 0
+#define TB__BOUND_enum(n, l) 0
 #define TB__BOUND_str(n) TB_STR_DEFAULT_MAX
 #define TB__BOUND_strn(n, b) (b)
 #define TB__BOUND_bytes(n, b) (b)
 #define TB__BOUND_u64s(n, b) (b)
 
-#define TB__FDESC(t, ...) { TB__FDESC_N(__VA_ARGS__, ~), TB__FT_##t, TB__BOUND(t, __VA_ARGS__) }
+#define TB__FDESC(t, ...) { TB__FDESC_N(__VA_ARGS__, ~), TB__FT_##t, TB__BOUND(t, __VA_ARGS__), TB__LABELS(t, __VA_ARGS__) }
 #define TB__FDESC_N(n, ...) #n
+
+/* an enum field's labels as written, "(A, B = 5)"; NULL for other types */
+#define TB__LABELS(t, ...) TB__CAT(TB__LABELS_, t)(__VA_ARGS__)
+#define TB__LABELS_NONE(...) NULL
+#define TB__LABELS_u8 TB__LABELS_NONE
+#define TB__LABELS_u16 TB__LABELS_NONE
+#define TB__LABELS_u32 TB__LABELS_NONE
+#define TB__LABELS_u64 TB__LABELS_NONE
+#define TB__LABELS_i8 TB__LABELS_NONE
+#define TB__LABELS_i16 TB__LABELS_NONE
+#define TB__LABELS_i32 TB__LABELS_NONE
+#define TB__LABELS_i64 TB__LABELS_NONE
+#define TB__LABELS_f64 TB__LABELS_NONE
+#define TB__LABELS_f32 TB__LABELS_NONE
+#define TB__LABELS_bool TB__LABELS_NONE
+#define TB__LABELS_str TB__LABELS_NONE
+#define TB__LABELS_strn TB__LABELS_NONE
+#define TB__LABELS_bytes TB__LABELS_NONE
+#define TB__LABELS_u64s TB__LABELS_NONE
+#define TB__LABELS_enum(n, l) #l
 
 /* worst-case payload bytes of a field */
 #define TB__MAXSZ(t, ...) TB__CAT(TB__MAXSZ_, t)(__VA_ARGS__)
@@ -216,6 +245,7 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__MAXSZ_f64(n) 8
 #define TB__MAXSZ_f32(n) 4
 #define TB__MAXSZ_bool(n) 1
+#define TB__MAXSZ_enum(n, l) 4
 #define TB__MAXSZ_str(n) (TB_STR_DEFAULT_MAX + 1)
 #define TB__MAXSZ_strn(n, b) ((b) + 1)
 #define TB__MAXSZ_bytes(n, b) (4 + (b))
@@ -235,6 +265,7 @@ extern TB_API const uint32_t tb_disabled_mask;
 #define TB__SER_f64(n) TB__SER_FIXED(n)
 #define TB__SER_f32(n) TB__SER_FIXED(n)
 #define TB__SER_bool(n) do { *tb__p++ = (uint8_t)((n) ? 1 : 0); } while (0)
+#define TB__SER_enum(n, l) TB__SER_FIXED(n)
 #define TB__SER_str(n) tb__p = tb__ser_str(tb__p, (n), TB_STR_DEFAULT_MAX, &tb__trunc)
 #define TB__SER_strn(n, b) tb__p = tb__ser_str(tb__p, (n), (b), &tb__trunc)
 #define TB__SER_bytes(n, b) tb__p = tb__ser_seq(tb__p, (n), (n##_len), 1, (b), &tb__trunc)
@@ -295,7 +326,7 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
 #define TB_EVENT(...) TB__CAT(TB__EVENT_, TB__HASF(__VA_ARGS__))(__VA_ARGS__)
 
 /* (one macro argument, braces and commas included) */
-#define TB__NOFIELDS { { NULL, 0, 0 } }
+#define TB__NOFIELDS { { NULL, 0, 0, NULL } }
 
 /*
  * What a binary declares, readable before it runs (`tracebuf list FILE`):

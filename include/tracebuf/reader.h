@@ -159,6 +159,7 @@ enum tb_rd_type {
 	TB_RD_F64, TB_RD_STRING, TB_RD_BYTES, TB_RD_U64SEQ,
 	TB_RD_BOOL, /* tb_rd_u64(): 0 or 1 */
 	TB_RD_F32,  /* tb_rd_f64() */
+	TB_RD_ENUM, /* an integer with labels: tb_rd_i64() and tb_rd_enum_label() */
 };
 
 TB_API int tb_rd_kind(const struct tb_rd_event *e);
@@ -199,6 +200,9 @@ TB_API int tb_rd_field_index(const struct tb_rd_event *e, const char *name); /* 
 TB_API uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i);
 TB_API int64_t tb_rd_i64(const struct tb_rd_event *e, unsigned i);
 TB_API double tb_rd_f64(const struct tb_rd_event *e, unsigned i);
+/* enum fields: the label of the value (the first mapping that holds it, as
+ * the metadata lists them); NULL when no label maps it, or for other types */
+TB_API const char *tb_rd_enum_label(const struct tb_rd_event *e, unsigned i);
 /* strings: NUL-terminated, *len without the NUL (len may be NULL); NULL for other types */
 TB_API const char *tb_rd_str(const struct tb_rd_event *e, unsigned i, size_t *len);
 /* sequences: element count and raw little-endian elements (unaligned); NULL for other types */

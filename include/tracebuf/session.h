@@ -145,6 +145,10 @@ struct tb_class_info {
 	unsigned nfields;
 	struct tb_class_field fields[16];
 	uint32_t channels; /* bit c: channel c records it now (its patterns select it) */
+	/* the labels of its enum fields (type TB_RD_ENUM): for each, in field
+	 * order, one line "NAME=VALUE,NAME=VALUE...\n" (values decimal int32);
+	 * "" when it has none */
+	char labels[3328];
 };
 
 /*

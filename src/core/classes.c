@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "core/classes.h"
 
+#include "core/labels.h"
+
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -105,6 +107,8 @@ void tb_class_read(struct tb_session *s, uint32_t i, struct tb_event_desc *e)
 		ok = tb_valid_field_name(fd->name, sizeof fd->name) && fd->type >= TB_FT_U8 && fd->type < TB_FT_MAX_ &&
 		     (tb_ft_variable(fd->type) ? fd->max_len >= 1 && fd->max_len <= TB_PAYLOAD_MAX_LEN : fd->max_len == 0);
 	}
+	/* format 3: the enum fields' labels, one checked line per enum field */
+	ok = ok && tb_labels_check(e->labels, sizeof e->labels, tb_labels_nenum(e));
 	if (ok) {
 		e->state = 1; /* the value loaded above, not a later one memcpy may have seen */
 	} else {

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TB_FORMAT_VERSION 2u
+#define TB_FORMAT_VERSION 3u
 
 /* ---------------------------------------------------------------------- */
 /* 1. Session file                                                         */
@@ -211,6 +211,7 @@ enum tb_field_type {
 	TB_FT_U64SEQ,    /* uint32 length, then that many u64 (<= max_len) */
 	TB_FT_BOOL,      /* one byte, 0 false, else true (CTF: an enum of uint8 { "false" = 0, "true" = 1 }) */
 	TB_FT_F32,       /* IEEE 754 float */
+	TB_FT_ENUM,      /* int32, with labels (tb_event_desc.labels; CTF: enum : int32_t { ... }) */
 	TB_FT_MAX_
 };
 
@@ -226,7 +227,18 @@ struct tb_field_desc {
 	uint32_t max_len;             /* strings / sequences: bound; 0 otherwise */
 };
 
-/* struct tb_event_desc - one registered event class; 768 bytes. */
+/*
+ * Labels of the enum fields of one class (format 3), as text: for each
+ * TB_FT_ENUM field, in field order, one line "name=value,name=value...\n"
+ * (at least one label; a label is a C identifier of at most
+ * TB_LABEL_NAME_MAX - 1 bytes, unique in its line; a value is a decimal
+ * int32), then a NUL.  Empty ("") when the class has no enum field.
+ * core/labels.h reads and checks it.
+ */
+#define TB_LABELS_MAX 3328u     /* bytes of tb_event_desc.labels, NUL included */
+#define TB_LABEL_NAME_MAX 64u   /* bytes of a label, NUL included */
+
+/* struct tb_event_desc - one registered event class; 4096 bytes. */
 struct tb_event_desc {
 	char name[TB_NAME_MAX];  /* "provider:event" */
 	uint32_t id;             /* == index in the registry */
@@ -235,6 +247,7 @@ struct tb_event_desc {
 	uint32_t state;          /* 0 = free slot, 1 = valid (written last) */
 	struct tb_field_desc fields[TB_MAX_FIELDS];
 	uint8_t reserved[768 - TB_NAME_MAX - 16 - TB_MAX_FIELDS * 40];
+	char labels[TB_LABELS_MAX]; /* format 3: the enum fields' labels (above), NUL-terminated */
 };
 
 /*
@@ -387,7 +400,7 @@ _Static_assert(sizeof(struct tb_chan_desc) == 512, "tb_chan_desc layout");
 _Static_assert(sizeof(struct tb_ctl) == 256, "tb_ctl layout");
 _Static_assert(offsetof(struct tb_ctl, lost_full) == 64, "tb_ctl line 1");
 _Static_assert(offsetof(struct tb_ctl, tail) == 128, "tb_ctl line 2");
-_Static_assert(sizeof(struct tb_event_desc) == 768, "tb_event_desc layout");
+_Static_assert(sizeof(struct tb_event_desc) == 4096, "tb_event_desc layout");
 _Static_assert(sizeof(struct tb_registry) == 128, "tb_registry layout");
 _Static_assert(sizeof(struct tb_proc_entry) == 128, "tb_proc_entry layout");
 _Static_assert(sizeof(struct tb_proc_table) == 64, "tb_proc_table layout");

@@ -15,7 +15,7 @@ int tb_payload_size(const struct tb_event_desc *e, const uint8_t *p, uint64_t av
 		switch (f->type) {
 		case TB_FT_U8: case TB_FT_I8: case TB_FT_BOOL: need = 1; break;
 		case TB_FT_U16: case TB_FT_I16: need = 2; break;
-		case TB_FT_U32: case TB_FT_I32: case TB_FT_F32: need = 4; break;
+		case TB_FT_U32: case TB_FT_I32: case TB_FT_F32: case TB_FT_ENUM: need = 4; break;
 		case TB_FT_U64: case TB_FT_I64: case TB_FT_F64: need = 8; break;
 		case TB_FT_STRING: {
 			uint64_t lim = avail - off;
@@ -56,7 +56,7 @@ static uint32_t fixed_size(const struct tb_event_desc *e)
 		switch (e->fields[i].type) {
 		case TB_FT_U8: case TB_FT_I8: case TB_FT_BOOL: n += 1; break;
 		case TB_FT_U16: case TB_FT_I16: n += 2; break;
-		case TB_FT_U32: case TB_FT_I32: case TB_FT_F32: n += 4; break;
+		case TB_FT_U32: case TB_FT_I32: case TB_FT_F32: case TB_FT_ENUM: n += 4; break;
 		case TB_FT_U64: case TB_FT_I64: case TB_FT_F64: n += 8; break;
 		default: return UINT32_MAX;
 		}

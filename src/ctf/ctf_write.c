@@ -20,6 +20,8 @@
 
 #include "ctf/ctf.h"
 
+#include "core/labels.h"
+
 #define TB_THREAD_EVENT_NAME "tracebuf:thread"
 
 static void put_uuid(FILE *out, const uint8_t u[16])
@@ -121,7 +123,7 @@ int tb_ctf_event_valid(const struct tb_event_desc *ev, uint32_t id)
 			if (!strcmp(ev->fields[j].name, f->name))
 				return 0;
 	}
-	return 1;
+	return tb_labels_check(ev->labels, sizeof ev->labels, tb_labels_nenum(ev));
 }
 
 static const char *int_alias(uint32_t type)
@@ -164,6 +166,7 @@ static void put_event(FILE *out, const struct tb_event_desc *shared, uint32_t id
 	tb_ctf_seq_length_names(ev, lens);
 	put_quoted(out, ev->name);
 	fprintf(out, ";\n\tid = %" PRIu32 ";\n\tstream_id = 0;\n\tfields := struct {\n", id);
+	unsigned nenum = 0;
 	for (uint32_t i = 0; i < ev->nfields; i++) {
 		const struct tb_field_desc *f = &ev->fields[i];
 		const char *a = int_alias(f->type);
@@ -174,6 +177,15 @@ static void put_event(FILE *out, const struct tb_event_desc *shared, uint32_t id
 		} else if (f->type == TB_FT_BOOL) {
 			/* CTF 1.8 has no boolean: an enumeration babeltrace2 prints by label */
 			fprintf(out, "\t\tenum : uint8_t { \"false\" = 0, \"true\" = 1 } _%s;\n", f->name);
+		} else if (f->type == TB_FT_ENUM) {
+			/* labels checked by tb_ctf_event_valid(): identifiers, decimal int32 */
+			fprintf(out, "\t\tenum : int32_t {");
+			const char *p = tb_labels_line(ev->labels, nenum++);
+			char name[TB_LABEL_NAME_MAX];
+			int32_t v;
+			for (int first = 1; p && tb_label_next(&p, name, &v); first = 0)
+				fprintf(out, "%s \"%s\" = %" PRId32, first ? "" : ",", name, v);
+			fprintf(out, " } _%s;\n", f->name);
 		} else if (f->type == TB_FT_F32) {
 			fprintf(out, "\t\tfloating_point { exp_dig = 8; mant_dig = 24; align = 8; } _%s;\n", f->name);
 		} else {

@@ -24,6 +24,7 @@
 #include <tracebuf/event.h>
 #include <tracebuf/session.h>
 
+#include "core/labels.h"
 #include "producer/producer.h"
 #include "ring/rseq.h"
 #include "session/registry.h"
@@ -39,7 +40,8 @@ _Static_assert(TB__FT_u8 == TB_FT_U8 && TB__FT_u16 == TB_FT_U16 && TB__FT_u32 ==
 		       TB__FT_i8 == TB_FT_I8 && TB__FT_i16 == TB_FT_I16 && TB__FT_i32 == TB_FT_I32 &&
 		       TB__FT_i64 == TB_FT_I64 && TB__FT_f64 == TB_FT_F64 && TB__FT_str == TB_FT_STRING &&
 		       TB__FT_bytes == TB_FT_BYTES && TB__FT_u64s == TB_FT_U64SEQ &&
-		       TB__FT_bool == TB_FT_BOOL && TB__FT_f32 == TB_FT_F32 && TB_FT_F32 + 1 == TB_FT_MAX_,
+		       TB__FT_bool == TB_FT_BOOL && TB__FT_f32 == TB_FT_F32 && TB__FT_enum == TB_FT_ENUM &&
+		       TB_FT_ENUM + 1 == TB_FT_MAX_,
 	       "TB__FT_* (event.h) and enum tb_field_type (format.h) differ");
 
 static pthread_mutex_t classes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,13 +63,31 @@ static void bind_class(struct tb_session *s, struct tb_event_class *cls)
 {
 	struct tb_field_desc f[TB_MAX_FIELDS];
 	memset(f, 0, sizeof f);
+	char labels[TB_LABELS_MAX];
+	size_t used = 0;
+	labels[0] = 0;
 	uint32_t nf = cls->nfields > TB_MAX_FIELDS ? TB_MAX_FIELDS : cls->nfields;
 	for (uint32_t i = 0; i < nf; i++) {
 		snprintf(f[i].name, sizeof f[i].name, "%s", cls->fields[i].name);
 		f[i].type = cls->fields[i].type;
 		f[i].max_len = cls->fields[i].max_len;
+		if (f[i].type == TB_FT_ENUM) {
+			/* the list as written in TB_EVENT, parsed once here (never on
+			 * the fast path) into the registry's text.  Labels that do not
+			 * parse leave the values: the field is recorded as a plain
+			 * int32 (`tracebuf list --fields PROGRAM` reports such lists) */
+			char err[256];
+			size_t before = used;
+			if (tb_labels_from_c(cls->fields[i].labels ? cls->fields[i].labels : "", labels, sizeof labels,
+					     &used, err, sizeof err) < 0) {
+				tb_fail(-EINVAL, "event '%s' field '%s': %s; recorded as i32", cls->name, f[i].name, err);
+				f[i].type = TB_FT_I32;
+				used = before;
+				labels[used] = 0;
+			}
+		}
 	}
-	int id = tb_registry_register(s, cls->name, nf, f);
+	int id = tb_registry_register(s, cls->name, nf, f, labels);
 	if (id < 0) {
 		/* stays disabled; tb_errmsg() of this thread says why */
 		__atomic_store_n(&cls->mask, &tb_disabled_mask, __ATOMIC_RELEASE);
@@ -154,7 +174,7 @@ void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32
 static struct tb_event_class tname_cls = {
 	.name = TB_THREAD_NAME_EVENT,
 	.nfields = 2,
-	.fields = { { "tid", TB_FT_U32, 0 }, { "name", TB_FT_STRING, TB_THREAD_NAME_MAX } },
+	.fields = { { "tid", TB_FT_U32, 0, NULL }, { "name", TB_FT_STRING, TB_THREAD_NAME_MAX, NULL } },
 	.mask = &tb_disabled_mask,
 };
 /* The name every thread inherits at exec (read by the constructor, on the

@@ -201,7 +201,8 @@ _Static_assert((int)TB_RD_U8 == (int)TB_FT_U8 && (int)TB_RD_U16 == (int)TB_FT_U1
 		       (int)TB_RD_I64 == (int)TB_FT_I64 && (int)TB_RD_F64 == (int)TB_FT_F64 &&
 		       (int)TB_RD_STRING == (int)TB_FT_STRING && (int)TB_RD_BYTES == (int)TB_FT_BYTES &&
 		       (int)TB_RD_U64SEQ == (int)TB_FT_U64SEQ && (int)TB_RD_BOOL == (int)TB_FT_BOOL &&
-		       (int)TB_RD_F32 == (int)TB_FT_F32 && TB_FT_F32 + 1 == TB_FT_MAX_,
+		       (int)TB_RD_F32 == (int)TB_FT_F32 && (int)TB_RD_ENUM == (int)TB_FT_ENUM &&
+		       TB_FT_ENUM + 1 == TB_FT_MAX_,
 	       "enum tb_rd_type (reader.h) and enum tb_field_type (format.h) differ");
 _Static_assert((int)TB_RD_LOST_NCAUSES == (int)TB_LOSS_NCAUSES && (int)TB_RD_LOST_RELAY == (int)TB_LOSS_RELAY &&
 		       (int)TB_RD_LOST_NOCONSUMER == (int)TB_LOSS_NOCONS && (int)TB_RD_LOST_INVALID == (int)TB_LOSS_INVALID,
@@ -284,6 +285,7 @@ uint64_t tb_rd_u64(const struct tb_rd_event *e, unsigned i)
 	case TB_FT_I32: return (uint64_t)(int64_t)(int32_t)tb_rd_ld_uint(p, 4);
 	case TB_FT_I64: return tb_rd_ld_uint(p, 8);
 	case TB_FT_F64: { double d; memcpy(&d, p, 8); return f64_to_u64(d); }
+	case TB_FT_ENUM: return (uint64_t)tb_rd_ld_enum(p, fd);
 	default: return 0;
 	}
 }
@@ -312,9 +314,18 @@ double tb_rd_f64(const struct tb_rd_event *e, unsigned i)
 		memcpy(&x, fptr(e, f), 4);
 		return x;
 	}
-	if (t >= TB_FT_I8 && t <= TB_FT_I64)
+	if ((t >= TB_FT_I8 && t <= TB_FT_I64) || (t == TB_FT_ENUM && e->k->fields[f].sign))
 		return (double)tb_rd_i64(e, i);
 	return (double)tb_rd_u64(e, i);
+}
+
+const char *tb_rd_enum_label(const struct tb_rd_event *e, unsigned i)
+{
+	int f = raw(e, i);
+	if (f < 0 || e->k->fields[f].type != TB_FT_ENUM)
+		return NULL;
+	const struct tb_tsdl_field *fd = &e->k->fields[f];
+	return tb_rd_enum_find(&e->s->r->m.enums[fd->enum_idx], tb_rd_ld_enum(fptr(e, f), fd));
 }
 
 const char *tb_rd_str(const struct tb_rd_event *e, unsigned i, size_t *len)

@@ -179,6 +179,24 @@ static inline uint64_t tb_rd_ld_uint(const uint8_t *p, unsigned size)
 	}
 }
 
+/* The value of an enum field (its container's size and sign), as int64. */
+static inline int64_t tb_rd_ld_enum(const uint8_t *p, const struct tb_tsdl_field *fd)
+{
+	uint64_t v = tb_rd_ld_uint(p, fd->size);
+	if (fd->sign && fd->size < 8 && (v >> (fd->size * 8 - 1)) & 1)
+		v |= ~0ull << (fd->size * 8); /* sign-extend */
+	return (int64_t)v;
+}
+
+/* The label of v in an enum's mappings (the first that holds it), or NULL. */
+static inline const char *tb_rd_enum_find(const struct tb_tsdl_enum *en, int64_t v)
+{
+	for (uint32_t i = 0; i < en->n; i++)
+		if (en->l[i].lo <= v && v <= en->l[i].hi)
+			return en->l[i].name;
+	return NULL;
+}
+
 /* Conversions shared by reader.c and access.c. */
 static inline int64_t tb_rd_sat64(__int128 v)
 {

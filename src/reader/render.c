@@ -278,6 +278,18 @@ static char *put_real(char *p, double d, int json, int is_float)
  * some of its bytes (6 each, 3 of an unfinished UTF-8 sequence), or with some sequence elements */
 _Static_assert(LABEL_MAX + 5 + 2 + TB_DEC_U64_MAX + SCALAR_MAX + SLACK <= SCRATCH, "a piece fits the scratch");
 
+/* an enum label that text output shows without quotes: a C identifier, short */
+static int bare_label(const char *s, size_t n)
+{
+	if (!n || n > 64 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_'))
+			return 0;
+	return 1;
+}
+
 static void format_fields(struct out *o, const struct tb_rd_event *e, int json)
 {
 	const struct style *st = &styles[json];
@@ -296,6 +308,22 @@ static void format_fields(struct out *o, const struct tb_rd_event *e, int json)
 		if (f->type == TB_FT_BYTES || f->type == TB_FT_U64SEQ) {
 			uint64_t cnt = tb_rd_ld_uint(e->payload + off[f->len_raw], f->len_size);
 			put_seq(o, st, lab, lablen, fp, (uint32_t)cnt, f->type == TB_FT_U64SEQ);
+			continue;
+		}
+		if (f->type == TB_FT_ENUM) {
+			const struct tb_tsdl_field *fd = &k->fields[f->raw];
+			int64_t val = tb_rd_ld_enum(fp, fd);
+			const char *name = tb_rd_enum_find(&e->s->r->m.enums[fd->enum_idx], val);
+			if (name) {
+				size_t nl = strlen(name);
+				if (!json && bare_label(name, nl)) /* state = RUNNING */
+					done(o, put_chars(put_label(piece(o, lablen + nl), lab, lablen), name, nl));
+				else /* JSON, or a label that is not an identifier: a string */
+					put_str(o, lab, lablen, (const unsigned char *)name, nl, json);
+				continue;
+			}
+			/* no label maps it: the number (babeltrace2 shows it so too) */
+			done(o, tb_dec_i64(put_label(piece(o, lablen + SCALAR_MAX), lab, lablen), val));
 			continue;
 		}
 		char *p = put_label(piece(o, lablen + SCALAR_MAX), lab, lablen);

@@ -562,6 +562,45 @@ static int is_bool_enum(const struct ty *t)
 	       f->hi == 0 && !strcmp(tr->label, "true") && tr->lo == 1 && tr->hi == 1;
 }
 
+static void *grow(struct ctx *c, void *p, size_t n)
+{
+	void *q = realloc(p, n);
+	if (!q) {
+		c->err = tb_fail(-ENOMEM, "out of memory parsing the metadata");
+		longjmp(c->jb, 1);
+	}
+	return q;
+}
+
+/* Keeps the mappings of enum type t in meta->enums: its index. */
+static int32_t keep_enum(struct ctx *c, const struct ty *t)
+{
+	struct tb_tsdl_meta *m = c->m;
+	if (m->nenums == c->enum_cap) {
+		c->enum_cap = c->enum_cap ? c->enum_cap * 2 : 8;
+		m->enums = grow(c, m->enums, (size_t)c->enum_cap * sizeof *m->enums);
+	}
+	uint32_t n = 0;
+	size_t names = 0;
+	for (const struct enumerator *e = t->enums; e; e = e->next, n++)
+		names += strlen(e->label) + 1;
+	struct tb_tsdl_label *l = grow(c, NULL, (size_t)n * sizeof *l + names + 1);
+	char *s = (char *)(l + n);
+	struct tb_tsdl_enum *te = &m->enums[m->nenums];
+	te->n = n;
+	te->l = l;
+	m->nenums++; /* from here tb_tsdl_free() frees l */
+	for (const struct enumerator *e = t->enums; e; e = e->next, l++) {
+		size_t len = strlen(e->label) + 1;
+		memcpy(s, e->label, len);
+		l->lo = e->lo;
+		l->hi = e->hi;
+		l->name = s;
+		s += len;
+	}
+	return (int32_t)(m->nenums - 1);
+}
+
 static void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line)
 {
 	if (!st || st->kind != K_STRUCT)
@@ -577,6 +616,7 @@ static void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty
 		raw[n] = d;
 		tsdl_setname(c, d->line, f->name, sizeof f->name, shown(d->name));
 		f->length_of = -1;
+		f->enum_idx = -1;
 		if (d->arr == 1)
 			tsdl_perr(c, d->line, "event '%s' field '%s': fixed-length arrays are not supported",
 				  k->name, d->name);
@@ -616,12 +656,22 @@ static void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty
 		} else if (t->kind == K_ENUM && is_bool_enum(t)) {
 			f->type = TB_FT_BOOL;
 			f->size = 1;
+		} else if (t->kind == K_ENUM) {
+			/* any other enum: its integer container, shown by label */
+			const struct ty *b = t->base;
+			if (b->be || b->align != 8 || (b->size != 8 && b->size != 16 && b->size != 32 && b->size != 64))
+				tsdl_perr(c, d->line, "event '%s' field '%s': only enums of byte-aligned little-endian "
+						      "integers of 8, 16, 32 or 64 bits are supported", k->name, d->name);
+			f->type = TB_FT_ENUM;
+			f->size = (uint8_t)(b->size / 8);
+			f->sign = (uint8_t)(b->sign != 0);
+			f->enum_idx = keep_enum(c, t);
 		} else if (t->kind == K_STRING) {
 			f->type = TB_FT_STRING;
 			fixed = 0;
 		} else {
 			tsdl_perr(c, d->line, "event '%s' field '%s': %s fields are not supported", k->name, d->name,
-				  t->kind == K_STRUCT ? "struct" : t->kind == K_VARIANT ? "variant" : "enum");
+				  t->kind == K_STRUCT ? "struct" : "variant");
 		}
 		k->fixed_off[n] = off;
 		off += f->size;
@@ -805,8 +855,13 @@ void tb_tsdl_free(struct tb_tsdl_meta *m)
 {
 	free(m->classes);
 	free(m->by_id);
+	for (uint32_t i = 0; i < m->nenums; i++)
+		free(m->enums[i].l);
+	free(m->enums);
 	m->classes = NULL;
 	m->by_id = NULL;
+	m->enums = NULL;
+	m->nenums = 0;
 }
 
 int tb_tsdl_parse(const char *text, size_t len, struct tb_tsdl_meta *m, int *err_line)

@@ -32,6 +32,18 @@ struct tb_tsdl_field {
 	uint8_t size;                /* bytes of a fixed-size field, 0 otherwise */
 	uint8_t is_length;           /* the length of a later sequence */
 	int8_t length_of;            /* sequences: index of their length field */
+	uint8_t sign;                /* TB_FT_ENUM: the container is signed */
+	int32_t enum_idx;            /* TB_FT_ENUM: index in meta->enums; -1 otherwise */
+};
+
+/* The mappings of an enum field: label -> [lo, hi], in the order of the text. */
+struct tb_tsdl_label {
+	int64_t lo, hi;
+	const char *name;
+};
+struct tb_tsdl_enum {
+	uint32_t n;
+	struct tb_tsdl_label *l; /* one allocation: the n mappings, then their names */
 };
 
 struct tb_tsdl_class {
@@ -63,6 +75,8 @@ struct tb_tsdl_meta {
 	uint16_t loss_off[TB_LOSS_NCAUSES]; /* offset of field lost_<cause> in a packet, 0 if absent */
 	uint32_t nclasses;
 	struct tb_tsdl_class *classes; /* nclasses, in the order of the text */
+	uint32_t nenums;
+	struct tb_tsdl_enum *enums;    /* the enum fields' mappings (tb_tsdl_field.enum_idx) */
 	uint32_t max_id;
 	int32_t *by_id;                /* [max_id + 1]: index in classes, -1 none */
 };

@@ -57,6 +57,7 @@ struct ctx {
 	int trace_le_line;
 	struct tb_tsdl_meta *m;
 	uint32_t cls_cap;
+	uint32_t enum_cap;
 };
 
 /* sets the error "metadata line LINE: ..." (-EBADMSG) and longjmps to c->jb */

@@ -11,6 +11,7 @@
 
 #include <tracebuf/session.h>
 
+#include "core/labels.h"
 #include "platform/thread.h"
 
 _Static_assert(sizeof(pthread_mutex_t) <= 64, "registry lock space");
@@ -88,9 +89,9 @@ static uint32_t mask_for(struct tb_session *s, const char *name)
 	return mask;
 }
 
-static int fields_equal(const struct tb_event_desc *e, uint32_t nf, const struct tb_field_desc *f)
+static int fields_equal(const struct tb_event_desc *e, uint32_t nf, const struct tb_field_desc *f, const char *labels)
 {
-	if (e->nfields != nf)
+	if (e->nfields != nf || strncmp(e->labels, labels, sizeof e->labels) != 0)
 		return 0;
 	for (uint32_t i = 0; i < nf; i++)
 		if (e->fields[i].type != f[i].type || e->fields[i].max_len != f[i].max_len ||
@@ -99,13 +100,17 @@ static int fields_equal(const struct tb_event_desc *e, uint32_t nf, const struct
 	return 1;
 }
 
-int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields, const struct tb_field_desc *fields)
+int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields, const struct tb_field_desc *fields,
+			 const char *labels)
 {
+	if (!labels)
+		labels = "";
 	if (!tb_valid_event_name(name, TB_NAME_MAX))
 		return tb_fail(-EINVAL, "event name '%s' must be provider:event, [A-Za-z0-9_.-] on both sides, < %u bytes",
 			       name, TB_NAME_MAX);
 	if (nfields > TB_MAX_FIELDS)
 		return tb_fail(-EINVAL, "event '%s' has %u fields, at most %u", name, nfields, TB_MAX_FIELDS);
+	unsigned nenum = 0;
 	for (uint32_t i = 0; i < nfields; i++) {
 		if (!tb_valid_field_name(fields[i].name, TB_FIELD_NAME_MAX))
 			return tb_fail(-EINVAL, "event '%s': field %u name is not a C identifier < %u bytes", name, i,
@@ -119,10 +124,15 @@ int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfield
 				       fields[i].max_len, TB_PAYLOAD_MAX_LEN);
 		if (!var && fields[i].max_len)
 			return tb_fail(-EINVAL, "event '%s': fixed-size field '%s' has a bound", name, fields[i].name);
+		nenum += fields[i].type == TB_FT_ENUM;
 		for (uint32_t j = 0; j < i; j++)
 			if (!strncmp(fields[i].name, fields[j].name, TB_FIELD_NAME_MAX))
 				return tb_fail(-EINVAL, "event '%s': two fields named '%s'", name, fields[i].name);
 	}
+	size_t ll = strnlen(labels, TB_LABELS_MAX);
+	if (ll >= TB_LABELS_MAX || !tb_labels_check(labels, ll + 1, nenum))
+		return tb_fail(-EINVAL, "event '%s': the labels of its %u enum field(s) are malformed or longer than %u bytes",
+			       name, nenum, TB_LABELS_MAX - 1);
 	int rc = reg_lock(s);
 	if (rc)
 		return rc;
@@ -130,7 +140,7 @@ int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfield
 	for (uint32_t i = 0; i < n; i++) {
 		struct tb_event_desc *e = &s->reg->events[i];
 		if (e->state == 1 && !strncmp(e->name, name, TB_NAME_MAX)) {
-			rc = fields_equal(e, nfields, fields)
+			rc = fields_equal(e, nfields, fields, labels)
 				     ? (int)i
 				     : tb_fail(-EEXIST, "event '%s' is already registered in this session with other fields",
 					       name);
@@ -149,6 +159,7 @@ int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfield
 	e->id = n;
 	e->nfields = nfields;
 	memcpy(e->fields, fields, nfields * sizeof fields[0]);
+	memcpy(e->labels, labels, ll + 1); /* checked above: fits */
 	e->enabled = n == TB_EVENT_ID_THREAD ? 0 : mask_for(s, name);
 	/* valid-last: readers (the consumer writing metadata) check state
 	 * with acquire before trusting the entry (tb_registry_find) */
@@ -167,7 +178,7 @@ int tb_registry_builtin(struct tb_session *s)
 	f[0].type = TB_FT_U32;
 	strcpy(f[1].name, "tid");
 	f[1].type = TB_FT_U32;
-	int rc = tb_registry_register(s, "tracebuf:thread", 2, f);
+	int rc = tb_registry_register(s, "tracebuf:thread", 2, f, NULL);
 	return rc < 0 ? rc : 0;
 }
 

@@ -19,12 +19,14 @@ TB_HIDDEN int tb_registry_init(struct tb_registry *reg);
 TB_HIDDEN int tb_registry_builtin(struct tb_session *s);
 
 /*
- * Registers (or finds) class `name` with the given fields.  Same name with
- * other fields is an error.  Return: id >= 0; -EEXIST (same name, other
- * fields), -ENOSPC (registry full), -EINVAL (bad name/field).
+ * Registers (or finds) class `name` with the given fields and, when it has
+ * enum fields, their labels in the registry's text form (core/labels.h; NULL
+ * or "" when there is none).  Same name with other fields or labels is an
+ * error.  Return: id >= 0; -EEXIST (same name, other fields), -ENOSPC
+ * (registry full), -EINVAL (bad name/field/labels).
  */
 TB_HIDDEN int tb_registry_register(struct tb_session *s, const char *name, uint32_t nfields,
-				   const struct tb_field_desc *fields);
+				   const struct tb_field_desc *fields, const char *labels);
 
 /* Count of live processes in the session's process table other than `self`
  * (0: every one counts); a zombie is not alive. */

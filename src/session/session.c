@@ -259,7 +259,8 @@ unsigned tb_session_nclasses(struct tb_session *s)
 
 _Static_assert(sizeof(((struct tb_class_info *)0)->name) == TB_NAME_MAX &&
 		       sizeof(((struct tb_class_info *)0)->fields) / sizeof(struct tb_class_field) == TB_MAX_FIELDS &&
-		       sizeof(((struct tb_class_field *)0)->name) == TB_FIELD_NAME_MAX,
+		       sizeof(((struct tb_class_field *)0)->name) == TB_FIELD_NAME_MAX &&
+		       sizeof(((struct tb_class_info *)0)->labels) == TB_LABELS_MAX,
 	       "struct tb_class_info (session.h) holds a registry entry (format.h)");
 
 int tb_session_class(struct tb_session *s, unsigned id, struct tb_class_info *out)
@@ -281,6 +282,7 @@ int tb_session_class(struct tb_session *s, unsigned id, struct tb_class_info *ou
 		out->fields[f].type = e.fields[f].type;
 		out->fields[f].max_len = e.fields[f].max_len;
 	}
+	memcpy(out->labels, e.labels, sizeof out->labels); /* checked by tb_class_read; "" when invalid */
 	/* relaxed: a snapshot of the mask, read as producers read it */
 	out->channels = __atomic_load_n(&s->reg->events[id].enabled, __ATOMIC_RELAXED);
 	return 0;

@@ -2,8 +2,8 @@
 # t_public_headers_compile_everywhere.sh - <tracebuf/*.h> compile without a warning as C11, C17,
 # gnu11 and gnu17 (-Wall -Wextra -Wpedantic -Werror, at -O0 and -O2 where the string warnings
 # fire) with gcc and clang, and as C++11, 14, 17 and 20 (-Wall -Wextra -Wpedantic -Werror) with
-# g++ and clang++ (tests/headers/every_header.c: every field type, an event with one field and
-# one with none).  A compiler that is not installed is skipped and named.  Then the C++ build
+# g++ and clang++ (tests/headers/every_header.c: every field type, enums with labels, an event
+# with one field and one with none).  A compiler that is not installed is skipped and named.  Then the C++ build
 # runs under `tracebuf record` and its three events are in the trace with their fields (the
 # double in the fewest digits that read back exactly: 0.0005, not 0.00050000000000000001).
 set -u
@@ -57,6 +57,17 @@ if command -v babeltrace2 > /dev/null; then
 	babeltrace2 "$T/t" > "$T/bt" 2>&1 || { cat "$T/bt"; fail "babeltrace2 reads the trace"; }
 	grep 'hdr:typed' "$T/bt" | grep -q 'yes = ( "true" : container = 1 ), no = ( "false" : container = 0 ), ratio = 0.1, big = -2.5e+38' ||
 		{ grep hdr:typed "$T/bt"; fail "babeltrace2: hdr:typed's fields"; }
+fi
+# enum fields: shown by label, a value without one as the number; JSON gives the label as a string
+grep -q 'hdr:state: { st = BLOCKED, dir = DOWN }' "$T/out" && grep -q 'hdr:state: { st = 7, dir = UP }' "$T/out" &&
+	grep -q 'hdr:state: { st = GONE, dir = UP }' "$T/out" || fail "hdr:state's enum fields are not shown by their labels"
+"$CLI" dump --format json "$T/t" | grep -q '"st":"BLOCKED","dir":"DOWN"' || fail "dump --format json: hdr:state's labels"
+"$CLI" dump --format json "$T/t" | grep -q '"st":7,"dir":"UP"' || fail "dump --format json: an enum value without a label"
+if command -v babeltrace2 > /dev/null; then
+	# CTF enumerations with the labels as written: babeltrace2 shows the label and the value
+	grep 'hdr:state' "$T/bt" | grep -q 'st = ( "BLOCKED" : container = 5 ), dir = ( "DOWN" : container = 17 )' &&
+		grep 'hdr:state' "$T/bt" | grep -q 'st = ( "GONE" : container = -1 )' ||
+		{ grep hdr:state "$T/bt"; fail "babeltrace2: hdr:state's enum fields"; }
 fi
 grep -q 'hdr:one: { id = 42 }' "$T/out" || fail "hdr:one is not in the trace"
 grep -q 'hdr:none' "$T/out" || fail "hdr:none (an event without fields) is not in the trace"

@@ -114,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <tracebuf/session.h>
 
 TB_EVENT(seed, ev, (u64, n), (str, s))
+/* a class with enum labels: the registry's label text is part of what is fuzzed */
+TB_EVENT(seed, mode, (enum, m, (OFF, ON, AUTO = 7)), (u8, k), (enum, level, (LOW = -1, HIGH = 1)))
 
 static int write_seed(const char *dir, const char *name, struct tb_session *s)
 {
@@ -169,6 +171,8 @@ int main(int argc, char **argv)
 				struct { uint64_t n; char s[8]; } p = { i, "abcdefg" };
 				tb_write(i & 1, (uint32_t)id, &p, sizeof p);
 			}
+			for (int i = 0; i < 10; i++)
+				tb_seed_mode(i % 3 == 2 ? 7 : i % 3, (uint8_t)i, i & 1 ? 1 : -1);
 			tb_producer_use(NULL);
 		}
 		static const char *names[] = { "fresh_1ch_1cpu", "written_2ch_1cpu", "fallback_2ch_2slots" };

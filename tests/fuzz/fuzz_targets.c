@@ -40,6 +40,7 @@ void tb_fuzz_registry(struct tb_event_desc *ev, uint32_t *n)
 		{ "app:clash", 2, { { TB_FT_BYTES, "data" }, { TB_FT_U32, "_data_length" } } },
 		{ "http:request_begin", 1, { { TB_FT_STRING, "url" } } },
 		{ "http:request_end", 1, { { TB_FT_U32, "status" } } },
+		{ "app:state", 3, { { TB_FT_ENUM, "st" }, { TB_FT_U8, "k" }, { TB_FT_ENUM, "dir" } } },
 	};
 	memset(ev, 0, TB_FUZZ_NEVENTS * sizeof *ev);
 	for (uint32_t i = 0; i < TB_FUZZ_NEVENTS; i++) {
@@ -50,9 +51,10 @@ void tb_fuzz_registry(struct tb_event_desc *ev, uint32_t *n)
 		for (unsigned f = 0; f < k[i].nf; f++) {
 			ev[i].fields[f].type = k[i].f[f].type;
 			snprintf(ev[i].fields[f].name, sizeof ev[i].fields[f].name, "%s", k[i].f[f].name);
-			ev[i].fields[f].max_len = k[i].f[f].type >= TB_FT_STRING ? 255 : 0;
+			ev[i].fields[f].max_len = tb_ft_variable(k[i].f[f].type) ? 255 : 0;
 		}
 	}
+	snprintf(ev[6].labels, sizeof ev[6].labels, "IDLE=0,RUNNING=1,BLOCKED=5,GONE=-1\nUP=16,DOWN=17\n");
 	*n = TB_FUZZ_NEVENTS;
 }
 

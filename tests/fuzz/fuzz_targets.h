@@ -33,7 +33,7 @@ int tb_fuzz_stream(const uint8_t *data, size_t size);
 
 /* The event classes of the fixed metadata (id == index; n entries). */
 void tb_fuzz_registry(struct tb_event_desc *ev, uint32_t *n);
-#define TB_FUZZ_NEVENTS 6u
+#define TB_FUZZ_NEVENTS 7u
 
 /* The fixed metadata text (written once, then cached). */
 const char *tb_fuzz_metadata(size_t *len);

@@ -113,6 +113,13 @@ static void trace(const char *dir, int variant)
 		}
 		if (a0 && n % 3 == 0)
 			tbtrace_event(a0, 2, ts + 1, &n, 4);
+		if (n % 4 == 3) { /* app:state: two enums (one value without a label) around a u8 */
+			struct tbtrace_buf e = { .n = 0 };
+			tbb_u32(&e, n % 8 == 3 ? 5 : 7);
+			tbb_u8(&e, (uint8_t)n);
+			tbb_u32(&e, (uint32_t)-1);
+			tbtrace_event(s, 6, ts + 2, e.b, e.n);
+		}
 	}
 	tbtrace_close(t);
 }

@@ -2,7 +2,8 @@
 /*
  * every_header.c - compiled as C11, C17 and gnu variants with -Wpedantic, and
  * (as a copy named .cpp) as C++11..C++20 by tests/cli/t_public_headers_compile_everywhere.sh:
- * every public header, TB_EVENT with every field type, with one field and with
+ * every public header, TB_EVENT with every field type (enums with their labels
+ * written as a C enumerator list, a value the labels do not name), with one field and with
  * none, and a string field given a char array shorter than its bound (the
  * case -Wstringop-overread flagged at -O2).  Run under `tracebuf record`, it
  * writes one event of each class.
@@ -15,7 +16,10 @@
 TB_EVENT(hdr, all, (u8, a), (u16, b), (u32, c), (u64, d), (i8, e), (i16, f), (i32, g), (i64, h), (f64, x),
 	 (str, s), (strn, t, 300), (bytes, blob, 16), (u64s, vals, 4))
 TB_EVENT(hdr, typed, (bool, yes), (bool, no), (f32, ratio), (f32, big))
+TB_EVENT(hdr, state, (enum, st, (IDLE, RUNNING, BLOCKED = 5, GONE = -1)), (enum, dir, (UP = 0x10, DOWN)))
 TB_EVENT(hdr, one, (u32, id))
+
+enum hdr_state { HDR_IDLE, HDR_RUNNING, HDR_BLOCKED = 5, HDR_GONE = -1 };
 TB_EVENT(hdr, none)
 
 int main(void)
@@ -24,6 +28,9 @@ int main(void)
 	uint64_t v[2] = { 7, 8 };
 	tb_hdr_all(1, 2, 3, 4, -1, -2, -3, -4, 0.0005, small, small, small, 3, v, 2);
 	tb_hdr_typed(1 > 0, 0 > 1, 0.1f, -2.5e38f);
+	tb_hdr_state(HDR_BLOCKED, 0x11);
+	tb_hdr_state(7, 0x10); /* no label: shown as the number */
+	tb_hdr_state(HDR_GONE, 0x10);
 	tb_hdr_one(42);
 	tb_hdr_none();
 	return TB_ENABLED(hdr, none) ? 0 : 0;

@@ -200,7 +200,7 @@ void tbtrace_close(struct tbtrace *t)
 void tbtrace_desc(struct tb_event_desc *d, uint32_t id, const char *name, int nfields, ...)
 {
 	static const char *types[] = { "", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
-				       "f64", "str", "bytes", "u64s" };
+				       "f64", "str", "bytes", "u64s", "bool", "f32", "enum" };
 	va_list ap;
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", name);
@@ -216,7 +216,7 @@ void tbtrace_desc(struct tb_event_desc *d, uint32_t id, const char *name, int nf
 			if (strlen(types[k]) == tl && !strncmp(types[k], spec, tl))
 				d->fields[i].type = k;
 		snprintf(d->fields[i].name, sizeof d->fields[i].name, "%s", colon + 1);
-		d->fields[i].max_len = d->fields[i].type >= TB_FT_STRING ? 255 : 0;
+		d->fields[i].max_len = tb_ft_variable(d->fields[i].type) ? 255 : 0;
 	}
 	va_end(ap);
 }

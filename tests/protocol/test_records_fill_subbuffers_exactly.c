@@ -55,12 +55,12 @@ int main(void)
 		struct tb_field_desc f = { .type = TB_FT_U8 };
 		int id;
 		if (len == 0) {
-			id = tb_registry_register(s, name, 0, &f);
+			id = tb_registry_register(s, name, 0, &f, NULL);
 		} else {
 			strcpy(f.name, "b");
 			f.type = TB_FT_BYTES;
 			f.max_len = 4096;
-			id = tb_registry_register(s, name, 1, &f);
+			id = tb_registry_register(s, name, 1, &f, NULL);
 		}
 		CHECK(id >= 0, "register %s: %s", name, tb_errmsg());
 		uint8_t buf[4 + 80];

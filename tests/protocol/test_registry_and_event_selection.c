@@ -71,24 +71,24 @@ int main(void)
 
 	/* same name, same fields: same id; other fields: refused */
 	struct tb_field_desc f = { "x", TB_FT_U32, 0 };
-	CHECK_RC(tb_registry_register(s, "sel:alpha", 1, &f), a);
+	CHECK_RC(tb_registry_register(s, "sel:alpha", 1, &f, NULL), a);
 	f.type = TB_FT_U64;
-	CHECK_RC(tb_registry_register(s, "sel:alpha", 1, &f), -EEXIST);
-	CHECK_RC(tb_registry_register(s, "noprovider", 1, &f), -EINVAL);
-	CHECK_RC(tb_registry_register(s, "a:b c", 1, &f), -EINVAL);
+	CHECK_RC(tb_registry_register(s, "sel:alpha", 1, &f, NULL), -EEXIST);
+	CHECK_RC(tb_registry_register(s, "noprovider", 1, &f, NULL), -EINVAL);
+	CHECK_RC(tb_registry_register(s, "a:b c", 1, &f, NULL), -EINVAL);
 	struct tb_field_desc badf = { "1x", TB_FT_U32, 0 };
-	CHECK_RC(tb_registry_register(s, "p:badfield", 1, &badf), -EINVAL);
+	CHECK_RC(tb_registry_register(s, "p:badfield", 1, &badf, NULL), -EINVAL);
 	struct tb_field_desc nob = { "s", TB_FT_STRING, 0 };
-	CHECK_RC(tb_registry_register(s, "p:nobound", 1, &nob), -EINVAL);
+	CHECK_RC(tb_registry_register(s, "p:nobound", 1, &nob, NULL), -EINVAL);
 	/* capacity 8: 5 used (with the library's tracebuf:thread_name); fill
 	 * the rest, then it is full */
 	CHECK(tb_event_id("tracebuf:thread_name") > 0, "the library registers tracebuf:thread_name");
 	for (int i = 0; i < 3; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "fill:e%d", i);
-		CHECK(tb_registry_register(s, name, 0, &f) > 0, "%s", tb_errmsg());
+		CHECK(tb_registry_register(s, name, 0, &f, NULL) > 0, "%s", tb_errmsg());
 	}
-	CHECK_RC(tb_registry_register(s, "fill:one_too_many", 0, &f), -ENOSPC);
+	CHECK_RC(tb_registry_register(s, "fill:one_too_many", 0, &f, NULL), -ENOSPC);
 	CHECK(strstr(tb_errmsg(), "full"), "%s", tb_errmsg());
 
 	struct tbd d;

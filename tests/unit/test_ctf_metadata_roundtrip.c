@@ -3,7 +3,8 @@
  * test_ctf_metadata_roundtrip - the metadata tb_ctf_metadata_write() emits is
  * parsed back by the reader's TSDL parser into exactly the registry it came
  * from: names, ids, field names and types, sequence lengths, clock offset,
- * env; invalid registry entries become field-less tracebuf:invalid_<id>.
+ * env; enum fields with their labels (format 3); invalid registry entries
+ * (bad labels too) become field-less tracebuf:invalid_<id>.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -35,7 +36,7 @@ static const struct tb_tsdl_class *cls(const struct tb_tsdl_meta *m, uint32_t id
 
 int main(void)
 {
-	struct tb_event_desc ev[8];
+	struct tb_event_desc ev[10];
 	memset(ev, 0, sizeof ev);
 	tbtrace_desc(&ev[1], 1, "app:all", 12, "u8:a", "u16:b", "u32:c", "u64:d", "i8:e", "i16:f", "i32:g",
 		     "i64:h", "f64:x", "str:s", "bytes:data", "u64s:vals");
@@ -49,6 +50,10 @@ int main(void)
 	tbtrace_desc(&ev[6], 6, "app:toomany", 0);
 	ev[6].nfields = 1000;                                  /* count */
 	tbtrace_desc(&ev[7], 7, "app:keyword_fields", 3, "u32:integer", "str:struct", "u8:_under");
+	tbtrace_desc(&ev[8], 8, "app:enums", 3, "enum:st", "u8:x", "enum:dir");
+	strcpy(ev[8].labels, "IDLE=0,RUNNING=1,BLOCKED=5,GONE=-1\nUP=16,DOWN=17\n");
+	tbtrace_desc(&ev[9], 9, "app:badlabels", 1, "enum:st");
+	strcpy(ev[9].labels, "IDLE=0,IDLE=1\n"); /* a label twice */
 
 	struct tb_ctf_env env[] = {
 		{ .key = "hostname", .str = "host \"q\" \\ \n" },
@@ -58,7 +63,7 @@ int main(void)
 		.uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
 		.clock_freq = 2400000000ull,
 		.clock_offset_ns = -1500000001, /* negative: offset_s floors */
-		.events = ev, .nevents = 8, .env = env, .nenv = 2,
+		.events = ev, .nevents = 10, .env = env, .nenv = 2,
 	};
 	size_t len;
 	char *text = write_meta(&info, &len);
@@ -113,6 +118,18 @@ int main(void)
 	CHECK(k->nfields == 3 && !strcmp(k->fields[0].name, "integer") && !strcmp(k->fields[1].name, "struct") &&
 	      !strcmp(k->fields[2].name, "_under"), "%s", "-");
 	CHECK(k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_STRING, "%s", "-");
+	k = cls(&m, 8);
+	CHECK(k->nfields == 3 && k->fields[0].type == TB_FT_ENUM && k->fields[0].size == 4 && k->fields[0].sign &&
+		      k->fields[1].type == TB_FT_U8 && k->fields[2].type == TB_FT_ENUM && k->fixed_size == 9,
+	      "%s", "app:enums: two int32 enums around a u8");
+	const struct tb_tsdl_enum *en = &m.enums[k->fields[0].enum_idx];
+	CHECK(en->n == 4 && !strcmp(en->l[0].name, "IDLE") && en->l[0].lo == 0 && !strcmp(en->l[2].name, "BLOCKED") &&
+		      en->l[2].lo == 5 && en->l[2].hi == 5 && !strcmp(en->l[3].name, "GONE") && en->l[3].lo == -1,
+	      "%s", "st's labels");
+	en = &m.enums[k->fields[2].enum_idx];
+	CHECK(en->n == 2 && !strcmp(en->l[1].name, "DOWN") && en->l[1].lo == 17, "%s", "dir's labels");
+	k = cls(&m, 9);
+	CHECK(!strcmp(k->name, "tracebuf:invalid_9") && k->nfields == 0, "bad labels: %s", k->name);
 	tb_tsdl_free(&m);
 
 	/* no events at all: still id 0 */
