@@ -222,7 +222,7 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		"addq $4, %%rdi\n\t"
 		"movq 0(%[a]), %%rsi\n\t"
 		"movq 8(%[a]), %%rcx\n\t"
-		/* 16 bytes per iteration, then 8, then bytes */
+		/* 16 bytes per iteration, then 8, then 4, then bytes */
 		"cmpq $16, %%rcx\n\t"
 		"jb 9f\n\t"
 		"5:\n\t"
@@ -244,6 +244,14 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 		"addq $8, %%rdi\n\t"
 		"subq $8, %%rcx\n\t"
 		"6:\n\t"
+		"cmpq $4, %%rcx\n\t"
+		"jb 16f\n\t"
+		"movl (%%rsi), %%edx\n\t"
+		"movl %%edx, (%%rdi)\n\t"
+		"addq $4, %%rsi\n\t"
+		"addq $4, %%rdi\n\t"
+		"subq $4, %%rcx\n\t"
+		"16:\n\t"
 		"testq %%rcx, %%rcx\n\t"
 		"jz 7f\n\t"
 		"8:\n\t"
