@@ -28,6 +28,10 @@
  *                        the first 0): CTF enums in the trace, `state = B`
  *                        in dump; a value without a label shows as a number.
  *                        At most 3327 bytes of "label=value," per class.
+ *                        A macro in the list is expanded first; a list that
+ *                        does not parse leaves a plain i32 field (`tracebuf
+ *                        list --fields PROGRAM` says why).  A C++ enum class
+ *                        value is passed as static_cast<int32_t>(v).
  *   (str, name)          NUL-terminated string, at most 255 bytes kept
  *   (strn, name, N)      the same with bound N (1..4095)
  *   (bytes, name, N)     const void *name, uint32_t name_len; at most N bytes

@@ -3,7 +3,8 @@
 # declares, before it runs (the tracebuf_events section every TB_EVENT writes): a class used in
 # two translation units is listed once, a class without fields too, --fields shows the fields as
 # declared, the section survives --gc-sections, C++ objects declare theirs the same way; a file
-# with no TB_EVENT, a truncated ELF file and a damaged section get a clear error, exit non-zero.
+# with no TB_EVENT, a truncated ELF file and a damaged section get a clear error, exit non-zero;
+# an enum label list the producer would refuse is named with the reason, exit non-zero.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 command -v cc > /dev/null || { echo "SKIP: no C compiler"; exit 77; }
@@ -32,6 +33,39 @@ printf 'shop:idle\nshop:order\nshop:refund\n' | diff - "$T/l" || fail "list: eac
 "$CLI" list --fields "$T/shop" > "$T/lf" || fail "list --fields"
 grep -qx 'shop:order  {(u32, id), (str, item), (f64, price)}' "$T/lf" || { cat "$T/lf"; fail "--fields of shop:order"; }
 grep -qx 'shop:idle  {}' "$T/lf" || { cat "$T/lf"; fail "--fields of a class without fields"; }
+
+echo "== enum label lists: shown as declared, checked with the producer's parser"
+cat > "$T/e.c" <<'C'
+#include <tracebuf/event.h>
+TB_EVENT(door, move, (enum, to, (OPEN, SHUT = 4)), (u8, n))
+TB_EVENT(door, odd, (enum, how, (HALF = 0.5)))
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	tb_door_move(4, 1);
+	tb_door_odd(0);
+	while (argc > 1 && access(argv[1], F_OK) != 0) /* alive until told, for `list SESSION` */
+		usleep(1000);
+	return 0;
+}
+C
+cc -O2 -Wall -Werror ${san:+-fsanitize=$san} -I"$INC" "$T/e.c" -o "$T/door" -L"$TB_BUILD" -ltracebuf \
+	-Wl,-rpath,"$TB_BUILD" || fail "building the enum program"
+"$CLI" list --fields "$T/door" > "$T/el" 2> "$T/ee" && fail "a label list the producer refuses: exit 0"
+grep -qx 'door:move  {(enum, to, (OPEN, SHUT = 4)), (u8, n)}' "$T/el" || { cat "$T/el"; fail "--fields of door:move"; }
+grep -q 'door:odd field how: .*HALF.*not an int32 integer literal; the program records it as a plain i32' "$T/ee" ||
+	{ cat "$T/ee"; fail "the refused label list is named with the reason"; }
+# and so it does: the live session lists door:move's labels, door:odd's field as i32
+"$CLI" record -q --session "$T/shm/door.tb" -o "$T/dt" -- "$T/door" "$T/go" &
+rec=$!
+wait_for sh -c "'$CLI' list '$T/shm/door.tb' 2> /dev/null | grep -q door:odd" || fail "door's classes never listed"
+"$CLI" list --fields "$T/shm/door.tb" > "$T/sl" || fail "list --fields of the live session"
+grep -qx 'door:move  enabled in chan  { to: enum (OPEN=0,SHUT=4), n: u8 }' "$T/sl" || { cat "$T/sl"; fail "session: door:move's labels"; }
+grep -qx 'door:odd  enabled in chan  { how: i32 }' "$T/sl" || { cat "$T/sl"; fail "session: door:odd as i32"; }
+touch "$T/go"
+wait $rec || fail "record of the enum program"
+"$CLI" dump "$T/dt" | grep -q 'door:move: { to = SHUT, n = 1 }' || fail "dump: the label of door:move's field"
+"$CLI" dump "$T/dt" | grep -q 'door:odd: { how = 0 }' || fail "dump: door:odd's field as a plain number"
 
 if command -v c++ > /dev/null; then
 	printf '#include "ev.h"\nint main() { tb_shop_order(2, "cake", 3.0); }\n' > "$T/c.cpp"

@@ -16,7 +16,8 @@
 TB_EVENT(hdr, all, (u8, a), (u16, b), (u32, c), (u64, d), (i8, e), (i16, f), (i32, g), (i64, h), (f64, x),
 	 (str, s), (strn, t, 300), (bytes, blob, 16), (u64s, vals, 4))
 TB_EVENT(hdr, typed, (bool, yes), (bool, no), (f32, ratio), (f32, big))
-TB_EVENT(hdr, state, (enum, st, (IDLE, RUNNING, BLOCKED = 5, GONE = -1)), (enum, dir, (UP = 0x10, DOWN)))
+#define HDR_DOWN_VALUE 0x11 /* a macro in a label list is expanded before the list is kept */
+TB_EVENT(hdr, state, (enum, st, (IDLE, RUNNING, BLOCKED = 5, GONE = -1)), (enum, dir, (UP = 0x10, DOWN = HDR_DOWN_VALUE)))
 TB_EVENT(hdr, one, (u32, id))
 
 enum hdr_state { HDR_IDLE, HDR_RUNNING, HDR_BLOCKED = 5, HDR_GONE = -1 };
