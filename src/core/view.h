@@ -24,6 +24,7 @@ struct tb_chan_view {
 	uint64_t ring_mask;    /* sb_size * sb_count - 1 */
 	uint32_t mode;         /* enum tb_mode */
 	uint32_t attribution;  /* enum tb_attribution */
+	uint32_t vtid;         /* 1: records carry the writer's tid after their header (stream class 1) */
 	uint32_t watermark;
 	uint64_t block_timeout_ns;
 	uint64_t flush_period_ns;
