@@ -150,10 +150,11 @@ struct tb_fast_ring {
 	uint64_t ring_mask;   /* 16 */
 	uint64_t sb_mask;     /* 24 */
 	uint64_t sb_size;     /* 32 */
-	uint64_t attribution; /* 40: 1 when the channel writes tracebuf:thread records */
-	uint64_t vtid;        /* 48: 1 when its records carry the writer's tid (tb_rseq_fast_append_vtid) */
-	uint64_t pad[1];
+	uint64_t kind;        /* 40: TB_FAST_ATTRIBUTION | TB_FAST_VTID (one load decides both) */
+	uint64_t pad[2];
 };
+#define TB_FAST_ATTRIBUTION 1u /* the channel writes tracebuf:thread records */
+#define TB_FAST_VTID 2u        /* its records carry the writer's tid (tb_rseq_fast_append_vtid) */
 
 /* Per call. */
 struct tb_fast_args {
@@ -161,8 +162,15 @@ struct tb_fast_args {
 	uint64_t len;         /* 8: payload bytes */
 	uint64_t id;          /* 16: event id, <= 30 */
 	uint64_t tid;         /* 24: writer context required (0 without attribution) */
-	uint64_t vtid;        /* 32: tb_rseq_fast_append_vtid only: the tid written after the header */
 };
+
+/* Per call on a vtid channel (a struct of its own: the call without vtid
+ * stores no more than it did). */
+struct tb_fast_args_vtid {
+	struct tb_fast_args a; /* 0 */
+	uint64_t vtid;         /* 32: the tid written after the header */
+};
+_Static_assert(offsetof(struct tb_fast_args_vtid, vtid) == 32, "asm offsets");
 
 /*
  * The fast append cs, with HDR bytes of record header + event context (a
@@ -303,7 +311,7 @@ slow:
 }
 
 /*
- * The same on a vtid channel (tb_fast_ring.vtid): the compact header, then
+ * The same on a vtid channel (TB_FAST_VTID): the compact header, then
  * a->vtid (the writer's tid, the stream event context), then the payload.
  * The tid is written past head with the rest of the record, so the commit
  * (step I, the head store) publishes it like the payload: no ordering of its
@@ -311,7 +319,7 @@ slow:
  */
 static inline __attribute__((always_inline)) int tb_rseq_fast_append_vtid(struct tb_rseq_abi *rs, uint32_t cpu,
 									   const struct tb_fast_ring *r,
-									   const struct tb_fast_args *a)
+									   const struct tb_fast_args_vtid *a)
 {
 	__asm__ goto(TB_FAST_APPEND_CS("8", "movl 32(%[a]), %%edx\n\t"
 					    "movl %%edx, 4(%%rdi)\n\t")

@@ -192,6 +192,7 @@ int tb_map_validate(uint8_t *base, uint64_t size, struct tb_session *s)
 		v->mode = cd[c].mode;
 		v->attribution = cd[c].attribution;
 		v->vtid = cd[c].vtid; /* 0 or 1, checked above on this same copy */
+		v->max_payload = tb_chan_max_payload(cd[c].sb_size, v->vtid);
 		v->watermark = cd[c].watermark ? cd[c].watermark : 1;
 		if (v->watermark > v->sb_count)
 			v->watermark = v->sb_count;

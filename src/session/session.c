@@ -175,8 +175,8 @@ int tb_session_fast_init(struct tb_session *s)
 			f->ring_mask = cv->ring_mask;
 			f->sb_mask = cv->sb_size - 1;
 			f->sb_size = cv->sb_size;
-			f->attribution = cv->attribution == TB_ATTR_ESCAPE;
-			f->vtid = cv->vtid != 0;
+			f->kind = (cv->attribution == TB_ATTR_ESCAPE ? TB_FAST_ATTRIBUTION : 0u) |
+				  (cv->vtid ? TB_FAST_VTID : 0u);
 		}
 	s->rseq_off = __rseq_offset; /* process-wide, fixed by glibc at start-up */
 	return 0;
