@@ -143,6 +143,17 @@ if [ $have_bt2 = 1 ]; then
 	[ "$w" = "$wo" ] && [ "$w" -ge $((NT * NE)) ] || fail "babeltrace2: $w events with vtid, $wo without (each event once per channel)"
 fi
 
+echo "== losses: the packets the recorder writes itself (empty loss packets) are of the channel's class"
+# overwrite: the final snapshot starts each stream after losses; tiny discard rings lose events
+for m in overwrite discard; do
+	"$CLI" record -q --vtid --mode $m --sb-size 4K --sb-count 2 -o "$T/$m" -- "$VW" "$NT" "$NE" > /dev/null 2> "$T/$m.err" ||
+		{ cat "$T/$m.err"; fail "record --vtid --mode $m"; }
+	"$CLI" dump --format json "$T/$m" > "$T/$m.jsonl" 2> "$T/$m.dumperr" || fail "dump $m"
+	[ ! -s "$T/$m.dumperr" ] || { cat "$T/$m.dumperr"; fail "$m: tracebuf dump reported damage"; }
+	grep -q '"discarded_events"' "$T/$m.jsonl" || fail "$m: no loss in the trace (the rings were to be too small)"
+	[ $have_bt2 = 1 ] && bt2_check "$T/$m"
+done
+
 echo "== the workload with --vtid: exact accounting, signals, every record layout"
 "$CLI" record -q --vtid --sb-size 16K --sb-count 4 -o "$T/wl" -- "$WL" --threads 3 --events 30000 --signals > "$T/wl.out" 2> "$T/wl.err" ||
 	{ cat "$T/wl.err"; fail "record --vtid of the workload"; }
