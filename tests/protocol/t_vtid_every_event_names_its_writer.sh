@@ -144,13 +144,16 @@ if [ $have_bt2 = 1 ]; then
 fi
 
 echo "== losses: the packets the recorder writes itself (empty loss packets) are of the channel's class"
-# overwrite: the final snapshot starts each stream after losses; tiny discard rings lose events
+# overwrite: nothing is drained while the program runs, and it writes far more than the rings
+# hold (4 x 3000 records of 16 bytes, 8 KiB per CPU): the final snapshot starts each stream
+# after losses, with an empty packet the recorder writes.  Tiny discard rings may lose events
+# too (that depends on the recorder's speed: not required).
 for m in overwrite discard; do
 	"$CLI" record -q --vtid --mode $m --sb-size 4K --sb-count 2 -o "$T/$m" -- "$VW" "$NT" "$NE" > /dev/null 2> "$T/$m.err" ||
 		{ cat "$T/$m.err"; fail "record --vtid --mode $m"; }
 	"$CLI" dump --format json "$T/$m" > "$T/$m.jsonl" 2> "$T/$m.dumperr" || fail "dump $m"
 	[ ! -s "$T/$m.dumperr" ] || { cat "$T/$m.dumperr"; fail "$m: tracebuf dump reported damage"; }
-	grep -q '"discarded_events"' "$T/$m.jsonl" || fail "$m: no loss in the trace (the rings were to be too small)"
+	[ $m = discard ] || grep -q '"discarded_events"' "$T/$m.jsonl" || fail "$m: no loss in the trace (the rings hold less than was written)"
 	[ $have_bt2 = 1 ] && bt2_check "$T/$m"
 done
 
