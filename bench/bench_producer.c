@@ -5,8 +5,9 @@
  *
  * Rows (1 thread): empty loop; the floor (read the TSC, store 16 bytes into
  * a thread-local array); tracebuf with a 16-byte payload (two u64 fields)
- * through TB_EVENT, rseq protocol, with and without thread attribution;
- * the fallback protocol; a disabled event; a mutex-protected global buffer.
+ * through TB_EVENT, rseq protocol, with and without thread attribution, and
+ * on a vtid channel (every event carries its writer's tid: issue 13); the
+ * fallback protocol; a disabled event; a mutex-protected global buffer.
  * Each configuration is timed in rounds interleaved with the floor, and the
  * best round of each is kept (noise only ever adds time).
  */
@@ -67,10 +68,11 @@ static double best_ns(loop_fn fn, uint64_t n, int rounds)
 	return best;
 }
 
-static struct tb_session *make_session(int fallback, int attribution)
+static struct tb_session *make_session(int fallback, int attribution, int vtid)
 {
 	struct tb_channel_opts co = { .size = sizeof co, .name = "bench", .sb_size = 1 << 20, .sb_count = 4,
-				      .mode = TB_OVERWRITE, .no_attribution = !attribution, .events = "bench:ev16" };
+				      .mode = TB_OVERWRITE, .no_attribution = !attribution, .events = "bench:ev16",
+				      .vtid = (uint32_t)vtid };
 	struct tb_session_opts so = { .size = sizeof so, .nchannels = 1, .channels = &co, .force_fallback = (uint32_t)fallback };
 	struct tb_session *s;
 	int rc = tb_session_create(&so, &s);
@@ -89,9 +91,11 @@ void bench_producer(struct bench_table *t)
 
 	/* interleave configurations round by round so that a noisy moment
 	 * hits all of them alike */
-	double empty = 1e30, floor_ = 1e30, rseq_attr = 1e30, rseq_noattr = 1e30, fb = 1e30, off = 1e30, mu = 1e30;
-	struct tb_session *s_attr = make_session(0, 1), *s_noattr = make_session(0, 0), *s_fb = make_session(1, 1);
-	if (!s_attr || !s_noattr || !s_fb)
+	double empty = 1e30, floor_ = 1e30, rseq_attr = 1e30, rseq_noattr = 1e30, rseq_vtid = 1e30, fb = 1e30, off = 1e30,
+	       mu = 1e30;
+	struct tb_session *s_attr = make_session(0, 1, 0), *s_noattr = make_session(0, 0, 0), *s_fb = make_session(1, 1, 0),
+			  *s_vtid = make_session(0, 1, 1);
+	if (!s_attr || !s_noattr || !s_fb || !s_vtid)
 		return;
 	int have_rseq = tb_session_uses_rseq(s_attr);
 	for (int r = 0; r < rounds; r++) {
@@ -105,6 +109,9 @@ void bench_producer(struct bench_table *t)
 		tb_producer_use(s_noattr);
 		bench_loop_tracebuf(n / 10);
 		v = best_ns(bench_loop_tracebuf, n, 1); if (v < rseq_noattr) rseq_noattr = v;
+		tb_producer_use(s_vtid);
+		bench_loop_tracebuf(n / 10);
+		v = best_ns(bench_loop_tracebuf, n, 1); if (v < rseq_vtid) rseq_vtid = v;
 		tb_producer_use(s_fb);
 		bench_loop_tracebuf(n / 10);
 		v = best_ns(bench_loop_tracebuf, n / 4, 1); if (v < fb) fb = v;
@@ -117,6 +124,8 @@ void bench_producer(struct bench_table *t)
 		  "ns/event", rseq_attr / floor_, "tracebuf / floor", "<= 1.5");
 	bench_row(t, "producer", "tracebuf rseq, 16 B, attribution off", rseq_noattr, "ns/event", rseq_noattr / floor_,
 		  "tracebuf / floor", "<= 1.5");
+	bench_row(t, "producer", "tracebuf rseq, 16 B, attribution on, vtid", rseq_vtid, "ns/event", rseq_vtid / floor_,
+		  "tracebuf / floor", NULL);
 	bench_row(t, "producer", "tracebuf fallback (TRACEBUF_NO_RSEQ), 16 B", fb, "ns/event", fb / floor_,
 		  "fallback / floor", NULL);
 	bench_row(t, "producer", "mutex-protected global buffer, 16 B", mu, "ns/event", mu / rseq_attr,

@@ -30,7 +30,7 @@ _tracebuf()
 	local opts
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --watermark
-		      --block-timeout --no-attribution --session --shm-dir --attach --relay --session-name --hostname
+		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
 		      --live-timer -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --ticks --follow -q --quiet --help" ;;

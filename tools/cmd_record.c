@@ -53,8 +53,9 @@ static void record_usage(FILE *f)
 		"\n"
 		"  -o, --output DIR          trace directory (created; must be empty); optional with\n"
 		"                            --relay (then the relay daemon holds the only copy)\n"
-		"  --channel NAME:SB_SIZE:COUNT:MODE\n"
-		"                            one channel (repeatable), e.g. chan:256K:8:discard\n"
+		"  --channel NAME:SB_SIZE:COUNT:MODE[:vtid]\n"
+		"                            one channel (repeatable), e.g. chan:256K:8:discard;\n"
+		"                            :vtid: its events carry their thread id (as --vtid)\n"
 		"  --sb-size SIZE            sub-buffer size of the default channel (256K)\n"
 		"  --sb-count N              sub-buffers per CPU (a 16 MiB ring; less on many CPUs)\n"
 		"  --mode MODE               discard | overwrite | block (discard)\n"
@@ -63,6 +64,9 @@ static void record_usage(FILE *f)
 		"  --watermark N             full sub-buffers that wake the consumer (1)\n"
 		"  --block-timeout DUR       block mode: longest wait of a producer (100ms, at most 10s)\n"
 		"  --no-attribution          no tracebuf:thread records\n"
+		"  --vtid                    every event carries the id of the thread that wrote it\n"
+		"                            (CTF event context vtid, as LTTng's: babeltrace2, Trace\n"
+		"                            Compass); 4 bytes more per event\n"
 		"  --session PATH            session file to create (default: new file in /dev/shm)\n"
 		"  --shm-dir DIR             directory of the session file ($TRACEBUF_SHM_DIR)\n"
 		"  --attach SESSION          drain an existing session instead of running CMD; DIR may\n"
@@ -86,7 +90,7 @@ static void record_usage(FILE *f)
 
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
-	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
+	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
 	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER,
 };
 
@@ -130,7 +134,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return TB_EXIT_USAGE;
 }
 
-/* NAME:SB_SIZE:COUNT:MODE; empty fields take the defaults */
+/* NAME:SB_SIZE:COUNT:MODE[:vtid]; empty fields take the defaults */
 static int parse_channel(struct rec_opts *o, const char *arg)
 {
 	if (o->nchan >= TB_MAX_CHANNELS)
@@ -138,18 +142,18 @@ static int parse_channel(struct rec_opts *o, const char *arg)
 	char buf[256];
 	if (snprintf(buf, sizeof buf, "%s", arg) >= (int)sizeof buf)
 		return usage_error("--channel %s: too long", arg);
-	char *f[4] = { 0 };
+	char *f[5] = { 0 };
 	char *p = buf;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		f[i] = p;
 		p = strchr(p, ':');
 		if (!p) {
-			if (i != 3)
-				return usage_error("--channel %s: want NAME:SB_SIZE:COUNT:MODE", arg);
+			if (i < 3)
+				return usage_error("--channel %s: want NAME:SB_SIZE:COUNT:MODE[:vtid]", arg);
 			break;
 		}
-		if (i == 3)
-			return usage_error("--channel %s: want NAME:SB_SIZE:COUNT:MODE", arg);
+		if (i == 4)
+			return usage_error("--channel %s: want NAME:SB_SIZE:COUNT:MODE[:vtid]", arg);
 		*p++ = 0;
 	}
 	struct tb_channel_opts *c = &o->chan[o->nchan];
@@ -171,6 +175,9 @@ static int parse_channel(struct rec_opts *o, const char *arg)
 	c->sb_count = (uint32_t)n;
 	if (*f[3] && parse_mode(f[3], &c->mode) < 0)
 		return usage_error("--channel %s: mode must be discard, overwrite or block", arg);
+	if (f[4] && strcmp(f[4], "vtid"))
+		return usage_error("--channel %s: the fifth field may only be 'vtid'", arg);
+	c->vtid = f[4] != NULL;
 	o->nchan++;
 	return 0;
 }
@@ -188,6 +195,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "watermark", required_argument, 0, OPT_WATERMARK },
 		{ "block-timeout", required_argument, 0, OPT_BLOCK_TIMEOUT },
 		{ "no-attribution", no_argument, 0, OPT_NO_ATTR },
+		{ "vtid", no_argument, 0, OPT_VTID },
 		{ "session", required_argument, 0, OPT_SESSION },
 		{ "shm-dir", required_argument, 0, OPT_SHM_DIR },
 		{ "attach", required_argument, 0, OPT_ATTACH },
@@ -254,6 +262,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				return usage_error("--block-timeout %s: want a duration such as 100ms", optarg);
 			break;
 		case OPT_NO_ATTR: o->dflt.no_attribution = 1; break;
+		case OPT_VTID: o->dflt.vtid = 1; break;
 		case OPT_SESSION: o->session_path = optarg; break;
 		case OPT_SHM_DIR: o->shm_dir = optarg; break;
 		case OPT_ATTACH: o->attach = optarg; break;
@@ -320,6 +329,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			ch->watermark = o->dflt.watermark;
 			ch->block_timeout_ns = o->dflt.block_timeout_ns;
 			ch->no_attribution = o->dflt.no_attribution;
+			ch->vtid |= o->dflt.vtid; /* --vtid: every channel; :vtid: this one */
 		}
 	}
 	return 0;

@@ -168,8 +168,11 @@ TB_API int64_t tb_rd_ns(const struct tb_rd_event *e);     /* Unix epoch ns */
 TB_API uint32_t tb_rd_cpu(const struct tb_rd_event *e);
 TB_API unsigned tb_rd_stream(const struct tb_rd_event *e);
 TB_API const char *tb_rd_channel(const struct tb_rd_event *e);
-/* pid/tid of the latest tracebuf:thread record earlier in the packet; 0 unknown */
+/* pid of the latest tracebuf:thread record earlier in the packet; 0 unknown */
 TB_API uint32_t tb_rd_pid(const struct tb_rd_event *e);
+/* tid of the thread that wrote the event: on a channel recorded with vtid
+ * (stream class 1, docs/CTF.md) the exact one the event carries, else that
+ * of the latest tracebuf:thread record earlier in the packet; 0 unknown */
 TB_API uint32_t tb_rd_tid(const struct tb_rd_event *e);
 /*
  * The name of thread `tid` as far as the iteration has come: from the latest

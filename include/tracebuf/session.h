@@ -46,6 +46,9 @@ struct tb_channel_opts {
 	uint64_t block_timeout_ns; /* TB_BLOCK; default 100 ms, at most 10 s (more is refused) */
 	uint64_t flush_period_ns;  /* default 1 s, at most 1 hour (more is refused) */
 	const char *events;        /* glob patterns, comma separated; default "*" */
+	uint32_t vtid;             /* default 0 (off); 1: every event carries the writing thread's tid
+				    * (CTF stream event context "vtid", as LTTng's vtid context):
+				    * 4 more bytes per event; 0 or 1, anything else is refused */
 };
 
 struct tb_session_opts {
@@ -207,6 +210,8 @@ struct tb_channel_info {
 	uint64_t flush_period_ns;
 	uint64_t block_timeout_ns;
 	int attribution;           /* 1: tracebuf:thread records say which thread wrote what */
+	int vtid;                  /* 1: every event carries its writer's tid (tb_channel_opts.vtid);
+				    * in what was tail padding: the size of the struct is unchanged */
 };
 /* Return: 0, -EINVAL (no such channel, or out->size unknown). */
 TB_API int tb_session_channel_info(const struct tb_session *s, unsigned chan, struct tb_channel_info *out);

@@ -125,11 +125,12 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 	struct walk_ctx w = { info->ts_end, 0, 0, info->ts_begin };
 	pthread_mutex_lock(&e->meta_lock);
 	uint32_t nev = tb_engine_registry_sync(e);
-	tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, NULL, NULL, &wr);
+	uint32_t ctx = tb_walk_ctx(s->chan[ch].vtid); /* the record layout of this channel's packets */
+	tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, ctx, NULL, NULL, &wr);
 	w.events = wr.events;
 	if (wr.last_ts > info->ts_end) { /* rare (corruption): again, stopping at the first late record */
 		w.events = 0;
-		tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, walk_rec, &w, &wr);
+		tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, ctx, walk_rec, &w, &wr);
 	}
 	pthread_mutex_unlock(&e->meta_lock);
 	uint64_t end = w.late_off ? w.late_off : wr.valid_end;

@@ -136,6 +136,9 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 		.env = l.v,
 		.nenv = l.n,
 	};
+	/* the stream classes of the channels (validated at attach) */
+	for (unsigned c = 0; c < s->nchannels; c++)
+		info.streams |= 1u << (s->chan[c].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN);
 	memcpy(info.uuid, s->uuid, 16);
 
 	int rc = 0;

@@ -80,13 +80,14 @@ static int resume_stream(struct tb_engine *e, const char *name, unsigned ch, uns
 	}
 	uint64_t off = 0, size = (uint64_t)sb.st_size;
 	uint64_t want_instance = ((uint64_t)ch << 32) | cpu;
+	uint32_t want_sid = e->s->chan[ch].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN;
 	while (size - off >= TB_PACKET_HEADER_SIZE) {
 		struct tb_packet_header h;
 		if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
 			break;
 		uint64_t psize = h.packet_size / 8;
 		if (h.magic != TB_CTF_MAGIC || memcmp(h.uuid, e->s->uuid, 16) ||
-		    h.stream_instance_id != want_instance) {
+		    h.stream_instance_id != want_instance || h.stream_id != want_sid) {
 			close(fd);
 			return tb_fail(-EEXIST, "%s/%s holds a packet of another trace at offset %" PRIu64
 					       "; choose an empty output directory",
@@ -204,6 +205,9 @@ static void empty_packet(const struct tb_engine *e, unsigned ch, unsigned cpu, u
 	memset(h, 0, sizeof *h);
 	h->magic = TB_CTF_MAGIC;
 	memcpy(h->uuid, e->s->uuid, 16);
+	/* the stream class of the channel's packets: a reader takes a stream
+	 * file's class from its first packet, which may be this one */
+	h->stream_id = e->s->chan[ch].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN;
 	h->stream_instance_id = ((uint64_t)ch << 32) | cpu;
 	h->timestamp_begin = h->timestamp_end = ts;
 	h->content_size = h->packet_size = TB_PACKET_HEADER_SIZE * 8ull;

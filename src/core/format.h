@@ -136,7 +136,10 @@ struct tb_chan_desc {
 	uint64_t data_off;           /* offset of sub-buffer 0 inside a ring (page aligned) */
 	char events[TB_PATTERN_MAX]; /* comma-separated glob patterns of event names */
 	uint32_t events_gen;         /* bumped at each change of events[] */
-	uint8_t reserved[512 - 348];
+	uint32_t vtid;               /* 0, or 1: every record header is followed by the
+				      * writing thread's tid, a u32 (the CTF stream event
+				      * context "vtid"; its packets are stream class 1) */
+	uint8_t reserved[512 - 352];
 };
 
 /*
@@ -328,10 +331,18 @@ static inline const char *tb_loss_field(unsigned c)
 
 #define TB_CTF_MAGIC 0xC1FC1FC1u
 
+/* Stream classes (packet header stream_id; docs/CTF.md).  A record of a
+ * TB_STREAM_VTID packet is its header, then the writer's tid (u32: the
+ * stream event context), then the payload. */
+#define TB_STREAM_PLAIN 0u
+#define TB_STREAM_VTID 1u
+#define TB_NSTREAM_CLASSES 2u
+#define TB_VTID_SIZE 4u /* bytes of the event context of a TB_STREAM_VTID record */
+
 struct tb_packet_header {
 	uint32_t magic;              /* TB_CTF_MAGIC */
 	uint8_t uuid[16];            /* trace uuid */
-	uint32_t stream_id;          /* stream class: always 0 */
+	uint32_t stream_id;          /* stream class: TB_STREAM_PLAIN, or TB_STREAM_VTID on a vtid channel */
 	uint64_t stream_instance_id; /* (channel << 32) | cpu */
 	/* packet context */
 	uint64_t timestamp_begin;
@@ -397,6 +408,7 @@ struct tb_packet_header {
 
 _Static_assert(sizeof(struct tb_map) == 1024, "tb_map layout");
 _Static_assert(sizeof(struct tb_chan_desc) == 512, "tb_chan_desc layout");
+_Static_assert(offsetof(struct tb_chan_desc, vtid) == 348, "tb_chan_desc layout");
 _Static_assert(sizeof(struct tb_ctl) == 256, "tb_ctl layout");
 _Static_assert(offsetof(struct tb_ctl, lost_full) == 64, "tb_ctl line 1");
 _Static_assert(offsetof(struct tb_ctl, tail) == 128, "tb_ctl line 2");

@@ -24,6 +24,8 @@ struct tb_chan_view {
 	uint64_t ring_mask;    /* sb_size * sb_count - 1 */
 	uint32_t mode;         /* enum tb_mode */
 	uint32_t attribution;  /* enum tb_attribution */
+	uint32_t vtid;         /* 1: records carry the writer's tid after their header (stream class 1) */
+	uint32_t max_payload;  /* largest payload an append takes (tb_chan_max_payload) */
 	uint32_t watermark;
 	uint64_t block_timeout_ns;
 	uint64_t flush_period_ns;
@@ -31,6 +33,21 @@ struct tb_chan_view {
 	uint64_t data_off;
 	uint64_t ring0_off;    /* offset of the ring of CPU 0; CPU k at ring0_off + k * ring_size */
 };
+
+/*
+ * The largest payload tb_append() accepts on a channel: the worst case
+ * [escape record] + record with extended headers, each followed by its
+ * event context (vtid: 4 bytes), plus the 8 bytes of slack of the staged
+ * copy, must fit an empty packet; and never more than a string or sequence
+ * bound allows.  Computed once at attach (the append path compares with it).
+ */
+static inline uint32_t tb_chan_max_payload(uint64_t sb_size, uint32_t vtid)
+{
+	uint64_t fixed = TB_PACKET_HEADER_SIZE + 2ull * TB_EXTENDED_HDR_SIZE + TB_THREAD_PAYLOAD_SIZE + 8 +
+			 (vtid ? 2ull * TB_VTID_SIZE : 0);
+	uint64_t room = sb_size > fixed ? sb_size - fixed : 0;
+	return room < TB_PAYLOAD_MAX_LEN + 4096ull ? (uint32_t)room : TB_PAYLOAD_MAX_LEN + 4096u;
+}
 
 struct tb_session {
 	int fd;

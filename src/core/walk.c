@@ -69,7 +69,7 @@ static uint32_t fixed_size(const struct tb_event_desc *e)
 #define WALK_CACHE 64u
 
 int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
-		   uint64_t ts_begin, tb_walk_fn fn, void *arg, struct tb_walk_result *res)
+		   uint64_t ts_begin, uint32_t ctx, tb_walk_fn fn, void *arg, struct tb_walk_result *res)
 {
 	uint32_t cache[WALK_CACHE]; /* 0: not computed; else fixed size + 1, or UINT32_MAX: variable */
 	memset(cache, 0, sizeof cache);
@@ -99,6 +99,16 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 			res->error = "timestamp goes back";
 			break;
 		}
+		/* the event context (vtid): after the header, before the payload */
+		uint32_t vtid = 0;
+		if (ctx) {
+			if (ctx > end - off - hs) {
+				res->error = "record context cut by the end of the packet";
+				break;
+			}
+			memcpy(&vtid, pkt + off + hs, TB_VTID_SIZE);
+			hs += ctx;
+		}
 		uint64_t plen;
 		uint32_t c = id < WALK_CACHE ? cache[id] : UINT32_MAX;
 		if (c == 0)
@@ -113,7 +123,7 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 			res->error = "malformed payload";
 			break;
 		}
-		struct tb_walk_rec r = { id, ts, off, pkt + off + hs, plen };
+		struct tb_walk_rec r = { id, ts, off, vtid, pkt + off + hs, plen };
 		clock = ts;
 		off += hs + plen;
 		res->valid_end = off;

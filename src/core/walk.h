@@ -16,6 +16,7 @@ struct tb_walk_rec {
 	uint32_t id;
 	uint64_t ts;
 	uint64_t off;           /* of the record header, from the packet start */
+	uint32_t vtid;          /* the event context of a vtid packet: the writer's tid; 0 without */
 	const uint8_t *payload;
 	uint64_t payload_len;
 };
@@ -37,11 +38,20 @@ TB_HIDDEN int tb_payload_size(const struct tb_event_desc *e, const uint8_t *p, u
 
 /*
  * Walks records from TB_PACKET_HEADER_SIZE to `end` of `pkt`, starting the
- * stream clock at `ts_begin`.  A record is valid when its id is < nevents,
- * its payload is well formed, it ends at or before `end`, and its timestamp
- * is >= the previous one.  The walk stops at the first invalid record.
+ * stream clock at `ts_begin`; `ctx` is the bytes of event context after
+ * each record header: 0, or TB_VTID_SIZE in a vtid packet (stream class
+ * TB_STREAM_VTID, tb_walk_ctx()).  A record is valid when its id is <
+ * nevents, its payload is well formed, it ends at or before `end`, and its
+ * timestamp is >= the previous one.  The walk stops at the first invalid
+ * record.
  */
 TB_HIDDEN int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
-			     uint64_t ts_begin, tb_walk_fn fn, void *arg, struct tb_walk_result *res);
+			     uint64_t ts_begin, uint32_t ctx, tb_walk_fn fn, void *arg, struct tb_walk_result *res);
+
+/* Bytes of event context in a record of a channel with (1) or without (0) vtid. */
+static inline uint32_t tb_walk_ctx(uint32_t vtid)
+{
+	return vtid ? TB_VTID_SIZE : 0;
+}
 
 #endif

@@ -3,9 +3,10 @@
  * ctf.h - CTF 1.8 metadata for tracebuf traces (library private).
  *
  * tb_ctf_metadata_write() emits the TSDL that describes every trace tracebuf
- * writes: trace block (uuid, packet header), env block, clock block, the one
- * stream class (packet context, compact/extended event header) and every
- * event class of the registry.  The reader's TSDL parser (src/reader/) reads
+ * writes: trace block (uuid, packet header), env block, clock block, the
+ * stream classes in use (packet context, compact/extended event header;
+ * class 1 adds the event context "vtid") and every event class of the
+ * registry, once per stream class.  The reader's TSDL parser (src/reader/) reads
  * exactly this subset back; docs/FORMAT.md shows a complete example.
  */
 #ifndef TB_CTF_CTF_H
@@ -31,6 +32,10 @@ struct tb_ctf_trace_info {
 	uint32_t nevents;
 	const struct tb_ctf_env *env;
 	uint32_t nenv;
+	/* stream classes in use: bit k for class k (TB_STREAM_PLAIN,
+	 * TB_STREAM_VTID: the channels with vtid); 0 means class 0 only.
+	 * Each is declared, and every event class once for each. */
+	uint32_t streams;
 };
 
 /*

@@ -142,7 +142,7 @@ static const char *int_alias(uint32_t type)
 	}
 }
 
-static void put_event(FILE *out, const struct tb_event_desc *shared, uint32_t id)
+static void put_event(FILE *out, const struct tb_event_desc *shared, uint32_t id, uint32_t sid)
 {
 	/* the descriptor lives in shared memory: validate and print a private copy */
 	struct tb_event_desc copy, *ev = NULL;
@@ -154,18 +154,18 @@ static void put_event(FILE *out, const struct tb_event_desc *shared, uint32_t id
 	fprintf(out, "event {\n\tname = ");
 	if (id == TB_EVENT_ID_THREAD) {
 		put_quoted(out, TB_THREAD_EVENT_NAME);
-		fprintf(out, ";\n\tid = 0;\n\tstream_id = 0;\n"
-			     "\tfields := struct {\n\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n\t};\n};\n\n");
+		fprintf(out, ";\n\tid = 0;\n\tstream_id = %" PRIu32 ";\n"
+			     "\tfields := struct {\n\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n\t};\n};\n\n", sid);
 		return;
 	}
 	if (!ev || !tb_ctf_event_valid(ev, id)) {
-		fprintf(out, "\"tracebuf:invalid_%" PRIu32 "\";\n\tid = %" PRIu32 ";\n\tstream_id = 0;\n"
-			     "\tfields := struct {\n\t};\n};\n\n", id, id);
+		fprintf(out, "\"tracebuf:invalid_%" PRIu32 "\";\n\tid = %" PRIu32 ";\n\tstream_id = %" PRIu32 ";\n"
+			     "\tfields := struct {\n\t};\n};\n\n", id, id, sid);
 		return;
 	}
 	tb_ctf_seq_length_names(ev, lens);
 	put_quoted(out, ev->name);
-	fprintf(out, ";\n\tid = %" PRIu32 ";\n\tstream_id = 0;\n\tfields := struct {\n", id);
+	fprintf(out, ";\n\tid = %" PRIu32 ";\n\tstream_id = %" PRIu32 ";\n\tfields := struct {\n", id, sid);
 	unsigned nenum = 0;
 	for (uint32_t i = 0; i < ev->nfields; i++) {
 		const struct tb_field_desc *f = &ev->fields[i];
@@ -220,6 +220,47 @@ void tb_ctf_clock_offset(int64_t offset_ns, uint64_t freq, int64_t *offset_s, ui
 	*offset_cycles = (uint64_t)(((unsigned __int128)rem * freq + 500000000) / 1000000000);
 }
 
+static int stream_used(const struct tb_ctf_trace_info *info, uint32_t sid)
+{
+	uint32_t used = info->streams ? info->streams : 1u << TB_STREAM_PLAIN;
+	return (used >> sid) & 1;
+}
+
+/*
+ * Stream class `sid`.  Both have the same packet context and event header;
+ * class TB_STREAM_VTID adds the event context of LTTng's vtid context: the
+ * TSDL name "_vtid" (one underscore, stripped by CTF readers as for payload
+ * fields: babeltrace2 shows "vtid"), an unsigned 32-bit decimal integer.
+ */
+static void put_stream(FILE *out, uint32_t sid)
+{
+	fprintf(out, "stream {\n\tid = %" PRIu32 ";\n", sid);
+	fputs("\tevent.header := struct {\n"
+	      "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	      "\t\tvariant <id> {\n"
+	      "\t\t\tstruct {\n\t\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t\t} compact;\n"
+	      "\t\t\tstruct {\n\t\t\t\tuint32_t id;\n"
+	      "\t\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t\t} extended;\n"
+	      "\t\t} v;\n"
+	      "\t} align(8);\n", out);
+	if (sid == TB_STREAM_VTID)
+		fputs("\tevent.context := struct {\n"
+		      "\t\tinteger { size = 32; align = 8; signed = 0; base = 10; } _vtid;\n"
+		      "\t};\n", out);
+	fputs("\tpacket.context := struct {\n"
+	      "\t\tuint64_clock_monotonic_t timestamp_begin;\n"
+	      "\t\tuint64_clock_monotonic_t timestamp_end;\n"
+	      "\t\tuint64_t content_size;\n"
+	      "\t\tuint64_t packet_size;\n"
+	      "\t\tuint64_t packet_seq_num;\n"
+	      "\t\tuint64_t events_discarded;\n"
+	      "\t\tuint32_t cpu_id;\n"
+	      "\t\tuint32_t tb_reserved;\n", out);
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		fprintf(out, "\t\tuint64_t %s;\n", tb_loss_field(k));
+	fputs("\t};\n};\n\n", out);
+}
+
 int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 {
 	if (!out || !info || info->clock_freq == 0 || (info->nevents && !info->events) ||
@@ -229,6 +270,9 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	if (info->nevents > TB_MAX_EVENTS)
 		return tb_fail(-EINVAL, "tb_ctf_metadata_write: %" PRIu32 " event classes, at most %u",
 			       info->nevents, TB_MAX_EVENTS);
+	if (info->streams >> TB_NSTREAM_CLASSES)
+		return tb_fail(-EINVAL, "tb_ctf_metadata_write: stream classes 0x%" PRIx32 ", only 0 and 1 exist",
+			       info->streams);
 	for (uint32_t i = 0; i < info->nenv; i++)
 		if (!info->env[i].key || !tb_ctf_ident_valid(info->env[i].key, 128))
 			return tb_fail(-EINVAL, "tb_ctf_metadata_write: env key #%" PRIu32
@@ -286,27 +330,9 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	      "typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }"
 	      " := uint64_clock_monotonic_t;\n\n", out);
 
-	fputs("stream {\n\tid = 0;\n"
-	      "\tevent.header := struct {\n"
-	      "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
-	      "\t\tvariant <id> {\n"
-	      "\t\t\tstruct {\n\t\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t\t} compact;\n"
-	      "\t\t\tstruct {\n\t\t\t\tuint32_t id;\n"
-	      "\t\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t\t} extended;\n"
-	      "\t\t} v;\n"
-	      "\t} align(8);\n"
-	      "\tpacket.context := struct {\n"
-	      "\t\tuint64_clock_monotonic_t timestamp_begin;\n"
-	      "\t\tuint64_clock_monotonic_t timestamp_end;\n"
-	      "\t\tuint64_t content_size;\n"
-	      "\t\tuint64_t packet_size;\n"
-	      "\t\tuint64_t packet_seq_num;\n"
-	      "\t\tuint64_t events_discarded;\n"
-	      "\t\tuint32_t cpu_id;\n"
-	      "\t\tuint32_t tb_reserved;\n", out);
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
-		fprintf(out, "\t\tuint64_t %s;\n", tb_loss_field(k));
-	fputs("\t};\n};\n\n", out);
+	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
+		if (stream_used(info, sid))
+			put_stream(out, sid);
 
 	return tb_ctf_metadata_write_events(out, info, 0);
 }
@@ -314,8 +340,12 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 int tb_ctf_metadata_write_events(FILE *out, const struct tb_ctf_trace_info *info, uint32_t from)
 {
 	uint32_t n = info->nevents ? info->nevents : 1;
-	for (uint32_t id = from; id < n; id++)
-		put_event(out, id < info->nevents ? &info->events[id] : NULL, id);
+	/* CTF 1.8: an event class belongs to one stream class; each class in
+	 * use gets the same event classes under the same ids */
+	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
+		if (stream_used(info, sid))
+			for (uint32_t id = from; id < n; id++)
+				put_event(out, id < info->nevents ? &info->events[id] : NULL, id, sid);
 
 	if (fflush(out) != 0 || ferror(out))
 		return tb_fail(-EIO, "tb_ctf_metadata_write: write error: %s", strerror(errno));

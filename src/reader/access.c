@@ -73,9 +73,13 @@ uint32_t tb_reader_nclass_ids(const struct tb_reader *r) { return r->m.max_id + 
 
 const char *tb_reader_class_name(const struct tb_reader *r, uint32_t id)
 {
-	if (id > r->m.max_id || r->m.by_id[id] < 0)
-		return NULL;
-	return r->m.classes[r->m.by_id[id]].name;
+	/* an id has one name in every stream class (tb_tsdl_parse) */
+	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++) {
+		int32_t ci = tb_tsdl_class_at(&r->m, sid, id);
+		if (ci >= 0)
+			return r->m.classes[ci].name;
+	}
+	return NULL;
 }
 
 unsigned tb_reader_nstreams(const struct tb_reader *r) { return r->nstreams; }

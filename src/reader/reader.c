@@ -155,7 +155,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			     "truncated file, the end was skipped", left, hsz);
 			break;
 		}
-		uint32_t magic = ld32(h + TB_PKT_OFF_MAGIC);
+		uint32_t magic = ld32(h + TB_PKT_OFF_MAGIC), sid = ld32(h + TB_PKT_OFF_STREAM_ID);
 		uint64_t psize_bits = ld64(h + TB_PKT_OFF_PACKET), csize_bits = ld64(h + TB_PKT_OFF_CONTENT);
 		uint64_t psize = psize_bits / 8, csize = csize_bits / 8;
 		p.p.ts_begin = ld64(h + TB_PKT_OFF_TS_BEGIN);
@@ -179,8 +179,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				 " left in the file: truncated file", psize, left);
 		else if (r->m.has_uuid && memcmp(h + TB_PKT_OFF_UUID, r->m.uuid, 16))
 			snprintf(why, sizeof why, "uuid differs from the metadata's (a packet of another trace)");
-		else if (ld32(h + TB_PKT_OFF_STREAM_ID) != 0)
-			snprintf(why, sizeof why, "stream_id %" PRIu32 " (only 0 exists)", ld32(h + TB_PKT_OFF_STREAM_ID));
+		else if (sid >= TB_NSTREAM_CLASSES || !((r->m.streams >> sid) & 1))
+			snprintf(why, sizeof why, "stream_id %" PRIu32 " (not a stream class of the metadata)", sid);
+		else if (prev && sid != s->sid)
+			snprintf(why, sizeof why, "stream_id %" PRIu32 " differs from the stream's %" PRIu32, sid, s->sid);
 		else if (csize_bits % 8 || csize < hsz || csize > psize)
 			snprintf(why, sizeof why, "content_size %" PRIu64 " bits outside [%u, packet_size %" PRIu64 "]",
 				 csize_bits, hsz * 8, psize_bits);
@@ -208,6 +210,9 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				inst = ld64(h + TB_PKT_OFF_INSTANCE);
 				s->inst = inst;
 				s->has_inst = 1;
+				/* its stream class: the record layout of every packet of the file */
+				s->sid = sid;
+				s->ctx = r->m.stream_ctx[sid];
 				/* the CPU of the file name, unless the packets disagree: trust the packets */
 				s->cpu = p.p.cpu;
 				p.p.discarded_delta = p.p.events_discarded ? UINT64_MAX : 0;
@@ -396,21 +401,24 @@ static int reader_classes(struct tb_reader *r)
 	r->freq_inv = 1.0 / (double)r->freq;
 	r->off_ns = tb_rd_sat64((__int128)r->m.clock_offset_s * 1000000000 +
 			  (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
-	/* the thread-attribution class */
-	r->thread_id = -1;
-	if (r->m.by_id[TB_EVENT_ID_THREAD] >= 0) {
-		const struct tb_tsdl_class *k = &r->m.classes[r->m.by_id[TB_EVENT_ID_THREAD]];
-		if (!strcmp(k->name, "tracebuf:thread") && k->fixed_size == 8 && k->nfields == 2 &&
-		    k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_U32)
-			r->thread_id = TB_EVENT_ID_THREAD;
+	/* the thread-attribution class of each stream class */
+	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++) {
+		r->thread_ci[sid] = -1;
+		r->tname_ci[sid] = UINT32_MAX;
+		int32_t ci = tb_tsdl_class_at(&r->m, sid, TB_EVENT_ID_THREAD);
+		if (ci >= 0) {
+			const struct tb_tsdl_class *k = &r->m.classes[ci];
+			if (!strcmp(k->name, "tracebuf:thread") && k->fixed_size == 8 && k->nfields == 2 &&
+			    k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_U32)
+				r->thread_ci[sid] = ci;
+		}
 	}
 	/* the thread-name class: any id, this exact shape */
-	r->tname_ci = UINT32_MAX;
 	for (uint32_t i = 0; i < r->m.nclasses; i++) {
 		const struct tb_tsdl_class *k = &r->m.classes[i];
 		if (!strcmp(k->name, "tracebuf:thread_name") && k->nfields == 2 && k->fields[0].type == TB_FT_U32 &&
 		    k->fields[1].type == TB_FT_STRING)
-			r->tname_ci = i;
+			r->tname_ci[k->stream_id] = i;
 	}
 	r->vis = calloc(r->m.nclasses ? r->m.nclasses : 1, sizeof *r->vis);
 	if (!r->vis || tb_rd_fmt_prepare(r))
@@ -723,7 +731,7 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 						       clk < s->clock ? s->clock : pk->p.ts_end);
 					goto next_packet;
 				}
-				int32_t ci = id <= r->m.max_id ? r->m.by_id[id] : -1;
+				int32_t ci = tb_tsdl_class_at(&r->m, s->sid, id);
 				if (__builtin_expect(ci < 0, 0)) {
 					packet_problem(r, s, s->pos, -EBADMSG, "unknown event id %" PRIu32, id);
 					goto next_packet;
@@ -731,6 +739,19 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 				const struct tb_tsdl_class *k = &r->m.classes[ci];
 				const uint8_t *pl = p + h;
 				avail -= h;
+				/* the event context of a vtid stream: the writer's tid */
+				uint32_t vtid = 0;
+				if (s->ctx) {
+					if (__builtin_expect(avail < s->ctx, 0)) {
+						packet_problem(r, s, s->pos, -EBADMSG,
+							       "record context cut by the end of the packet content");
+						goto next_packet;
+					}
+					vtid = ld32(pl);
+					pl += s->ctx;
+					avail -= s->ctx;
+					h += s->ctx;
+				}
 				uint64_t len;
 				if (k->fixed_size >= 0) {
 					len = (uint64_t)k->fixed_size;
@@ -763,7 +784,7 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 				}
 				s->clock = clk;
 				s->pos += h + len;
-				if ((int32_t)id == r->thread_id) {
+				if (ci == r->thread_ci[s->sid]) {
 					s->pid = ld32(pl);
 					s->tid = ld32(pl + 4);
 					if (!(r->flags & TB_READER_THREAD_EVENTS))
@@ -776,7 +797,8 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 				e->payload = pl;
 				e->len = (uint32_t)len;
 				e->pid = s->pid;
-				e->tid = s->tid;
+				/* a vtid stream: the exact writer of this event */
+				e->tid = s->ctx ? vtid : s->tid;
 				return 1;
 overrun:
 				packet_problem(r, s, s->pos, -EBADMSG,
@@ -856,7 +878,8 @@ int tb_reader_next(struct tb_reader *r, const struct tb_rd_event **ev)
 		return 0;
 	r->last = (int)r->heap[0];
 	*ev = &r->streams[r->heap[0]].cur;
-	if (__builtin_expect((*ev)->ci == r->tname_ci && (*ev)->kind == TB_RD_EVENT, 0))
+	if (__builtin_expect(((*ev)->ci == r->tname_ci[0] || (*ev)->ci == r->tname_ci[1]) && (*ev)->kind == TB_RD_EVENT,
+			     0))
 		tname_note(r, *ev);
 	return 1;
 }

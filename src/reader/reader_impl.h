@@ -75,7 +75,9 @@ struct rd_stream {
 	unsigned pending;   /* notices still to deliver for this packet: 1 events, 2 packets */
 	uint64_t pos, end;  /* byte positions in the file */
 	uint64_t clock;     /* ticks of the previous record (or timestamp_begin) */
-	uint32_t pid, tid;
+	uint32_t pid, tid;  /* of the latest tracebuf:thread record of the packet */
+	uint32_t sid;       /* stream class of its packets (the first valid packet's stream_id) */
+	uint32_t ctx;       /* bytes of event context after each record header: 0, or 4 (vtid) */
 	int causes_reported; /* the diagnostic on inconsistent causes was given */
 	int has_inst;        /* a valid packet was seen: inst is its stream_instance_id */
 	uint64_t inst;
@@ -130,8 +132,8 @@ struct tb_reader {
 	uint64_t skipped_packets;
 	struct tb_tsdl_meta m;
 	struct rd_vis *vis;  /* per class index */
-	int32_t thread_id;   /* class id of tracebuf:thread, -1 none */
-	uint32_t tname_ci;   /* class index of tracebuf:thread_name, UINT32_MAX none */
+	int32_t thread_ci[TB_NSTREAM_CLASSES]; /* per stream class: class index of tracebuf:thread, -1 none */
+	uint32_t tname_ci[TB_NSTREAM_CLASSES]; /* ... of tracebuf:thread_name, UINT32_MAX none */
 	struct rd_tname *tnames; /* tid -> latest name seen by the iteration (open addressing) */
 	uint32_t tnames_cap, tnames_n; /* power of two; tids held (tid 0: empty slot) */
 	uint64_t freq;

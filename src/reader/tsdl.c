@@ -519,29 +519,43 @@ static void clock_block(struct ctx *c, int line)
 		tsdl_perr(c, line, "clock block without freq");
 }
 
+_Static_assert(TB_NSTREAM_CLASSES == 2, "struct ctx holds two stream classes");
+
+/* A stream class: its id (0 or 1; 0 when not said) and its types, checked
+ * by check_layouts() once every block is read. */
 static void stream_block(struct ctx *c, int line)
 {
 	struct item it;
-	if (c->seen_stream++)
-		tsdl_perr(c, line, "second stream block (tracebuf traces have one stream class)");
+	uint32_t sid = 0;
+	struct ty *hdr = NULL, *pctx = NULL, *ectx = NULL;
 	tsdl_expect(c, "{");
 	while (block_item(c, &it)) {
 		if (!strcmp(it.key, "id")) {
 			need_value(c, &it);
-			if (tsdl_vuint(c, &it.v, "stream id") != 0)
-				tsdl_perr(c, it.line, "stream id %" PRIu64 ": only stream class 0 is supported", it.v.u);
+			if (tsdl_vuint(c, &it.v, "stream id") >= TB_NSTREAM_CLASSES)
+				tsdl_perr(c, it.line, "stream id %" PRIu64 ": only stream classes 0 and 1 are supported",
+					  it.v.u);
+			sid = (uint32_t)it.v.u;
 		} else if (!strcmp(it.key, "event.header")) {
 			need_type(c, &it);
-			c->ev_header = it.t;
+			hdr = it.t;
 		} else if (!strcmp(it.key, "packet.context")) {
 			need_type(c, &it);
-			c->pkt_context = it.t;
+			pctx = it.t;
 		} else if (!strcmp(it.key, "event.context")) {
-			tsdl_perr(c, it.line, "stream event.context is not supported");
+			need_type(c, &it);
+			ectx = it.t;
 		} else {
 			tsdl_perr(c, it.line, "unsupported stream attribute '%s'", it.key);
 		}
 	}
+	if (c->seen_stream & (1u << sid))
+		tsdl_perr(c, line, "second stream block with id %" PRIu32, sid);
+	c->seen_stream |= 1u << sid;
+	c->ev_header[sid] = hdr;
+	c->pkt_context[sid] = pctx;
+	c->ev_context[sid] = ectx;
+	c->stream_line[sid] = line;
 }
 
 static int is_uint(const struct ty *t, uint32_t size, uint32_t align)
@@ -718,8 +732,9 @@ static void event_block(struct ctx *c, int line)
 			has_id = 1;
 		} else if (!strcmp(it.key, "stream_id")) {
 			need_value(c, &it);
-			if (tsdl_vuint(c, &it.v, "stream_id") != 0)
-				tsdl_perr(c, it.line, "event stream_id must be 0");
+			if (tsdl_vuint(c, &it.v, "stream_id") >= TB_NSTREAM_CLASSES)
+				tsdl_perr(c, it.line, "event stream_id must be 0 or 1");
+			k->stream_id = (uint32_t)it.v.u;
 		} else if (!strcmp(it.key, "fields")) {
 			need_type(c, &it);
 			fields = it.t;
@@ -738,10 +753,17 @@ static void event_block(struct ctx *c, int line)
 		event_fields(c, k, fields, fields_line);
 	else
 		k->fixed_size = 0;
-	for (uint32_t i = 0; i < m->nclasses; i++)
-		if (m->classes[i].id == k->id)
-			tsdl_perr(c, line, "event id %" PRIu32 " defined twice ('%s' and '%s')", k->id,
-				  m->classes[i].name, k->name);
+	for (uint32_t i = 0; i < m->nclasses; i++) {
+		const struct tb_tsdl_class *o = &m->classes[i];
+		if (o->id == k->id && o->stream_id == k->stream_id)
+			tsdl_perr(c, line, "event id %" PRIu32 " defined twice ('%s' and '%s')", k->id, o->name,
+				  k->name);
+		/* the tools key event classes by id alone */
+		if (o->id == k->id && strcmp(o->name, k->name))
+			tsdl_perr(c, line, "event id %" PRIu32 " is '%s' in stream class %" PRIu32 " and '%s' in %" PRIu32
+				  ": a tracebuf trace declares the same classes in each", k->id, o->name, o->stream_id,
+				  k->name, k->stream_id);
+	}
 	if (k->id > m->max_id || !m->nclasses)
 		m->max_id = k->id;
 	m->nclasses++;
@@ -774,29 +796,15 @@ static const struct decl *field_at(const struct ty *st, unsigned i)
 	return d;
 }
 
-static void check_layouts(struct ctx *c)
+/* Stream class `sid`: packet context (its size and loss fields into *hsz
+ * and loss_off[]), event header, and event context: none, or the vtid. */
+static void check_stream(struct ctx *c, uint32_t sid, uint32_t *hsz, uint16_t *loss_off)
 {
-	const struct ty *h = c->pkt_header, *p = c->pkt_context, *e = c->ev_header;
+	const struct ty *p = c->pkt_context[sid], *e = c->ev_header[sid], *x = c->ev_context[sid];
+	int line = c->stream_line[sid];
 	const struct decl *d;
-	if (!h || h->kind != K_STRUCT)
-		tsdl_perr(c, c->line, "trace packet.header missing or not a struct");
-	static const struct { const char *n; uint32_t size; uint64_t arr; } hf[] = {
-		{ "magic", 32, 0 }, { "uuid", 8, 16 }, { "stream_id", 32, 0 }, { "stream_instance_id", 64, 0 },
-	};
-	for (unsigned i = 0; i < 4; i++) {
-		d = field_at(h, i);
-		if (!d || strcmp(d->name, hf[i].n) || !is_uint(d->t, hf[i].size, 8) ||
-		    (hf[i].arr ? (d->arr != 1 || d->len != hf[i].arr) : d->arr != 0))
-			tsdl_perr(c, d ? d->line : h->line,
-				  "packet.header field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
-				  hf[i].n);
-	}
-	if (field_at(h, 4))
-		tsdl_perr(c, field_at(h, 4)->line, "packet.header: unexpected field '%s'", field_at(h, 4)->name);
-	if (!c->seen_stream)
-		tsdl_perr(c, c->line, "no stream block");
 	if (!p || p->kind != K_STRUCT)
-		tsdl_perr(c, c->line, "stream packet.context missing or not a struct");
+		tsdl_perr(c, line, "stream %" PRIu32 " packet.context missing or not a struct", sid);
 	static const struct { const char *n; uint32_t size; } pf[] = {
 		{ "timestamp_begin", 64 }, { "timestamp_end", 64 }, { "content_size", 64 }, { "packet_size", 64 },
 		{ "packet_seq_num", 64 },  { "events_discarded", 64 }, { "cpu_id", 32 },    { "tb_reserved", 32 },
@@ -809,22 +817,22 @@ static void check_layouts(struct ctx *c)
 				  pf[i].n);
 	}
 	/* then the loss causes, each a byte-aligned u64 named lost_<cause> */
-	c->m->pkt_hdr_size = TB_PACKET_HEADER_SIZE_V1;
-	memset(c->m->loss_off, 0, sizeof c->m->loss_off);
+	*hsz = TB_PACKET_HEADER_SIZE_V1;
+	memset(loss_off, 0, sizeof loss_off[0] * TB_LOSS_NCAUSES);
 	for (unsigned i = 8; (d = field_at(p, i)) != NULL; i++) {
 		if (strncmp(d->name, "lost_", 5) || !is_uint(d->t, 64, 8) || d->arr || i >= 8 + TB_TSDL_LOSS_MAX)
 			tsdl_perr(c, d->line, "packet.context: unexpected field '%s' (after tb_reserved only byte-aligned "
 					      "uint64 lost_<cause> fields, at most %u)", d->name, TB_TSDL_LOSS_MAX);
 		for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
 			if (!strcmp(d->name, tb_loss_field(k))) {
-				if (c->m->loss_off[k])
+				if (loss_off[k])
 					tsdl_perr(c, d->line, "packet.context: field '%s' twice", d->name);
-				c->m->loss_off[k] = (uint16_t)c->m->pkt_hdr_size;
+				loss_off[k] = (uint16_t)*hsz;
 			}
-		c->m->pkt_hdr_size += 8;
+		*hsz += 8;
 	}
 	if (!e || e->kind != K_STRUCT)
-		tsdl_perr(c, c->line, "stream event.header missing or not a struct");
+		tsdl_perr(c, line, "stream %" PRIu32 " event.header missing or not a struct", sid);
 	d = field_at(e, 0);
 	if (!d || strcmp(d->name, "id") || d->arr || d->t->kind != K_ENUM || !is_uint(d->t->base, 5, 1))
 		tsdl_perr(c, d ? d->line : e->line, "event.header must begin with 'enum : uint5 { ... } id' (align 1)");
@@ -847,6 +855,60 @@ static void check_layouts(struct ctx *c)
 	if (!xi || strcmp(xi->name, "id") || !is_uint(xi->t, 32, 8) || !xt || strcmp(xt->name, "timestamp") ||
 	    !is_uint(xt->t, 64, 8) || !xt->t->mapped || field_at(vx->t, 2))
 		tsdl_perr(c, vx->line, "extended event header must be { uint32 id; uint64 timestamp (clock mapped) }");
+	/* the event context: absent, or LTTng's vtid context { uint32 _vtid; } */
+	c->m->stream_ctx[sid] = 0;
+	if (x) {
+		d = x->kind == K_STRUCT ? field_at(x, 0) : NULL;
+		if (!d || strcmp(d->name, "_vtid") || d->arr || !is_uint(d->t, 32, 8) || field_at(x, 1))
+			tsdl_perr(c, d ? d->line : x->line,
+				  "stream %" PRIu32 " event.context must be struct { byte-aligned uint32 _vtid; }", sid);
+		c->m->stream_ctx[sid] = TB_VTID_SIZE;
+	}
+}
+
+static void check_layouts(struct ctx *c)
+{
+	const struct ty *h = c->pkt_header;
+	const struct decl *d;
+	if (!h || h->kind != K_STRUCT)
+		tsdl_perr(c, c->line, "trace packet.header missing or not a struct");
+	static const struct { const char *n; uint32_t size; uint64_t arr; } hf[] = {
+		{ "magic", 32, 0 }, { "uuid", 8, 16 }, { "stream_id", 32, 0 }, { "stream_instance_id", 64, 0 },
+	};
+	for (unsigned i = 0; i < 4; i++) {
+		d = field_at(h, i);
+		if (!d || strcmp(d->name, hf[i].n) || !is_uint(d->t, hf[i].size, 8) ||
+		    (hf[i].arr ? (d->arr != 1 || d->len != hf[i].arr) : d->arr != 0))
+			tsdl_perr(c, d ? d->line : h->line,
+				  "packet.header field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
+				  hf[i].n);
+	}
+	if (field_at(h, 4))
+		tsdl_perr(c, field_at(h, 4)->line, "packet.header: unexpected field '%s'", field_at(h, 4)->name);
+	if (!c->seen_stream)
+		tsdl_perr(c, c->line, "no stream block");
+	/* every stream class has the packet context of the first */
+	int first = 1;
+	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++) {
+		if (!(c->seen_stream & (1u << sid)))
+			continue;
+		uint32_t hsz;
+		uint16_t loss_off[TB_LOSS_NCAUSES];
+		check_stream(c, sid, &hsz, loss_off);
+		if (first) {
+			c->m->pkt_hdr_size = hsz;
+			memcpy(c->m->loss_off, loss_off, sizeof loss_off);
+		} else if (hsz != c->m->pkt_hdr_size || memcmp(loss_off, c->m->loss_off, sizeof loss_off)) {
+			tsdl_perr(c, c->stream_line[sid], "stream %" PRIu32 " packet.context differs from the first stream's",
+				  sid);
+		}
+		first = 0;
+	}
+	c->m->streams = c->seen_stream;
+	for (uint32_t i = 0; i < c->m->nclasses; i++)
+		if (!(c->seen_stream & (1u << c->m->classes[i].stream_id)))
+			tsdl_perr(c, c->line, "event '%s' belongs to stream class %" PRIu32 ", which is not declared",
+				  c->m->classes[i].name, c->m->classes[i].stream_id);
 	if (!c->seen_clock)
 		tsdl_perr(c, c->line, "no clock block");
 }
@@ -915,14 +977,15 @@ int tb_tsdl_parse(const char *text, size_t len, struct tb_tsdl_meta *m, int *err
 	check_layouts(c);
 	if (!m->nclasses)
 		tsdl_perr(c, c->line, "no event class");
-	m->by_id = malloc(((size_t)m->max_id + 1) * sizeof *m->by_id);
+	size_t nid = (size_t)m->max_id + 1;
+	m->by_id = malloc(TB_NSTREAM_CLASSES * nid * sizeof *m->by_id);
 	if (!m->by_id) {
 		rc = tb_fail(-ENOMEM, "out of memory parsing the metadata");
 		goto out;
 	}
-	memset(m->by_id, 0xff, ((size_t)m->max_id + 1) * sizeof *m->by_id);
+	memset(m->by_id, 0xff, TB_NSTREAM_CLASSES * nid * sizeof *m->by_id);
 	for (uint32_t i = 0; i < m->nclasses; i++)
-		m->by_id[m->classes[i].id] = (int32_t)i;
+		m->by_id[m->classes[i].stream_id * nid + m->classes[i].id] = (int32_t)i;
 out:
 	tsdl_arena_free(c);
 	if (err_line)

@@ -7,7 +7,11 @@
  * the event classes with their fields.  The trace's packet header, packet
  * context and event header must be exactly tracebuf's (core/format.h; the
  * context may end with any number of u64 "lost_<cause>" fields: format 1
- * traces have none, unknown causes are skipped); any
+ * traces have none, unknown causes are skipped).  Stream classes 0 and 1
+ * may be declared (one or both), with the same packet context and event
+ * header; a stream class may have the event context { uint32 _vtid; }
+ * (format 3, docs/CTF.md).  An event id declared in both must have the same
+ * name in both; any
  * construct outside the subset is an error naming it and its line.  Never
  * reads outside text[0..len), allocates only from the arena of `m`.
  */
@@ -49,6 +53,7 @@ struct tb_tsdl_enum {
 struct tb_tsdl_class {
 	char name[TB_TSDL_NAME_MAX];
 	uint32_t id;
+	uint32_t stream_id;           /* its stream class: < TB_NSTREAM_CLASSES */
 	uint32_t nfields;
 	struct tb_tsdl_field fields[TB_TSDL_FIELDS_MAX];
 	int32_t fixed_size;           /* payload bytes when every field is fixed, else -1 */
@@ -73,13 +78,23 @@ struct tb_tsdl_meta {
 	struct tb_tsdl_env env[TB_TSDL_ENV_MAX];
 	uint32_t pkt_hdr_size;         /* packet header + context bytes: 88 (format 1) + 8 per loss field */
 	uint16_t loss_off[TB_LOSS_NCAUSES]; /* offset of field lost_<cause> in a packet, 0 if absent */
+	uint32_t streams;              /* bit k: stream class k is declared */
+	uint8_t stream_ctx[TB_NSTREAM_CLASSES]; /* bytes of event context of its records: 0, or 4 (vtid) */
 	uint32_t nclasses;
 	struct tb_tsdl_class *classes; /* nclasses, in the order of the text */
 	uint32_t nenums;
 	struct tb_tsdl_enum *enums;    /* the enum fields' mappings (tb_tsdl_field.enum_idx) */
 	uint32_t max_id;
-	int32_t *by_id;                /* [max_id + 1]: index in classes, -1 none */
+	int32_t *by_id;                /* [TB_NSTREAM_CLASSES * (max_id + 1)]: index in classes, -1 none */
 };
+
+/* Index in m->classes of event id `id` of stream class `sid`, -1 none. */
+static inline int32_t tb_tsdl_class_at(const struct tb_tsdl_meta *m, uint32_t sid, uint32_t id)
+{
+	if (sid >= TB_NSTREAM_CLASSES || id > m->max_id)
+		return -1;
+	return m->by_id[(size_t)sid * ((size_t)m->max_id + 1) + id];
+}
 
 /*
  * Parses text[0..len).  Return: 0; -EBADMSG (syntax or unsupported

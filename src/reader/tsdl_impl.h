@@ -52,8 +52,11 @@ struct ctx {
 	struct alias *aliases;
 	int depth;
 	/* collected blocks */
-	int seen_trace, seen_clock, seen_stream;
-	struct ty *pkt_header, *pkt_context, *ev_header;
+	int seen_trace, seen_clock;
+	uint32_t seen_stream;  /* bit k: stream class k */
+	struct ty *pkt_header;
+	struct ty *pkt_context[2], *ev_header[2], *ev_context[2]; /* per stream class */
+	int stream_line[2];
 	int trace_le_line;
 	struct tb_tsdl_meta *m;
 	uint32_t cls_cap;

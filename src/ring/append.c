@@ -80,7 +80,8 @@ uint64_t tb_thread_aborts(void)
 /* prepared steps                                                          */
 /* ---------------------------------------------------------------------- */
 
-/* staged bytes: a packet header up to lost[] (88), or [escape record] + one record header */
+/* staged bytes: a packet header up to lost[] (88), or [escape record] + one record
+ * header, each header followed by its context on a vtid channel (at most 42) */
 #define STAGE_MAX 128
 _Static_assert(TB_PKT_OFF_LOST <= STAGE_MAX, "the staged packet header fits");
 
@@ -215,7 +216,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	memset(&h, 0, sizeof h);
 	h.magic = TB_CTF_MAGIC;
 	memcpy(h.uuid, r->s->uuid, 16);
-	h.stream_id = 0;
+	h.stream_id = cv->vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN; /* the packet's record layout */
 	h.stream_instance_id = ((uint64_t)r->ch << 32) | r->cpu;
 	h.timestamp_begin = ts;
 	h.packet_size = S * 8;
@@ -277,18 +278,23 @@ static int room_ok(uint64_t o, uint32_t total, uint64_t sb_size)
 	return o + total + 8 <= sb_size;
 }
 
-/* Bytes of [escape] + record, with headers sized for (ts, prev). */
-static uint32_t record_bytes(int escape, int ext_only, uint32_t id, uint64_t ts, uint64_t prev, uint32_t len)
+/* Bytes of [escape] + record, with headers sized for (ts, prev), each
+ * header followed by `ctx` bytes of event context (the vtid: 0 or 4). */
+static uint32_t record_bytes(int escape, int ext_only, uint32_t ctx, uint32_t id, uint64_t ts, uint64_t prev,
+			     uint32_t len)
 {
 	uint32_t n = 0;
 	if (escape) {
-		n += (ext_only ? TB_EXTENDED_HDR_SIZE : tb_hdr_size(TB_EVENT_ID_THREAD, ts, prev)) + TB_THREAD_PAYLOAD_SIZE;
+		n += (ext_only ? TB_EXTENDED_HDR_SIZE : tb_hdr_size(TB_EVENT_ID_THREAD, ts, prev)) + ctx +
+		     TB_THREAD_PAYLOAD_SIZE;
 		prev = ts;
 	}
-	return n + (ext_only ? TB_EXTENDED_HDR_SIZE : tb_hdr_size(id, ts, prev)) + len;
+	return n + (ext_only ? TB_EXTENDED_HDR_SIZE : tb_hdr_size(id, ts, prev)) + ctx + len;
 }
 
-/* Stages [escape] + record at p->stage and the state ops. */
+/* Stages [escape] + record at p->stage and the state ops.  On a vtid
+ * channel each header is followed by the writer's tid (the event context):
+ * staged with the headers, so it is published by the same commit. */
 static void prepare_record(struct ring_ref *r, const struct tb_state *st, int escape, uint32_t id, uint64_t ts,
 			   const void *payload, uint32_t len, uint32_t total, struct prep *p)
 {
@@ -296,6 +302,8 @@ static void prepare_record(struct ring_ref *r, const struct tb_state *st, int es
 	uint8_t *dst = r->data + (st->head & r->cv->ring_mask);
 	uint64_t prev = st->ts;
 	uint32_t off = 0, hs;
+	int vtid = r->cv->vtid != 0;
+	uint32_t self = tb_self_tid();
 	memset(&p->a, 0, sizeof p->a);
 	p->a.ops = p->ops;
 	if (escape) {
@@ -303,7 +311,11 @@ static void prepare_record(struct ring_ref *r, const struct tb_state *st, int es
 				 : tb_hdr_put(b, TB_EVENT_ID_THREAD, ts, prev);
 		if (r->ts_in_cs)
 			op(p, (uint64_t *)(dst + off + 5), 0, 1); /* patched after the copy */
-		uint32_t ids[2] = { tb_self_pid(), tb_self_tid() };
+		if (vtid) {
+			memcpy(b + hs, &self, TB_VTID_SIZE);
+			hs += TB_VTID_SIZE;
+		}
+		uint32_t ids[2] = { tb_self_pid(), self };
 		memcpy(b + hs, ids, sizeof ids);
 		off = hs + TB_THREAD_PAYLOAD_SIZE;
 		prev = ts;
@@ -312,6 +324,10 @@ static void prepare_record(struct ring_ref *r, const struct tb_state *st, int es
 	if (r->ts_in_cs)
 		op(p, (uint64_t *)(dst + off + 5), 0, 1);
 	off += hs;
+	if (vtid) {
+		memcpy(b + off, &self, TB_VTID_SIZE);
+		off += TB_VTID_SIZE;
+	}
 	/* the staged headers are copied as whole qwords (up to 7 bytes past
 	 * them, inside the record's room: see room_ok()), then the payload
 	 * byte-exact over that slack */
@@ -324,7 +340,7 @@ static void prepare_record(struct ring_ref *r, const struct tb_state *st, int es
 	p->a.dst2 = dst + off;
 	p->a.n2 = len;
 	uint64_t newhead = st->head + total;
-	ops_state(p, r->ctl, st, newhead, r->ts_in_cs, ts, st->cnt + 1, escape ? tb_self_tid() : st->tid);
+	ops_state(p, r->ctl, st, newhead, r->ts_in_cs, ts, st->cnt + 1, escape ? self : st->tid);
 	p->a.head = &r->ctl->head;
 	p->a.expect = st->head;
 	p->a.newhead = newhead;
@@ -461,6 +477,10 @@ void tb_count(struct tb_session *s, unsigned ch, size_t off, uint64_t n)
 
 static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
 							 const void *payload, uint32_t len);
+static inline __attribute__((always_inline)) int append_rseq_vtid(struct tb_session *s, unsigned ch, uint32_t id,
+								   const void *payload, uint32_t len,
+								   struct tb_rseq_abi *rs, uint32_t cpu,
+								   const struct tb_fast_ring *fr);
 
 /*
  * The fast path: nothing but the critical section and what it needs.  Kept
@@ -479,8 +499,36 @@ static inline __attribute__((always_inline)) int append_rseq(struct tb_session *
 	if (__builtin_expect(cpu >= s->ncpus, 0))
 		return append_rseq_slow(s, ch, id, payload, len);
 	const struct tb_fast_ring *fr = &s->fast[(size_t)ch * s->ncpus + cpu];
-	struct tb_fast_args fa = { payload, len, id, fr->attribution ? tb_self_tid() : 0 };
+	/* a vtid channel: its own cs.  One load of fr->kind decides both
+	 * this and attribution: a channel without vtid pays one predicted
+	 * branch on a value it loads anyway.  Inlined: as a call it cost a
+	 * vtid channel 1.6 ns more per event. */
+	uint64_t kind = fr->kind;
+	if (__builtin_expect(kind & TB_FAST_VTID, 0))
+		return append_rseq_vtid(s, ch, id, payload, len, rs, cpu, fr);
+	struct tb_fast_args fa = { payload, len, id, kind ? tb_self_tid() : 0 };
 	if (__builtin_expect(tb_rseq_fast_append(rs, cpu, fr, &fa) == 0, 1))
+		return 0;
+	return append_rseq_slow(s, ch, id, payload, len);
+}
+
+/*
+ * The fast path of a vtid channel: the record carries the writer's tid,
+ * read from the per-thread cache (platform/thread.h: a TLS load, a
+ * system call only at a thread's first use).  A thread whose name is due
+ * takes the slow path, which writes it first: a vtid channel records the
+ * names of its threads even without attribution records (registry.c).
+ */
+static inline __attribute__((always_inline)) int append_rseq_vtid(struct tb_session *s, unsigned ch, uint32_t id,
+								   const void *payload, uint32_t len,
+								   struct tb_rseq_abi *rs, uint32_t cpu,
+								   const struct tb_fast_ring *fr)
+{
+	if (__builtin_expect(tb_thread_name_due(), 0))
+		return append_rseq_slow(s, ch, id, payload, len);
+	uint32_t tid = tb_self_tid();
+	struct tb_fast_args_vtid fa = { { payload, len, id, fr->kind & TB_FAST_ATTRIBUTION ? tid : 0 }, tid };
+	if (__builtin_expect(tb_rseq_fast_append_vtid(rs, cpu, fr, &fa) == 0, 1))
 		return 0;
 	return append_rseq_slow(s, ch, id, payload, len);
 }
@@ -508,8 +556,10 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 	uint64_t block_left = cv->block_timeout_ns;
 	int escape_on = cv->attribution == TB_ATTR_ESCAPE;
 	uint32_t tid = escape_on ? tb_self_tid() : 0;
+	uint32_t vtid = cv->vtid ? tb_self_tid() : 0;
+	uint32_t ctx = cv->vtid ? TB_VTID_SIZE : 0;
 	struct ring_ref r;
-	if (escape_on)
+	if (escape_on || cv->vtid)
 		name_if_due(s, ch); /* its own append, before this record */
 
 	for (int tries = 0; tries < MAX_TRIES; tries++) {
@@ -520,9 +570,10 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 
 		/* after an abort, or a packet switch: the fast cs again */
 		if (tries && r.ts_in_cs && id <= TB_COMPACT_ID_MAX) {
-			struct tb_fast_args fa = { payload, len, id, tid };
-			int rc = tb_rseq_fast_append(rs, (uint32_t)cpu, &s->fast[(size_t)ch * s->ncpus + (unsigned)cpu],
-						     &fa);
+			struct tb_fast_args_vtid fa = { { payload, len, id, tid }, vtid };
+			const struct tb_fast_ring *fr = &s->fast[(size_t)ch * s->ncpus + (unsigned)cpu];
+			int rc = cv->vtid ? tb_rseq_fast_append_vtid(rs, (uint32_t)cpu, fr, &fa)
+					  : tb_rseq_fast_append(rs, (uint32_t)cpu, fr, &fa.a);
 			if (rc == 0)
 				return 0;
 			if (rc == 2) {
@@ -539,7 +590,7 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 			ts = st.ts; /* per-CPU streams never go back */
 		uint64_t o = st.head & (cv->sb_size - 1);
 		int escape = escape_on && st.tid != tid;
-		uint32_t total = record_bytes(escape, r.ts_in_cs, id, ts, st.ts, len);
+		uint32_t total = record_bytes(escape, r.ts_in_cs, ctx, id, ts, st.ts, len);
 		int need_switch = st.head == 0 || !room_ok(o, total, cv->sb_size);
 		if (need_switch) {
 			int sw = prepare_switch(&r, &st, ts, &p);
@@ -610,7 +661,7 @@ static int append_owned(struct ring_ref *r, uint32_t id, const void *payload, ui
 		if (ts < st.ts)
 			ts = st.ts;
 		int escape = escape_on && st.tid != tid;
-		uint32_t total = record_bytes(escape, 0, id, ts, st.ts, len);
+		uint32_t total = record_bytes(escape, 0, cv->vtid ? TB_VTID_SIZE : 0, id, ts, st.ts, len);
 		uint64_t o = st.head & (cv->sb_size - 1);
 		if (st.head == 0 || !room_ok(o, total, cv->sb_size)) {
 			if (prepare_switch(r, &st, ts, p) == TB_SW_FULL)
@@ -661,7 +712,7 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 	uint64_t tok = tb_owner_token();
 	uint32_t tid = (uint32_t)tok;
 	uint64_t block_left = cv->block_timeout_ns;
-	if (cv->attribution == TB_ATTR_ESCAPE)
+	if (cv->attribution == TB_ATTR_ESCAPE || cv->vtid)
 		name_if_due(s, ch); /* its own append, before this record (no ring owned yet) */
 	/* first choice: the CPU's slot among the slots of this CPU (there are
 	 * several per CPU in a fallback session), picked by thread id so that
@@ -716,9 +767,10 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
-	/* the largest [escape] + extended record must fit an empty packet */
-	uint64_t worst = (uint64_t)len + 2ull * TB_EXTENDED_HDR_SIZE + TB_THREAD_PAYLOAD_SIZE + 8;
-	if (len > TB_PAYLOAD_MAX_LEN + 4096 || worst + TB_PACKET_HEADER_SIZE > cv->sb_size) {
+	/* the largest [escape] + extended record (each header followed by its
+	 * context on a vtid channel) must fit an empty packet: one bound per
+	 * channel, computed at attach (tb_chan_max_payload) */
+	if (len > cv->max_payload) {
 		tb_count(s, ch, offsetof(struct tb_ctl, lost_toobig), 1);
 		return -ENOSPC;
 	}

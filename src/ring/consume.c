@@ -57,8 +57,8 @@ static int check_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_
 		what = "bad magic";
 	else if (memcmp(h.uuid, s->uuid, 16))
 		what = "uuid of another session";
-	else if (h.stream_id != 0)
-		what = "stream id not 0";
+	else if (h.stream_id != (cv->vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN))
+		what = "stream id is not the channel's stream class";
 	else if (h.stream_instance_id != (((uint64_t)ch << 32) | cpu))
 		what = "stream instance of another ring";
 	else if (h.packet_seq_num != pos >> cv->sb_shift)
@@ -279,7 +279,7 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 	info->cnt_end = partial ? d.cnt_begin : d.cnt_end; /* a partial packet's end is not written yet */
 	/* prove every record valid; cut the packet at the first that is not */
 	struct tb_walk_result wr;
-	tb_walk_packet(w->ev, w->nev, buf, info->content_bytes, info->ts_begin, NULL, NULL, &wr);
+	tb_walk_packet(w->ev, w->nev, buf, info->content_bytes, info->ts_begin, tb_walk_ctx(cv->vtid), NULL, NULL, &wr);
 	if (wr.error || (partial && ts_end == UINT64_MAX)) {
 		if (wr.error)
 			(*cut)++;

@@ -150,9 +150,11 @@ struct tb_fast_ring {
 	uint64_t ring_mask;   /* 16 */
 	uint64_t sb_mask;     /* 24 */
 	uint64_t sb_size;     /* 32 */
-	uint64_t attribution; /* 40: 1 when the channel writes tracebuf:thread records */
+	uint64_t kind;        /* 40: TB_FAST_ATTRIBUTION | TB_FAST_VTID (one load decides both) */
 	uint64_t pad[2];
 };
+#define TB_FAST_ATTRIBUTION 1u /* the channel writes tracebuf:thread records */
+#define TB_FAST_VTID 2u        /* its records carry the writer's tid (tb_rseq_fast_append_vtid) */
 
 /* Per call. */
 struct tb_fast_args {
@@ -161,6 +163,142 @@ struct tb_fast_args {
 	uint64_t id;          /* 16: event id, <= 30 */
 	uint64_t tid;         /* 24: writer context required (0 without attribution) */
 };
+
+/* Per call on a vtid channel (a struct of its own: the call without vtid
+ * stores no more than it did). */
+struct tb_fast_args_vtid {
+	struct tb_fast_args a; /* 0 */
+	uint64_t vtid;         /* 32: the tid written after the header */
+};
+_Static_assert(offsetof(struct tb_fast_args_vtid, vtid) == 32, "asm offsets");
+
+/*
+ * The fast append cs, with HDR bytes of record header + event context (a
+ * string: "4", the compact header; "8", the compact header then the
+ * writer's tid) and CTX_STORE the instructions that store the context after
+ * the header (at 4(%%rdi), %%edx free; "" for none).  One text for both
+ * record layouts, so that the channel without context runs exactly the
+ * instructions it always did.
+ */
+#define TB_FAST_APPEND_CS(HDR, CTX_STORE) \
+		TB_RSEQ_CS_BEGIN("rs")                                                \
+		/* A: still on the CPU whose ring we prepared? */                     \
+		"cmpl %[cpu], 4(%[rs])\n\t"                                           \
+		"jnz 4f\n\t"                                                          \
+		/* B: head must be initialised and the _after state valid at head */  \
+		"movq 0(%[r]), %%r11\n\t"                                             \
+		"movq " TB__STR(TB_CTL_HEAD) "(%%r11), %%r8\n\t"                      \
+		"testq %%r8, %%r8\n\t"                                                \
+		"jz %l[slow]\n\t"                                                     \
+		"cmpq " TB__STR(TB_CTL_ST_END) "(%%r11), %%r8\n\t"                    \
+		"jne %l[slow]\n\t"                                                    \
+		/* C: the packet's writer context must be ours */                     \
+		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%r9\n\t"                 \
+		"cmpq 24(%[a]), %%r9\n\t"                                             \
+		"jne %l[slow]\n\t"                                                    \
+		TB_INJECT_ASM(0)                                                      \
+		/* D: timestamp, read inside the cs; never below the previous one */  \
+		"rdtsc\n\t"                                                           \
+		"shlq $32, %%rdx\n\t"                                                 \
+		"orq %%rdx, %%rax\n\t"                                                \
+		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%r10\n\t"                 \
+		"cmpq %%r10, %%rax\n\t"                                               \
+		"cmovbq %%r10, %%rax\n\t"                                             \
+		/* E: compact header legal? (ts - prev < 2^27) */                     \
+		"movq %%rax, %%r9\n\t"                                                \
+		"subq %%r10, %%r9\n\t"                                                \
+		"cmpq $0x8000000, %%r9\n\t"                                           \
+		"jae %l[slow]\n\t"                                                    \
+		/* F: does header + context + payload fit in the current sub-buffer,  \
+		 * leaving head strictly inside it?  (head never sits on a            \
+		 * sub-buffer boundary: the consumer takes a sub-buffer as            \
+		 * closed once head is past its end) */                               \
+		"movq %%r8, %%r9\n\t"                                                 \
+		"andq 24(%[r]), %%r9\n\t"                                             \
+		"addq 8(%[a]), %%r9\n\t"                                              \
+		"addq $" HDR ", %%r9\n\t"                                             \
+		"cmpq 32(%[r]), %%r9\n\t"                                             \
+		"jae %l[slow]\n\t"                                                    \
+		/* G: write header, [context,] payload past head (invisible until I) */\
+		"movq %%r8, %%rdi\n\t"                                                \
+		"andq 16(%[r]), %%rdi\n\t"                                            \
+		"addq 8(%[r]), %%rdi\n\t"                                             \
+		"movl %%eax, %%edx\n\t"                                               \
+		"shll $5, %%edx\n\t"                                                  \
+		"orl 16(%[a]), %%edx\n\t"                                             \
+		"movl %%edx, (%%rdi)\n\t"                                             \
+		CTX_STORE                                                             \
+		"addq $" HDR ", %%rdi\n\t"                                            \
+		"movq 0(%[a]), %%rsi\n\t"                                             \
+		"movq 8(%[a]), %%rcx\n\t"                                             \
+		/* 16 bytes per iteration, then 8, then 4, then bytes */              \
+		"cmpq $16, %%rcx\n\t"                                                 \
+		"jb 9f\n\t"                                                           \
+		"5:\n\t"                                                              \
+		"movq (%%rsi), %%rdx\n\t"                                             \
+		"movq 8(%%rsi), %%r10\n\t"                                            \
+		"movq %%rdx, (%%rdi)\n\t"                                             \
+		"movq %%r10, 8(%%rdi)\n\t"                                            \
+		"addq $16, %%rsi\n\t"                                                 \
+		"addq $16, %%rdi\n\t"                                                 \
+		"subq $16, %%rcx\n\t"                                                 \
+		"cmpq $16, %%rcx\n\t"                                                 \
+		"jae 5b\n\t"                                                          \
+		"9:\n\t"                                                              \
+		"cmpq $8, %%rcx\n\t"                                                  \
+		"jb 6f\n\t"                                                           \
+		"movq (%%rsi), %%rdx\n\t"                                             \
+		"movq %%rdx, (%%rdi)\n\t"                                             \
+		"addq $8, %%rsi\n\t"                                                  \
+		"addq $8, %%rdi\n\t"                                                  \
+		"subq $8, %%rcx\n\t"                                                  \
+		"6:\n\t"                                                              \
+		"cmpq $4, %%rcx\n\t"                                                  \
+		"jb 16f\n\t"                                                          \
+		"movl (%%rsi), %%edx\n\t"                                             \
+		"movl %%edx, (%%rdi)\n\t"                                             \
+		"addq $4, %%rsi\n\t"                                                  \
+		"addq $4, %%rdi\n\t"                                                  \
+		"subq $4, %%rcx\n\t"                                                  \
+		"16:\n\t"                                                             \
+		"testq %%rcx, %%rcx\n\t"                                              \
+		"jz 7f\n\t"                                                           \
+		"8:\n\t"                                                              \
+		"movb (%%rsi), %%dl\n\t"                                              \
+		"movb %%dl, (%%rdi)\n\t"                                              \
+		"incq %%rsi\n\t"                                                      \
+		"incq %%rdi\n\t"                                                      \
+		"decq %%rcx\n\t"                                                      \
+		"jnz 8b\n\t"                                                          \
+		"7:\n\t"                                                              \
+		TB_INJECT_ASM(1)                                                      \
+		/* H: two-version state: _before = true values (idempotent), then     \
+		 * st_end = new head (invalidates _after), then _after */             \
+		"leaq " HDR "(%%r8), %%r9\n\t"                                        \
+		"addq 8(%[a]), %%r9\n\t"                                              \
+		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%rdx\n\t"                 \
+		"movq %%rdx, " TB__STR(TB_CTL_TS_BEFORE) "(%%r11)\n\t"                \
+		"movq " TB__STR(TB_CTL_CNT_AFTER) "(%%r11), %%rcx\n\t"                \
+		"movq %%rcx, " TB__STR(TB_CTL_CNT_BEFORE) "(%%r11)\n\t"               \
+		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%rdx\n\t"                \
+		"movq %%rdx, " TB__STR(TB_CTL_TID_BEFORE) "(%%r11)\n\t"               \
+		"movq %%r9, " TB__STR(TB_CTL_ST_END) "(%%r11)\n\t"                    \
+		"movq %%rax, " TB__STR(TB_CTL_TS_AFTER) "(%%r11)\n\t"                 \
+		"incq %%rcx\n\t"                                                      \
+		"movq %%rcx, " TB__STR(TB_CTL_CNT_AFTER) "(%%r11)\n\t"                \
+		TB_INJECT_ASM(2)                                                      \
+		/* I: commit.  Observable: the consumer's acquire load of head        \
+		 * (tb_ring_ready / snapshot).  A plain store is a release on x86     \
+		 * (TSO): the record and state stores above are visible first. */     \
+		"movq %%r9, " TB__STR(TB_CTL_HEAD) "(%%r11)\n\t"                      \
+		TB_RSEQ_CS_END("abort")                                               \
+
+
+#define TB_FAST_APPEND_OPERANDS                                                \
+	:                                                                      \
+	: [rs] "r"(rs), [cpu] "r"(cpu), [r] "r"(r), [a] "r"(a)                 \
+	: "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc" TB_INJECT_CLOBBER \
+	: abort, slow
 
 /*
  * Returns 0 when committed, 1 when the slow path must take over (nothing was
@@ -172,121 +310,28 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 								      const struct tb_fast_ring *r,
 								      const struct tb_fast_args *a)
 {
-	__asm__ goto(
-		TB_RSEQ_CS_BEGIN("rs")
-		/* A: still on the CPU whose ring we prepared? */
-		"cmpl %[cpu], 4(%[rs])\n\t"
-		"jnz 4f\n\t"
-		/* B: head must be initialised and the _after state valid at head */
-		"movq 0(%[r]), %%r11\n\t"
-		"movq " TB__STR(TB_CTL_HEAD) "(%%r11), %%r8\n\t"
-		"testq %%r8, %%r8\n\t"
-		"jz %l[slow]\n\t"
-		"cmpq " TB__STR(TB_CTL_ST_END) "(%%r11), %%r8\n\t"
-		"jne %l[slow]\n\t"
-		/* C: the packet's writer context must be ours */
-		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%r9\n\t"
-		"cmpq 24(%[a]), %%r9\n\t"
-		"jne %l[slow]\n\t"
-		TB_INJECT_ASM(0)
-		/* D: timestamp, read inside the cs; never below the previous one */
-		"rdtsc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"orq %%rdx, %%rax\n\t"
-		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%r10\n\t"
-		"cmpq %%r10, %%rax\n\t"
-		"cmovbq %%r10, %%rax\n\t"
-		/* E: compact header legal? (ts - prev < 2^27) */
-		"movq %%rax, %%r9\n\t"
-		"subq %%r10, %%r9\n\t"
-		"cmpq $0x8000000, %%r9\n\t"
-		"jae %l[slow]\n\t"
-		/* F: does header + payload fit in the current sub-buffer,
-		 * leaving head strictly inside it?  (head never sits on a
-		 * sub-buffer boundary: the consumer takes a sub-buffer as
-		 * closed once head is past its end) */
-		"movq %%r8, %%r9\n\t"
-		"andq 24(%[r]), %%r9\n\t"
-		"addq 8(%[a]), %%r9\n\t"
-		"addq $4, %%r9\n\t"
-		"cmpq 32(%[r]), %%r9\n\t"
-		"jae %l[slow]\n\t"
-		/* G: write header and payload past head (invisible until H) */
-		"movq %%r8, %%rdi\n\t"
-		"andq 16(%[r]), %%rdi\n\t"
-		"addq 8(%[r]), %%rdi\n\t"
-		"movl %%eax, %%edx\n\t"
-		"shll $5, %%edx\n\t"
-		"orl 16(%[a]), %%edx\n\t"
-		"movl %%edx, (%%rdi)\n\t"
-		"addq $4, %%rdi\n\t"
-		"movq 0(%[a]), %%rsi\n\t"
-		"movq 8(%[a]), %%rcx\n\t"
-		/* 16 bytes per iteration, then 8, then 4, then bytes */
-		"cmpq $16, %%rcx\n\t"
-		"jb 9f\n\t"
-		"5:\n\t"
-		"movq (%%rsi), %%rdx\n\t"
-		"movq 8(%%rsi), %%r10\n\t"
-		"movq %%rdx, (%%rdi)\n\t"
-		"movq %%r10, 8(%%rdi)\n\t"
-		"addq $16, %%rsi\n\t"
-		"addq $16, %%rdi\n\t"
-		"subq $16, %%rcx\n\t"
-		"cmpq $16, %%rcx\n\t"
-		"jae 5b\n\t"
-		"9:\n\t"
-		"cmpq $8, %%rcx\n\t"
-		"jb 6f\n\t"
-		"movq (%%rsi), %%rdx\n\t"
-		"movq %%rdx, (%%rdi)\n\t"
-		"addq $8, %%rsi\n\t"
-		"addq $8, %%rdi\n\t"
-		"subq $8, %%rcx\n\t"
-		"6:\n\t"
-		"cmpq $4, %%rcx\n\t"
-		"jb 16f\n\t"
-		"movl (%%rsi), %%edx\n\t"
-		"movl %%edx, (%%rdi)\n\t"
-		"addq $4, %%rsi\n\t"
-		"addq $4, %%rdi\n\t"
-		"subq $4, %%rcx\n\t"
-		"16:\n\t"
-		"testq %%rcx, %%rcx\n\t"
-		"jz 7f\n\t"
-		"8:\n\t"
-		"movb (%%rsi), %%dl\n\t"
-		"movb %%dl, (%%rdi)\n\t"
-		"incq %%rsi\n\t"
-		"incq %%rdi\n\t"
-		"decq %%rcx\n\t"
-		"jnz 8b\n\t"
-		"7:\n\t"
-		TB_INJECT_ASM(1)
-		/* H: two-version state: _before = true values (idempotent), then
-		 * st_end = new head (invalidates _after), then _after */
-		"leaq 4(%%r8), %%r9\n\t"
-		"addq 8(%[a]), %%r9\n\t"
-		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%rdx\n\t"
-		"movq %%rdx, " TB__STR(TB_CTL_TS_BEFORE) "(%%r11)\n\t"
-		"movq " TB__STR(TB_CTL_CNT_AFTER) "(%%r11), %%rcx\n\t"
-		"movq %%rcx, " TB__STR(TB_CTL_CNT_BEFORE) "(%%r11)\n\t"
-		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%rdx\n\t"
-		"movq %%rdx, " TB__STR(TB_CTL_TID_BEFORE) "(%%r11)\n\t"
-		"movq %%r9, " TB__STR(TB_CTL_ST_END) "(%%r11)\n\t"
-		"movq %%rax, " TB__STR(TB_CTL_TS_AFTER) "(%%r11)\n\t"
-		"incq %%rcx\n\t"
-		"movq %%rcx, " TB__STR(TB_CTL_CNT_AFTER) "(%%r11)\n\t"
-		TB_INJECT_ASM(2)
-		/* I: commit.  Observable: the consumer's acquire load of head
-		 * (tb_ring_ready / snapshot).  A plain store is a release on x86
-		 * (TSO): the record and state stores above are visible first. */
-		"movq %%r9, " TB__STR(TB_CTL_HEAD) "(%%r11)\n\t"
-		TB_RSEQ_CS_END("abort")
-		:
-		: [rs] "r"(rs), [cpu] "r"(cpu), [r] "r"(r), [a] "r"(a)
-		: "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc" TB_INJECT_CLOBBER
-		: abort, slow);
+	__asm__ goto(TB_FAST_APPEND_CS("4", "") TB_FAST_APPEND_OPERANDS);
+	return 0;
+abort:
+	return 2;
+slow:
+	return 1;
+}
+
+/*
+ * The same on a vtid channel (TB_FAST_VTID): the compact header, then
+ * a->vtid (the writer's tid, the stream event context), then the payload.
+ * The tid is written past head with the rest of the record, so the commit
+ * (step I, the head store) publishes it like the payload: no ordering of its
+ * own.  Same returns.
+ */
+static inline __attribute__((always_inline)) int tb_rseq_fast_append_vtid(struct tb_rseq_abi *rs, uint32_t cpu,
+									   const struct tb_fast_ring *r,
+									   const struct tb_fast_args_vtid *a)
+{
+	__asm__ goto(TB_FAST_APPEND_CS("8", "movl 32(%[a]), %%edx\n\t"
+					    "movl %%edx, 4(%%rdi)\n\t")
+		     TB_FAST_APPEND_OPERANDS);
 	return 0;
 abort:
 	return 2;

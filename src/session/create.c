@@ -198,6 +198,11 @@ static int plan_channel(struct create_plan *pl, unsigned c, const struct tb_chan
 		return tb_fail(-EINVAL, "channel '%s': mode %u is not discard(1), overwrite(2) or block(3)", name,
 			       cd->mode);
 	cd->attribution = co->no_attribution ? TB_ATTR_NONE : TB_ATTR_ESCAPE;
+	/* a caller built against an older header passes a smaller struct: vtid off */
+	uint32_t vtid = co->size >= offsetof(struct tb_channel_opts, vtid) + sizeof co->vtid ? co->vtid : 0;
+	if (vtid > 1)
+		return tb_fail(-EINVAL, "channel '%s': vtid %u is not 0 (off) or 1 (on)", name, vtid);
+	cd->vtid = vtid;
 	cd->watermark = co->watermark ? co->watermark : 1;
 	cd->block_timeout_ns = co->block_timeout_ns ? co->block_timeout_ns : 100000000ull;
 	cd->flush_period_ns = co->flush_period_ns ? co->flush_period_ns : 1000000000ull;

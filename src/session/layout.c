@@ -130,6 +130,8 @@ int tb_map_validate(uint8_t *base, uint64_t size, struct tb_session *s)
 			return tb_fail(-EBADMSG, "channel %u: unknown mode %u", c, cd[c].mode);
 		if (cd[c].attribution > TB_ATTR_ESCAPE)
 			return tb_fail(-EBADMSG, "channel %u: unknown attribution %u", c, cd[c].attribution);
+		if (cd[c].vtid > 1)
+			return tb_fail(-EBADMSG, "channel %u: vtid %u is not 0 or 1", c, cd[c].vtid);
 	}
 	/* registry capacity is recovered from the gap between reg_off and proc_off */
 	if (m.proc_off <= m.reg_off || m.reg_off >= size)
@@ -189,6 +191,8 @@ int tb_map_validate(uint8_t *base, uint64_t size, struct tb_session *s)
 		v->ring_mask = cd[c].sb_size * cd[c].sb_count - 1;
 		v->mode = cd[c].mode;
 		v->attribution = cd[c].attribution;
+		v->vtid = cd[c].vtid; /* 0 or 1, checked above on this same copy */
+		v->max_payload = tb_chan_max_payload(cd[c].sb_size, v->vtid);
 		v->watermark = cd[c].watermark ? cd[c].watermark : 1;
 		if (v->watermark > v->sb_count)
 			v->watermark = v->sb_count;

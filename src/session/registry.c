@@ -72,11 +72,12 @@ static uint32_t mask_for(struct tb_session *s, const char *name)
 	uint32_t mask = 0;
 	const struct tb_chan_desc *cd = (const struct tb_chan_desc *)(s->base + s->map->chan_off);
 	/* a thread's name goes where its thread records go: it follows the
-	 * channel's attribution, not the event patterns */
+	 * channel's attribution (or vtid: its events name their threads by
+	 * tid), not the event patterns */
 	int tname = !strcmp(name, TB_THREAD_NAME_EVENT);
 	for (unsigned c = 0; c < s->nchannels; c++) {
 		if (tname) {
-			if (cd[c].attribution == TB_ATTR_ESCAPE)
+			if (cd[c].attribution == TB_ATTR_ESCAPE || cd[c].vtid)
 				mask |= 1u << c;
 			continue;
 		}

@@ -175,7 +175,8 @@ int tb_session_fast_init(struct tb_session *s)
 			f->ring_mask = cv->ring_mask;
 			f->sb_mask = cv->sb_size - 1;
 			f->sb_size = cv->sb_size;
-			f->attribution = cv->attribution == TB_ATTR_ESCAPE;
+			f->kind = (cv->attribution == TB_ATTR_ESCAPE ? TB_FAST_ATTRIBUTION : 0u) |
+				  (cv->vtid ? TB_FAST_VTID : 0u);
 		}
 	s->rseq_off = __rseq_offset; /* process-wide, fixed by glibc at start-up */
 	return 0;
@@ -348,6 +349,7 @@ int tb_session_channel_info(const struct tb_session *s, unsigned chan, struct tb
 	out->flush_period_ns = cv->flush_period_ns;
 	out->block_timeout_ns = cv->block_timeout_ns;
 	out->attribution = cv->attribution == TB_ATTR_ESCAPE;
+	out->vtid = cv->vtid != 0;
 	return 0;
 }
 

@@ -20,6 +20,9 @@ refused() { # refused WANT_RC WANT_TEXT ARGS... : record ARGS exits WANT_RC, say
 refused 2 "at least a page" --sb-size 0 -o "$T/a"
 refused 2 "at least 2 sub-buffers" --sb-count 1 -o "$T/a"
 refused 2 "at least 4096" --channel c:0:8:discard -o "$T/a"
+# a fifth field that is not vtid (a typo would record without the context)
+refused 2 "may only be 'vtid'" --channel c:::discard:VTID -o "$T/a"
+refused 2 "want NAME:SB_SIZE:COUNT:MODE\[:vtid\]" --channel c:::discard:vtid:more -o "$T/a"
 refused 2 "no pattern" --events '' -o "$T/a"
 refused 2 "no pattern" --events ' , ' -o "$T/a"
 long=$(printf 'n%.0s' $(seq 300))

@@ -150,9 +150,10 @@ int main(int argc, char **argv)
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof one, &one);
 	int rc = 0;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		struct tb_channel_opts co[2] = {
-			{ .size = sizeof co[0], .name = "d", .sb_size = 4096, .sb_count = 2, .mode = TB_DISCARD },
+			{ .size = sizeof co[0], .name = "d", .sb_size = 4096, .sb_count = 2, .mode = TB_DISCARD,
+			  .vtid = k == 3 },
 			{ .size = sizeof co[0], .name = "o", .sb_size = 4096, .sb_count = 2, .mode = TB_OVERWRITE },
 		};
 		/* rseq sessions take a ring per possible CPU of this machine (ncpus 0) */
@@ -175,7 +176,8 @@ int main(int argc, char **argv)
 				tb_seed_mode(i % 3 == 2 ? 7 : i % 3, (uint8_t)i, i & 1 ? 1 : -1);
 			tb_producer_use(NULL);
 		}
-		static const char *names[] = { "fresh_1ch_1cpu", "written_2ch_1cpu", "fallback_2ch_2slots" };
+		static const char *names[] = { "fresh_1ch_1cpu", "written_2ch_1cpu", "fallback_2ch_2slots",
+					       "vtid_and_plain_2ch_1cpu" };
 		rc |= write_seed(argv[1], names[k], s);
 		tb_session_unlink(s);
 		tb_session_close(s);

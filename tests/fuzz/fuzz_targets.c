@@ -72,6 +72,9 @@ const char *tb_fuzz_metadata(size_t *len)
 			.uuid = { 0x6b, 0x1e, 0x2f, 0x3a, 0x4b, 0x5c, 0x4d, 0x6e, 0x8f, 0x70, 0x81, 0x92, 0xa3, 0xb4, 0xc5, 0xd6 },
 			.clock_freq = 1000000000, .clock_offset_ns = 1700000000ll * 1000000000ll,
 			.events = ev, .nevents = nev, .env = env, .nenv = 2,
+			/* both stream classes: a fuzzed stream_id of 1 reaches the
+			 * vtid decoding (event context after each header) */
+			.streams = (1u << TB_STREAM_PLAIN) | (1u << TB_STREAM_VTID),
 		};
 		FILE *f = open_memstream(&text, &n);
 		if (!f || tb_ctf_metadata_write(f, &info) || fclose(f))
@@ -219,7 +222,11 @@ int tb_fuzz_tsdl(const uint8_t *data, size_t size)
 		if (!m.nclasses || !m.clock_freq || !m.by_id)
 			abort();
 		for (uint32_t i = 0; i < m.nclasses; i++)
-			if (m.by_id[m.classes[i].id] != (int32_t)i)
+			if (tb_tsdl_class_at(&m, m.classes[i].stream_id, m.classes[i].id) != (int32_t)i ||
+			    !((m.streams >> m.classes[i].stream_id) & 1))
+				abort();
+		for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
+			if (m.stream_ctx[sid] != 0 && m.stream_ctx[sid] != TB_VTID_SIZE)
 				abort();
 		tb_tsdl_free(&m);
 		size_t slen;

@@ -2,7 +2,9 @@
 """compare_bt2.py DIR DUMP_JSONL - compare `tracebuf dump --format json DIR`
 (already written to DUMP_JSONL) with what babeltrace2's Python bindings read
 from DIR: same events, same order (by timestamp, then stream), same field
-values, same discard notices and counts.  Exit 0 same, 1 different, 77 when
+values, same discard notices and counts; and for the events that carry the
+event context vtid (a channel recorded with --vtid), the same thread id as
+the tid tracebuf gives them.  Exit 0 same, 1 different, 77 when
 the bt2 module is missing."""
 import json
 import os
@@ -48,38 +50,45 @@ def bt2_items(d):
                         hidden.add(names[idx])
             fields = {k: norm_bt2(v) for k, v in (payload.items() if payload is not None else [])
                       if k not in hidden}
+            ctx = ev.common_context_field
+            vtid = str(int(ctx["vtid"])) if ctx is not None and "vtid" in ctx else ""
             out.append((msg.default_clock_snapshot.value, os.path.basename(ev.stream.name), "E",
-                        ev.name, json.dumps(fields, sort_keys=True)))
+                        ev.name, json.dumps(fields, sort_keys=True), vtid))
         elif type(msg) is bt2._DiscardedEventsMessageConst:
             out.append((msg.beginning_default_clock_snapshot.value, os.path.basename(msg.stream.name), "DE",
-                        str(msg.count or 0), ""))
+                        str(msg.count or 0), "", ""))
         elif type(msg) is bt2._DiscardedPacketsMessageConst:
             out.append((msg.beginning_default_clock_snapshot.value, os.path.basename(msg.stream.name), "DP",
-                        str(msg.count or 0), ""))
+                        str(msg.count or 0), "", ""))
     return out
 
 
-def dump_items(path):
+def dump_items(path, vtid_streams):
+    """vtid_streams: the streams whose events babeltrace2 shows with a vtid:
+    their events' tid is compared with it"""
     out = []
     with open(path, encoding="utf-8") as f:
         for line in f:
             o = json.loads(line)
             if "event" in o:
-                out.append((o["ticks"], o["stream"], "E", o["event"], json.dumps(o["fields"], sort_keys=True)))
+                tid = str(o["tid"]) if o["stream"] in vtid_streams else ""
+                out.append((o["ticks"], o["stream"], "E", o["event"], json.dumps(o["fields"], sort_keys=True), tid))
             elif "discarded_events" in o:
-                out.append((o["ticks"], o["stream"], "DE", str(o["discarded_events"] or 0), ""))
+                out.append((o["ticks"], o["stream"], "DE", str(o["discarded_events"] or 0), "", ""))
             else:
-                out.append((o["ticks"], o["stream"], "DP", str(o["discarded_packets"] or 0), ""))
+                out.append((o["ticks"], o["stream"], "DP", str(o["discarded_packets"] or 0), "", ""))
     return out
 
 
 def main():
     d, dump = sys.argv[1], sys.argv[2]
     a = sorted(bt2_items(d), key=lambda x: (x[0], x[1]))   # stable: keeps stream order
-    b = sorted(dump_items(dump), key=lambda x: (x[0], x[1]))
+    vtid_streams = {x[1] for x in a if x[5]}
+    b = sorted(dump_items(dump, vtid_streams), key=lambda x: (x[0], x[1]))
     if a == b:
         ev = sum(1 for x in a if x[2] == "E")
-        print(f"same: {ev} events, {len(a) - ev} discard notices")
+        vt = sum(1 for x in a if x[5])
+        print(f"same: {ev} events ({vt} with vtid), {len(a) - ev} discard notices")
         return 0
     print(f"DIFFERENT: babeltrace2 {len(a)} items, tracebuf dump {len(b)} items")
     for i, (x, y) in enumerate(zip(a, b)):

@@ -65,7 +65,8 @@ static int on_rec(void *arg, const struct tb_walk_rec *r)
 		memcpy(&w->tid, r->payload + 4, 4);
 		return 0;
 	}
-	struct tbd_event e = { r->id, w->d->ev[r->id].name, r->ts, w->ch, w->cpu, w->pid, w->tid, r->payload, r->payload_len };
+	struct tbd_event e = { r->id, w->d->ev[r->id].name, r->ts, w->ch, w->cpu, w->pid, w->tid, r->payload, r->payload_len,
+			       r->vtid };
 	w->d->events++;
 	if (w->d->fn)
 		w->d->fn(w->d->arg, &e);
@@ -105,7 +106,13 @@ void tbd_packet(struct tbd *d, unsigned ch, unsigned cpu, const uint8_t *pkt, ui
 	struct walk_ctx w = { d, ch, cpu, 0, 0 };
 	struct tb_walk_result res;
 	uint64_t before = d->events;
-	tb_walk_packet(d->ev, d->nev, pkt, h.content_size / 8, h.timestamp_begin, on_rec, &w, &res);
+	if (h.stream_id != (s->chan[ch].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN)) {
+		d->bad_packets++;
+		note(d, "stream_id is not the stream class of the channel");
+		return;
+	}
+	tb_walk_packet(d->ev, d->nev, pkt, h.content_size / 8, h.timestamp_begin, tb_walk_ctx(s->chan[ch].vtid), on_rec,
+		       &w, &res);
 	if (res.error) {
 		d->cut_records++;
 		char m[200];

@@ -23,6 +23,7 @@ struct tbd_event {
 	uint32_t pid, tid;      /* from the last tracebuf:thread record of the packet, 0 if none */
 	const uint8_t *payload;
 	uint64_t len;
+	uint32_t vtid;          /* a vtid channel: the tid the record carries; 0 otherwise */
 };
 
 typedef void (*tbd_fn)(void *arg, const struct tbd_event *e);

@@ -158,8 +158,10 @@ static int parse_metadata(struct verify *v, const char *dir)
 }
 
 static void walk_packet(struct verify *v, const char *name, const uint8_t *p, uint64_t content,
-			uint64_t ts_begin, uint64_t ts_end)
+			uint64_t ts_begin, uint64_t ts_end, uint32_t stream_id)
 {
+	/* a vtid packet: every header is followed by the writer's tid */
+	uint32_t ctx = stream_id == TB_STREAM_VTID ? TB_VTID_SIZE : 0;
 	uint64_t off = TB_PACKET_HEADER_SIZE, clock = ts_begin, prev = ts_begin;
 	while (off < content) {
 		uint32_t id;
@@ -175,6 +177,17 @@ static void walk_packet(struct verify *v, const char *name, const uint8_t *p, ui
 		}
 		prev = clock;
 		off += h;
+		if (ctx) {
+			uint32_t vtid = 0;
+			if (content - off < ctx) {
+				VFAIL(v, "%s: record context cut at the packet end", name);
+				return;
+			}
+			memcpy(&vtid, p + off, 4);
+			if (vtid == 0)
+				VFAIL(v, "%s: record with vtid 0", name);
+			off += ctx;
+		}
 		if (id >= v->ncls || v->cls[id].kind == K_UNKNOWN) {
 			VFAIL(v, "%s: record with unknown event id %u", name, id);
 			return;
@@ -286,7 +299,9 @@ static void walk_stream(struct verify *v, const char *dir, const char *name)
 		if (causes != h.events_discarded)
 			VFAIL(v, "%s: packet %" PRIu64 ": the causes add up to %" PRIu64 ", events_discarded is %" PRIu64,
 			      name, h.packet_seq_num, causes, h.events_discarded);
-		walk_packet(v, name, b + off, csize, h.timestamp_begin, h.timestamp_end);
+		if (h.stream_id != TB_STREAM_PLAIN && h.stream_id != TB_STREAM_VTID)
+			VFAIL(v, "%s: packet %" PRIu64 ": stream_id %u", name, h.packet_seq_num, h.stream_id);
+		walk_packet(v, name, b + off, csize, h.timestamp_begin, h.timestamp_end, h.stream_id);
 		prev_end = h.timestamp_end;
 		prev_disc = h.events_discarded;
 		prev_seq = h.packet_seq_num;

@@ -117,7 +117,8 @@ static void check_good_packet(struct tb_session *s, unsigned ch, unsigned cpu, c
 	CHECK(h.timestamp_begin <= h.timestamp_end && info->ts_begin <= info->ts_end);
 	uint32_t nev = tb_registry_copy(s, ev, s->reg_capacity);
 	struct tb_walk_result wr;
-	tb_walk_packet(ev, nev, pkt, h.content_size / 8, h.timestamp_begin, NULL, NULL, &wr);
+	tb_walk_packet(ev, nev, pkt, h.content_size / 8, h.timestamp_begin, tb_walk_ctx(s->chan[ch].vtid), NULL, NULL,
+		       &wr);
 	if (wr.error) {
 		/* tb_ring_copy validates the header only: the walk is the
 		 * caller's (the recorder cuts there); snapshots and dead rings

@@ -132,6 +132,81 @@ int main(void)
 	CHECK(!strcmp(k->name, "tracebuf:invalid_9") && k->nfields == 0, "bad labels: %s", k->name);
 	tb_tsdl_free(&m);
 
+	/* stream classes: both (a vtid channel and a plain one), or 1 alone */
+	info.streams = (1u << TB_STREAM_PLAIN) | (1u << TB_STREAM_VTID);
+	free(text);
+	text = write_meta(&info, &len);
+	CHECK(strstr(text, "event.context := struct {\n\t\tinteger { size = 32; align = 8; signed = 0; base = 10; } _vtid;"),
+	      "%s", "the vtid context as lttng-ust writes it");
+	CHECK_RC(tb_tsdl_parse(text, len, &m, &line), 0);
+	CHECK(m.streams == 3 && m.stream_ctx[0] == 0 && m.stream_ctx[1] == TB_VTID_SIZE, "streams %x ctx %u/%u",
+	      m.streams, m.stream_ctx[0], m.stream_ctx[1]);
+	for (uint32_t id = 0; id <= m.max_id; id++) {
+		int32_t a = tb_tsdl_class_at(&m, 0, id), b = tb_tsdl_class_at(&m, 1, id);
+		CHECK(a >= 0 && b >= 0 && a != b && !strcmp(m.classes[a].name, m.classes[b].name) &&
+		      m.classes[a].nfields == m.classes[b].nfields && m.classes[b].stream_id == 1,
+		      "id %u declared alike in both stream classes", id);
+	}
+	tb_tsdl_free(&m);
+	char *both = text;
+	size_t both_len = len;
+	info.streams = 1u << TB_STREAM_VTID;
+	text = write_meta(&info, &len);
+	CHECK(!strstr(text, "stream_id = 0;") && !strstr(text, "id = 0;\n\tevent.header"), "%s",
+	      "no stream class 0 without a channel of it");
+	CHECK_RC(tb_tsdl_parse(text, len, &m, &line), 0);
+	CHECK(m.streams == 2 && tb_tsdl_class_at(&m, 0, 1) < 0 && tb_tsdl_class_at(&m, 1, 1) >= 0, "%s", "only class 1");
+	tb_tsdl_free(&m);
+	free(text);
+	info.streams = 4;
+	CHECK(tb_ctf_metadata_write(stdout, &info) == -EINVAL, "%s", "stream class 2 does not exist");
+	info.streams = 0;
+	/* what the reader refuses around stream classes (each a one-place edit of `both`) */
+	static const struct { const char *from, *to, *want; } bad[] = {
+		{ "} _vtid;", "} _tid;", "event.context must be" },
+		{ "integer { size = 32; align = 8; signed = 0; base = 10; } _vtid;",
+		  "integer { size = 16; align = 8; signed = 0; base = 10; } _vtid;", "event.context must be" },
+		{ "} _vtid;", "} _vtid;\n\t\tuint32_t more;", "event.context must be" },
+		{ "stream {\n\tid = 1;", "stream {\n\tid = 2;", "only stream classes 0 and 1" },
+		{ "stream {\n\tid = 1;", "stream {\n\tid = 0;", "second stream block with id 0" },
+		{ "\t\tuint64_t lost_relay;\n\t};\n};\n\nevent", "\t};\n};\n\nevent", "differs from the first stream's" },
+		{ "name = \"app:clash\";\n\tid = 2;\n\tstream_id = 1;", "name = \"app:clasp\";\n\tid = 2;\n\tstream_id = 1;",
+		  "is 'app:clash' in stream class 0 and 'app:clasp' in 1" },
+		{ "\tstream_id = 1;", "\tstream_id = 3;", "event stream_id must be 0 or 1" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *at = strstr(both, bad[i].from);
+		CHECK(at, "case %zu: the metadata has %s", i, bad[i].from);
+		size_t pre = (size_t)(at - both), fl = strlen(bad[i].from), tl = strlen(bad[i].to);
+		char *t = malloc(both_len - fl + tl + 1);
+		CHECK(t, "%s", "-");
+		memcpy(t, both, pre);
+		memcpy(t + pre, bad[i].to, tl);
+		memcpy(t + pre + tl, at + fl, both_len - pre - fl + 1);
+		int prc = tb_tsdl_parse(t, strlen(t), &m, &line);
+		CHECK(prc == -EBADMSG && strstr(tb_errmsg(), bad[i].want), "case %zu: rc %d: %s", i, prc, tb_errmsg());
+		printf("ok: %s\n", tb_errmsg());
+		free(t);
+	}
+	/* stream class 1 declared, its events not: its packets' records are of no class, the text is fine;
+	 * events of an undeclared class are not */
+	{
+		char *cut = strstr(both, "stream {\n\tid = 1;");
+		CHECK(cut, "%s", "-");
+		char *ev1 = strstr(cut, "event {");
+		size_t keep = (size_t)(cut - both);
+		char *t = malloc(both_len + 1);
+		CHECK(t && ev1, "%s", "-");
+		memcpy(t, both, keep);
+		memcpy(t + keep, ev1, both_len - (size_t)(ev1 - both) + 1);
+		int prc = tb_tsdl_parse(t, strlen(t), &m, &line);
+		CHECK(prc == -EBADMSG && strstr(tb_errmsg(), "stream class 1, which is not declared"), "rc %d: %s", prc,
+		      tb_errmsg());
+		printf("ok: %s\n", tb_errmsg());
+		free(t);
+	}
+	text = both;
+
 	/* no events at all: still id 0 */
 	info.nevents = 0;
 	info.events = NULL;
