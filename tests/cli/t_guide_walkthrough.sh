@@ -69,6 +69,23 @@ for w in 0 1 2; do
 	grep -Eq " 1,001 +[0-9,.]+ +worker-$w\$" "$T/guide.out" || fail "the report does not name worker-$w with its 1,001 events"
 done
 grep -q 'tracebuf:thread_name: .*name = "worker-' "$T/guide.out" || fail "babeltrace2 does not show the thread names"
+grep -Eq 'work:item: .*\{ vtid = [0-9]+ \}, \{ worker = [0-2], n = [0-9]+ \}' "$T/guide.out" ||
+	fail "babeltrace2 does not show the vtid of each work:item (record --vtid)"
+# the vtid is the writing thread's: the one its thread_name record names worker-<w>
+babeltrace2 "$W/threads-vtid" > "$T/bt-vtid" || fail "babeltrace2 of the vtid trace"
+"${PY:-python3}" - "$T/bt-vtid" <<'PYEOF' || fail "a work:item's vtid is not its worker's thread"
+import re, sys
+names, bad, n = {}, 0, 0
+for line in open(sys.argv[1]):
+    m = re.search(r'tracebuf:thread_name: .*\{ vtid = (\d+) \}, \{ tid = (\d+), name = "([^"]*)"', line)
+    if m:
+        names[m.group(2)] = m.group(3)
+    m = re.search(r'work:item: .*\{ vtid = (\d+) \}, \{ worker = (\d+), n = \d+ \}', line)
+    if m:
+        n += 1
+        bad += names.get(m.group(1)) != "worker-" + m.group(2)
+sys.exit(1 if bad or n != 3000 else 0)
+PYEOF
 grep -q "self:step: { i = 999, ratio = 0.999, even = false }" "$T/guide.out" || fail "the embedded recorder's last event"
 grep -q "'app:done': 4000" "$T/guide.out" || fail "the bt2 Python example's count"
 grep -q "^4000 requests, 2000 not found" "$T/guide.out" || fail "the JSON Python example's count"
