@@ -271,27 +271,32 @@ static void take_sample(siginfo_t *si, ucontext_t *uc)
 		cnt_add(&prof_cnt.lost, failed);
 }
 
+/* One of our expiries: an overflow of this thread's cpu-clock event, or of
+ * its CPU-time timer (our cookie).  The perf event runs on by itself
+ * (enabled once, no overflow limit): nothing is re-armed here, no system
+ * call per sample.  (Re-arming it with PERF_EVENT_IOC_REFRESH, as before,
+ * cost ~0.8 % of the CPU at 999 Hz on the benchmark VM: docs/BENCHMARKS.md,
+ * group profile.) */
+static int ours(const siginfo_t *si)
+{
+	if (!si)
+		return 0;
+	int fd = prof_self.perf_fd1 - 1;
+	if (fd >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN) && si->si_fd == fd)
+		return 1;
+	return si->si_code == SI_TIMER && si->si_value.sival_ptr == PROF_COOKIE;
+}
+
 static void prof_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno; /* tb_write's slow path may make system calls */
-	int fd = prof_self.perf_fd1 - 1;
-	if (si && fd >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN) && si->si_fd == fd) {
-		/* an overflow of this thread's cpu-clock event: sample, then arm
-		 * it for one more (PERF_EVENT_IOC_REFRESH: the event disables
-		 * itself after that many overflows, which raises POLL_HUP) */
-		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
-		if (!__atomic_load_n(&prof_stopping, __ATOMIC_SEQ_CST)) {
-			take_sample(si, uc);
-			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
-		}
-		__atomic_sub_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST);
-	} else if (!si || si->si_code != SI_TIMER || si->si_value.sival_ptr != PROF_COOKIE) {
-		chain(sig, si, uc);
-	} else {
+	if (ours(si)) {
 		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
 		if (!__atomic_load_n(&prof_stopping, __ATOMIC_SEQ_CST))
 			take_sample(si, uc);
 		__atomic_sub_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST);
+	} else {
+		chain(sig, si, uc);
 	}
 	errno = saved_errno;
 }
@@ -304,8 +309,14 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
  * The calling thread's perf cpu-clock event (as `perf record` samples): its
  * overflows, every prof_period of this thread's CPU time, raise SIGPROF in
  * this thread (F_SETOWN_EX to the tid, F_SETSIG).  User space only
- * (exclude_kernel: what perf_event_paranoid 2 allows).  0, or -errno when
- * the kernel or a seccomp filter refuses: then the timer is used.
+ * (exclude_kernel: what perf_event_paranoid 2 allows).  Enabled once with
+ * no overflow limit (PERF_EVENT_IOC_ENABLE, not IOC_REFRESH): without a
+ * limit the kernel neither disables it at each overflow nor needs it
+ * re-armed, and every overflow signals (si_code POLL_IN).  SIGPROF is not a
+ * real-time signal: overflows while one is pending are merged into it,
+ * as the disabled event of the re-arming scheme did not count them either.
+ * 0, or -errno when the kernel or a seccomp filter refuses: then the timer
+ * is used.
  */
 static int perf_start(void)
 {
@@ -333,7 +344,7 @@ static int perf_start(void)
 		return -e;
 	}
 	prof_self.perf_fd1 = fd + 1; /* before the first overflow can be signalled */
-	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
 		int e = errno;
 		prof_self.perf_fd1 = 0;
 		close(fd);
