@@ -321,6 +321,10 @@ void bench_consumer(struct bench_table *t)
 	struct run untraced = r;
 	char sess[PATH_MAX + 8];
 	snprintf(sess, sizeof sess, "%s/s.tb", dir); /* removed with dir: the killed recorder leaves it */
+	/* the previous rows' trace goes before the fork: removed in the child,
+	 * the poll below could see its stream files and kill the recorder
+	 * before it even created the session (then no program ever ran) */
+	bench_rm_rf(trace);
 	pid_t rp = fork();
 	if (rp == 0) {
 		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -328,7 +332,6 @@ void bench_consumer(struct bench_table *t)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		bench_rm_rf(trace);
 		execl(cli, cli, "record", "-q", "--mode", "block", "--sb-size", "16K", "--sb-count", "2", "--session", sess,
 		      "-o", trace, "--",
 		      wl, "--threads", "2", "--events", nb, "--sleep-us", "500", (char *)NULL);

@@ -24,6 +24,13 @@
  *                   stands for several periods, which the sample's overrun
  *                   field counts; the "periods" row adds them back.
  *
+ *   floor           bench/profile_floor.c: the same loop alone and under a
+ *                   cpu-clock event at 999 Hz used in several ways (no
+ *                   signal, kernel call chains, a signal per sample with an
+ *                   empty handler, plus re-arming, SIGTRAP from task work):
+ *                   what a sample costs the thread before the sampler's own
+ *                   work, in CPU-time ratio and in microseconds per sample
+ *
  * Skipped, with the reason, when `tracebuf profile --help` fails (the
  * command is not built), per unwinder when its run fails, and for perf where
  * `perf record` does not work.  Traces go to $TMPDIR (or /tmp) and are
@@ -219,6 +226,39 @@ static int quiet_status(char *const argv[])
 	return run_capture(argv, out, sizeof out, 1, &w);
 }
 
+/* The rows of bench/profile_floor.c (see the top of that file). */
+static void floor_rows(struct bench_table *t, const char *g, int quick)
+{
+	static const struct {
+		const char *key, *row;
+	} rows[] = {
+		{ "interrupt", "floor: cpu-clock event, no signal" },
+		{ "kchain", "floor: kernel call chains (as perf -g)" },
+		{ "signal", "floor: a signal per sample, empty handler" },
+		{ "rearm", "floor: + re-arm per sample (before issue 14)" },
+		{ "sigtrap", "floor: SIGTRAP from task work, empty handler" },
+	};
+	char prog[PATH_MAX], buf[2048];
+	bench_build_path("TB_PROFILE_FLOOR", "bench/tracebuf-profile-floor", prog, sizeof prog);
+	char *argv[] = { prog, quick ? "1" : "5", quick ? "50000000" : "400000000", NULL };
+	double w;
+	if (access(prog, X_OK) || run_capture(argv, buf, sizeof buf, 0, &w) != 0) {
+		bench_skip(t, g, "floor", "bench/tracebuf-profile-floor not built, or it failed");
+		return;
+	}
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "floor %s", rows[i].key);
+		double ratio = key_value(buf, key);
+		if (ratio <= 0) {
+			bench_skip(t, g, rows[i].row, "the kernel refused this use of the event");
+			continue;
+		}
+		/* (ratio - 1) of CPU time per period of CPU time (1/999 s) */
+		bench_row(t, g, rows[i].row, (ratio - 1) * 1e6 / 999.0, "us/sample", ratio, "with / without", NULL);
+	}
+}
+
 void bench_profile(struct bench_table *t)
 {
 	const char *g = "profile";
@@ -326,6 +366,7 @@ void bench_profile(struct bench_table *t)
 			bench_rm_rf(out); /* the trace directory, or perf.data */
 		}
 	bench_rm_rf(dir);
+	floor_rows(t, g, quick);
 
 	if (pc[C_BASE].skip) {
 		bench_skip(t, g, "the program alone", pc[C_BASE].skip);

@@ -671,6 +671,14 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
+	/* we are the session's consumer from here on, before CMD can run: CMD
+	 * runs also when we die while starting (the end of the go pipe; another
+	 * recorder may attach, t_record_reattach), and its block-mode producers
+	 * must then see a dead consumer and drop, not wait the block timeout
+	 * per event for one that never said who it was.  Before fork(): that
+	 * system call orders the store before anything CMD does (the memory
+	 * order is explained in tb_session_claim_consumer) */
+	tb_session_claim_consumer(s);
 	pid = fork();
 	if (pid < 0) {
 		cli_error(NAME, "fork: %s", strerror(errno));
@@ -696,6 +704,11 @@ int cmd_record(int argc, char **argv)
 	go[0] = -1;
 	close(err_pipe[1]);
 	err_pipe[1] = -1;
+	/* test hook: stop (SIGSTOP) where a death lets CMD run undrained, after
+	 * fork, before the engine exists; a test kills us there
+	 * (t_block_never_waits_for_a_recorder_killed_while_starting) */
+	if (getenv("TRACEBUF_TEST_STOP_WHILE_STARTING"))
+		raise(SIGSTOP);
 
 	env[3].num = pid;
 	cfg.nenv = 4;
@@ -760,6 +773,7 @@ fail:
 	tb_engine_destroy(e);
 	free_child_env(cenv);
 	if (s) {
+		tb_session_release_consumer(s);
 		tb_session_unlink(s);
 		tb_session_close(s);
 	}

@@ -7,7 +7,8 @@
  *   - ring positions (tail), the consumer futex protocol and the flush
  *     bookkeeping only through the ring.h primitives;
  *   - map->consumer_pid / consumer_heartbeat_ns / state: plain relaxed
- *     stores, informational (nothing synchronises on them);
+ *     stores, no data is published with them (consumer_pid is a hint that
+ *     block-mode producers check with kill(): tb_session_claim_consumer);
  *   - map->consumer_futex: tb_engine_wake() bumps it like a producer does,
  *     so that our own drain thread leaves tb_consumer_wait().
  */
@@ -425,9 +426,7 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 	recorder_unmark(e);
 	if (!(e->flags & TB_ENG_READONLY)) {
 		__atomic_store_n(&s->map->state, TB_STATE_STOPPED, __ATOMIC_RELAXED);
-		uint32_t me = (uint32_t)getpid();
-		__atomic_compare_exchange_n(&s->map->consumer_pid, &me, 0, 0, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
+		tb_session_release_consumer(s);
 	}
 	e->finished = 1;
 	return tb_engine_error(e);
@@ -505,3 +504,34 @@ uint32_t tb_session_creator_pid(const struct tb_session *s)
 	return __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
 }
 
+void tb_session_claim_consumer(struct tb_session *s)
+{
+	if (s->readonly)
+		return;
+	int drained = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		drained |= s->chan[ch].mode != TB_MODE_OVERWRITE;
+	if (!drained)
+		return; /* a flight recorder: no producer ever waits for it */
+	/* relaxed: no data is published with the pid; pairs with the relaxed
+	 * load in consumer_gone() (ring/append.c).  For the producers that
+	 * matter most, CMD and its children, the order comes from the system
+	 * calls between: `record` makes this store before fork(), and
+	 * everything the child does comes after fork() returns in it (the
+	 * map is MAP_SHARED: the very same page).  Producers already running
+	 * (record --attach) read it at their next full-ring event: a stale
+	 * pid there only delays the switch between drop and wait by one
+	 * check, which the protocol allows (it is re-read each time). */
+	__atomic_store_n(&s->map->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
+}
+
+void tb_session_release_consumer(struct tb_session *s)
+{
+	if (s->readonly)
+		return;
+	/* compare-exchange: a recorder that attached after us (we were
+	 * thought dead, or it was forced) keeps its claim; relaxed, as the
+	 * store above */
+	uint32_t me = (uint32_t)getpid();
+	__atomic_compare_exchange_n(&s->map->consumer_pid, &me, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}

@@ -139,6 +139,20 @@ TB_HIDDEN void tb_engine_destroy(struct tb_engine *e);
 TB_HIDDEN uint32_t tb_session_consumer_pid(const struct tb_session *s);
 TB_HIDDEN uint32_t tb_session_creator_pid(const struct tb_session *s);
 
+/*
+ * tb_session_claim_consumer - say in the session that this process drains
+ * it (map->consumer_pid = getpid()), when it has a channel drained
+ * continuously (not overwrite) and is writable; else nothing.  Block-mode
+ * producers that find a ring full then check that this pid lives, and drop
+ * at once (TB_LOSS_NOCONS) when it does not.  A recorder calls it before any
+ * process it starts can write (`record`: before it forks CMD), so that its
+ * death at any later point is seen; tb_engine_start() calls it again (an
+ * attaching recorder replaces a dead one's pid there).
+ * tb_session_release_consumer - back to 0, if it still names this process.
+ */
+TB_HIDDEN void tb_session_claim_consumer(struct tb_session *s);
+TB_HIDDEN void tb_session_release_consumer(struct tb_session *s);
+
 
 /* Creates `dir` (and missing parents) unless it exists; *created = 1 if it did.  Return 0 or -errno. */
 TB_HIDDEN int tb_output_dir(const char *dir, int *created);

@@ -385,7 +385,9 @@ int tb_engine_start(struct tb_engine *e)
 	if (!any || (e->flags & TB_ENG_READONLY))
 		return 0; /* flight recorder only: nothing to drain continuously */
 
-	__atomic_store_n(&s->map->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
+	/* again (`record` claimed before forking CMD): an attaching recorder
+	 * replaces a dead one's pid here; memory order: see the function */
+	tb_session_claim_consumer(s);
 	int rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the drain thread: %s", strerror(rc));

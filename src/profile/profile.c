@@ -57,6 +57,10 @@
 static unsigned prof_hz = DEFAULT_HZ, prof_depth = TB_PROF_MAX_DEPTH;
 static int prof_libunwind;
 static struct timespec prof_period;
+/* 1: the perf event is re-armed from the handler (PERF_EVENT_IOC_REFRESH)
+ * at each sample, for periods under PROF_REARM_BELOW_NS; see perf_start() */
+static int prof_rearm;
+#define PROF_REARM_BELOW_NS 250000ull
 /* 1 once sampling is set up in this process; acquire/release */
 static int prof_active;
 
@@ -271,27 +275,35 @@ static void take_sample(siginfo_t *si, ucontext_t *uc)
 		cnt_add(&prof_cnt.lost, failed);
 }
 
+/* One of our expiries: 1 an overflow of this thread's cpu-clock event, 2 an
+ * expiry of its CPU-time timer (our cookie); 0 another SIGPROF. */
+enum { NOT_OURS, PERF_OVERFLOW, TIMER_EXPIRY };
+static int ours(const siginfo_t *si)
+{
+	if (!si)
+		return NOT_OURS;
+	int fd = prof_self.perf_fd1 - 1;
+	if (fd >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN) && si->si_fd == fd)
+		return PERF_OVERFLOW;
+	return si->si_code == SI_TIMER && si->si_value.sival_ptr == PROF_COOKIE ? TIMER_EXPIRY : NOT_OURS;
+}
+
 static void prof_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno; /* tb_write's slow path may make system calls */
-	int fd = prof_self.perf_fd1 - 1;
-	if (si && fd >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN) && si->si_fd == fd) {
-		/* an overflow of this thread's cpu-clock event: sample, then arm
-		 * it for one more (PERF_EVENT_IOC_REFRESH: the event disables
-		 * itself after that many overflows, which raises POLL_HUP) */
+	int why = ours(si);
+	if (why != NOT_OURS) {
 		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
 		if (!__atomic_load_n(&prof_stopping, __ATOMIC_SEQ_CST)) {
 			take_sample(si, uc);
-			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+			/* at the usual rates the event runs on by itself: no
+			 * system call per sample (perf_start()) */
+			if (why == PERF_OVERFLOW && prof_rearm)
+				ioctl(prof_self.perf_fd1 - 1, PERF_EVENT_IOC_REFRESH, 1);
 		}
 		__atomic_sub_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST);
-	} else if (!si || si->si_code != SI_TIMER || si->si_value.sival_ptr != PROF_COOKIE) {
-		chain(sig, si, uc);
 	} else {
-		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
-		if (!__atomic_load_n(&prof_stopping, __ATOMIC_SEQ_CST))
-			take_sample(si, uc);
-		__atomic_sub_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST);
+		chain(sig, si, uc);
 	}
 	errno = saved_errno;
 }
@@ -304,8 +316,22 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
  * The calling thread's perf cpu-clock event (as `perf record` samples): its
  * overflows, every prof_period of this thread's CPU time, raise SIGPROF in
  * this thread (F_SETOWN_EX to the tid, F_SETSIG).  User space only
- * (exclude_kernel: what perf_event_paranoid 2 allows).  0, or -errno when
- * the kernel or a seccomp filter refuses: then the timer is used.
+ * (exclude_kernel: what perf_event_paranoid 2 allows).
+ *
+ * At the usual rates (period >= PROF_REARM_BELOW_NS, -F 4000 or less) it is
+ * enabled once with no overflow limit (PERF_EVENT_IOC_ENABLE): the kernel
+ * neither disables it at each overflow nor needs it re-armed, every
+ * overflow signals (si_code POLL_IN), and the handler makes no system call
+ * (issue 14: re-arming cost ~0.8 % of the CPU at 999 Hz on the benchmark
+ * VM).  SIGPROF is not a real-time signal: overflows while one is pending
+ * merge into it.  Above that rate it is re-armed for one overflow at a time
+ * from the handler (PERF_EVENT_IOC_REFRESH 1; the event disables itself
+ * after it, POLL_HUP): a free-running event whose period is shorter than a
+ * signal delivery (~20-35 us on that VM) keeps a signal pending at every
+ * return from the handler, and the program stops making progress (seen at
+ * -F 100000), where a re-armed one always gives it a period of its own.
+ * 0, or -errno when the kernel or a seccomp filter refuses: then the timer
+ * is used.
  */
 static int perf_start(void)
 {
@@ -333,7 +359,7 @@ static int perf_start(void)
 		return -e;
 	}
 	prof_self.perf_fd1 = fd + 1; /* before the first overflow can be signalled */
-	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+	if ((prof_rearm ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) != 0) {
 		int e = errno;
 		prof_self.perf_fd1 = 0;
 		close(fd);
@@ -342,12 +368,16 @@ static int perf_start(void)
 	return 0;
 }
 
+/* Called on the thread itself (key destructor, exit).  Disabled before the
+ * fd is forgotten: an overflow signal already pending (its irq_work ran
+ * before we entered the kernel) is delivered when the ioctl returns, still
+ * recognised as ours, instead of reaching the program's SIGPROF action. */
 static void perf_stop(struct prof_thread *t)
 {
 	if (t->perf_fd1) {
 		int fd = t->perf_fd1 - 1;
-		t->perf_fd1 = 0;
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		t->perf_fd1 = 0;
 		close(fd);
 	}
 }
@@ -799,6 +829,7 @@ __attribute__((constructor)) static void prof_init(void)
 	uint64_t ns = 1000000000ull / prof_hz;
 	prof_period.tv_sec = (time_t)(ns / 1000000000ull);
 	prof_period.tv_nsec = (long)(ns % 1000000000ull);
+	prof_rearm = ns < PROF_REARM_BELOW_NS;
 
 	/* the classes are registered by TB_EVENT's constructors, whose order
 	 * relative to this one is not specified: again here (idempotent) */

@@ -375,8 +375,10 @@ static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
 /*
  * Block mode: is the consumer gone?  Then a full ring drops at once, counted
  * as TB_LOSS_NOCONS, instead of making every event wait the timeout for a
- * consumer that will never come.  tb_engine_start() publishes the consumer's
- * pid in map->consumer_pid; a recorder killed -9 leaves it there, and the
+ * consumer that will never come.  The consumer publishes its pid in
+ * map->consumer_pid (tb_session_claim_consumer(): `record` does it before it
+ * forks CMD, tb_engine_start() again); a recorder killed -9 leaves it there
+ * (also one killed before its drain thread ran), and the
  * process it names is gone (or a zombie).  A consumer that finished sets the
  * state STOPPED: nobody drains any more.  A new consumer (record --attach)
  * publishes its own pid, which is seen at the next full-ring event: blocking
@@ -390,7 +392,10 @@ static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
 
 static int consumer_gone(struct tb_session *s)
 {
-	/* relaxed: plain values, nothing else is published with them */
+	/* relaxed: plain values, nothing else is published with them (they pair
+	 * with the relaxed stores of tb_engine_finish() and
+	 * tb_session_claim_consumer(); for CMD under `record` the pid was
+	 * stored before fork(), which orders it before this load) */
 	if (__atomic_load_n(&s->map->state, __ATOMIC_RELAXED) == TB_STATE_STOPPED)
 		return 1;
 	uint32_t pid = __atomic_load_n(&s->map->consumer_pid, __ATOMIC_RELAXED);
