@@ -74,9 +74,10 @@ wait $rp || fail "record of the waiting command failed"
 
 # disk full, simulated with a file size limit: the session file fits (sparse, 1.2-2.2 MiB: the
 # registry's 256 entries of 4 KiB and the rings of 2 CPUs, or of 16 slots with the fallback
-# protocol), the trace (~25 MB: block mode, nothing is dropped however slow the recorder, e.g.
-# under valgrind) does not; record says so, exits non-zero, the trace holds whole packets only
-(ulimit -f 8192; "$CLI" record -q --mode block --sb-size 16K --sb-count 4 -o "$T/df" -- \
+# protocol), the trace (~25 MB: block mode with the longest wait, nothing is dropped however
+# slow the recorder, under TSan or valgrind too) does not; record says so, exits non-zero, the
+# trace holds whole packets only
+(ulimit -f 8192; "$CLI" record -q --mode block --block-timeout 10s --sb-size 16K --sb-count 4 -o "$T/df" -- \
 	"$WL" --threads 2 --events 400000 --sleep-us 20 > /dev/null 2> "$T/err"); rc=$?
 [ $rc -ne 0 ] || fail "disk full: record exited 0"
 grep -q "File too large\|No space" "$T/err" || { cat "$T/err"; fail "disk full: no message"; }
