@@ -23,6 +23,7 @@ struct tb_stream {
 	uint64_t size;      /* bytes on disk: whole packets only */
 	uint64_t last_seq;  /* packet_seq_num of the last packet on disk */
 	int have_last;
+	uint64_t last_bytes, last_events; /* the last data packet on disk: its size and events (0: none) */
 	int resumed;        /* the file holds packets of an earlier consumer (record --attach) */
 	/*
 	 * Loss accounting (stream.c; "Losses in the trace", docs/DESIGN.md).

@@ -508,6 +508,8 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 	publish_lost(st, out);
 	st->last_seq = info->seq;
 	st->have_last = 1;
+	st->last_bytes = info->packet_bytes;
+	st->last_events = info->events;
 	tb_stat_add(&st->st.packets, 1);
 	tb_stat_add(&st->st.bytes, info->packet_bytes + pre_bytes);
 	tb_stat_add(&st->st.events, info->events);
@@ -518,6 +520,10 @@ void tb_stream_lose(struct tb_engine *e, unsigned ch, unsigned cpu, int cause)
 {
 	tb_stream_at(e, ch, cpu)->gap_cause = cause;
 }
+
+static int give_up_last_packet(struct tb_engine *e, unsigned ch, struct tb_stream *st);
+static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
+			     const uint64_t out[TB_LOSS_NCAUSES]);
 
 void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 {
@@ -559,6 +565,40 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 		return;
 	/* readers do not know every loss yet: one last empty packet says it,
 	 * in the place of the last packet not written (or after the last one) */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (final_loss_packet(e, ch, cpu, st, out) != -EFBIG || attempt || !give_up_last_packet(e, ch, st))
+			return;
+		out_causes(e, ch, st, prod, out); /* with the packet given up */
+	}
+}
+
+/*
+ * The file cannot grow (a file size limit: EFBIG; a full disk is handled by
+ * the ballast, which keeps room for the final packet): the last data packet
+ * gives its place to the empty one that tells readers what was lost, its
+ * events counted as lost to the disk too.  1 when done.
+ */
+static int give_up_last_packet(struct tb_engine *e, unsigned ch, struct tb_stream *st)
+{
+	if (!e->local || st->fd < 0 || !st->last_bytes || st->size < st->last_bytes ||
+	    ftruncate(st->fd, (off_t)(st->size - st->last_bytes)) != 0)
+		return 0;
+	tb_engine_warn(e, "%s: the stream file cannot grow (file size limit): its last packet (%" PRIu64
+			  " events) gave its place to the packet that counts what was lost",
+		       e->s->chan[ch].name, st->last_events);
+	st->size -= st->last_bytes;
+	st->lost[TB_LOSS_DISK] += st->last_events;
+	tb_stat_add(&st->st.events, (uint64_t)0 - st->last_events);
+	tb_stat_add(&st->st.packets, (uint64_t)0 - 1);
+	tb_stat_add(&st->st.bytes, (uint64_t)0 - st->last_bytes);
+	st->last_bytes = st->last_events = 0;
+	return 1;
+}
+
+/* The last empty packet of the stream, with the loss causes `out`: 0, or -errno of its write. */
+static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
+			     const uint64_t out[TB_LOSS_NCAUSES])
+{
 	uint64_t seq = st->have_seen ? st->seen_seq : 0;
 	if (st->have_last && seq <= st->last_seq)
 		seq = st->last_seq; /* an empty packet may repeat a number (babeltrace2 and our reader accept it) */
@@ -580,7 +620,8 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 	 * packet, and this one tells readers what the error cost */
 	struct iovec sent[2];
 	memcpy(sent, iov, sizeof sent);
-	if (stream_write(e, ch, cpu, st, iov, n, bytes, bytes) == 0) {
+	int rc = stream_write(e, ch, cpu, st, iov, n, bytes, bytes);
+	if (rc == 0) {
 		tb_engine_relay_packets(e, ch, cpu, sent, n, 0);
 		publish_lost(st, out);
 		st->last_seq = seq;
@@ -588,6 +629,7 @@ void tb_stream_finish(struct tb_engine *e, unsigned ch, unsigned cpu)
 		tb_stat_add(&st->st.packets, 1);
 		tb_stat_add(&st->st.bytes, bytes);
 	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------------- */

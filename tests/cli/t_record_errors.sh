@@ -74,15 +74,22 @@ wait $rp || fail "record of the waiting command failed"
 
 # disk full, simulated with a file size limit: the session file fits (sparse, 1.2-2.2 MiB: the
 # registry's 256 entries of 4 KiB and the rings of 2 CPUs, or of 16 slots with the fallback
-# protocol), the trace (~25 MB: block mode with the longest wait, nothing is dropped however
-# slow the recorder, under TSan or valgrind too) does not; record says so, exits non-zero, the
-# trace holds whole packets only
+# protocol), the one stream file of a pinned thread (~25 MB: block mode with the longest wait,
+# nothing is dropped however slow the recorder, under TSan or valgrind too) does not; record
+# says so, exits non-zero, the trace holds whole packets only, and it still counts every event:
+# the file cannot grow by the last packet that says what was lost, so its last data packet
+# gives its place (the events written = delivered + discarded, as readers count them)
 (ulimit -f 8192; "$CLI" record -q --mode block --block-timeout 10s --sb-size 16K --sb-count 4 -o "$T/df" -- \
-	"$WL" --threads 2 --events 400000 --sleep-us 20 > /dev/null 2> "$T/err"); rc=$?
+	"$WL" --pin 0 --threads 1 --events 800000 > "$T/df.out" 2> "$T/err"); rc=$?
 [ $rc -ne 0 ] || fail "disk full: record exited 0"
 grep -q "File too large\|No space" "$T/err" || { cat "$T/err"; fail "disk full: no message"; }
 echo "ok: $(head -1 "$T/err")"
-"$VERIFY" "$T/df" || fail "disk full: the trace left is not valid"
+grep -q "please report" "$T/err" && { cat "$T/err"; fail "disk full: the summary does not account for every event"; }
+"$VERIFY" "$T/df" > "$T/df.v" || fail "disk full: the trace left is not valid"
+w=$(sed -n 's/^written: //p' "$T/df.out")
+d=$(sed -n 's/.*delivered=\([0-9]*\) discarded=\([0-9]*\).*/\1 \2/p' "$T/df.v")
+[ -n "$w" ] && [ -n "$d" ] && [ $((${d% *} + ${d#* })) -eq "$w" ] ||
+	{ cat "$T/df.v"; fail "disk full: delivered + discarded ($d) is not the $w events written"; }
 if command -v babeltrace2 >/dev/null 2>&1; then
 	babeltrace2 "$T/df" > /dev/null 2> "$T/bterr" || { head -3 "$T/bterr"; fail "disk full: babeltrace2 cannot read it"; }
 fi
