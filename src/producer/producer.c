@@ -154,11 +154,11 @@ int tb_producer_use(struct tb_session *s)
 	return 0;
 }
 
-void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32_t truncated)
+/* tb_emit() when it is not one record to one channel by the fast path:
+ * every enabled channel through tb_append(), truncations counted. */
+static __attribute__((noinline)) void emit_slow(struct tb_session *s, struct tb_event_class *cls, const void *payload,
+						size_t len, uint32_t truncated)
 {
-	struct tb_session *s = tb_producer_session();
-	if (!s)
-		return;
 	uint32_t mask = __atomic_load_n(cls->mask, __ATOMIC_RELAXED) & ((1u << s->nchannels) - 1);
 	while (mask) {
 		unsigned ch = (unsigned)__builtin_ctz(mask);
@@ -167,6 +167,38 @@ void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32
 		if (__builtin_expect(truncated != 0, 0))
 			tb_count(s, ch, offsetof(struct tb_ctl, truncated), truncated);
 	}
+}
+
+/*
+ * Every TB_EVENT comes here.  The common case, a class enabled on one
+ * channel and nothing truncated, runs the ring's fast path inline
+ * (tb_append_fast) and returns: no further call, no register saved.  When
+ * it does not commit, the arguments come back from the call record and
+ * the general path takes over.
+ */
+void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32_t truncated)
+{
+	struct tb_session *s = tb_producer_session();
+	if (!s)
+		return;
+	/* relaxed: the mask points into the session published by the acquire
+	 * load above (tb_producer_use stores the class's mask pointer first) */
+	uint32_t mask = __atomic_load_n(cls->mask, __ATOMIC_RELAXED) & ((1u << s->nchannels) - 1);
+	if (__builtin_expect((mask & (mask - 1)) == 0 && mask && !truncated && len <= TB_PAYLOAD_MAX, 1)) {
+		struct tb_fast_call c;
+		c.a.src = payload;
+		c.a.len = len;
+		c.a.id = cls->id;
+		c.s = s;
+		c.ch = (unsigned)__builtin_ctz(mask);
+		c.ctx = cls;
+		if (__builtin_expect(tb_append_fast(&c) == 0, 1))
+			return;
+		emit_slow((struct tb_session *)(uintptr_t)c.s, (struct tb_event_class *)(uintptr_t)c.ctx, c.a.src,
+			  c.a.len, 0);
+		return;
+	}
+	emit_slow(s, cls, payload, len, truncated);
 }
 
 /* ---- thread names (format.h TB_THREAD_NAME_EVENT) ---- */
@@ -289,7 +321,16 @@ int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len)
 		tb_count(s, chan, offsetof(struct tb_ctl, lost_toobig), 1);
 		return -ENOSPC;
 	}
-	return tb_append(s, chan, event_id, payload, (uint32_t)len);
+	/* as tb_emit(): no call between the program and the cs */
+	struct tb_fast_call c;
+	c.a.src = payload;
+	c.a.len = len;
+	c.a.id = event_id;
+	c.s = s;
+	c.ch = chan;
+	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
+		return 0;
+	return tb_append((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
 }
 
 int tb_event_id(const char *name)

@@ -482,60 +482,25 @@ void tb_count(struct tb_session *s, unsigned ch, size_t off, uint64_t n)
 
 static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
 							 const void *payload, uint32_t len);
-static inline __attribute__((always_inline)) int append_rseq_vtid(struct tb_session *s, unsigned ch, uint32_t id,
-								   const void *payload, uint32_t len,
-								   struct tb_rseq_abi *rs, uint32_t cpu,
-								   const struct tb_fast_ring *fr);
 
 /*
- * The fast path: nothing but the critical section and what it needs.  Kept
- * small and inline; everything else (the prepared store lists, their stack
- * space, retries) is in append_rseq_slow(), out of line.
+ * The fast path (append.h, tb_append_fast: nothing but the critical section
+ * and what it needs, inline), then everything else out of line in
+ * append_rseq_slow(): the prepared store lists, their stack space, retries.
  */
 static inline __attribute__((always_inline)) int append_rseq(struct tb_session *s, unsigned ch, uint32_t id,
 							     const void *payload, uint32_t len)
 {
-	if (__builtin_expect(s->clock_kind != TB_CLOCK_TSC || id > TB_COMPACT_ID_MAX, 0))
-		return append_rseq_slow(s, ch, id, payload, len);
-	struct tb_rseq_abi *rs = tb_rseq_area_at(s->rseq_off);
-	/* relaxed: our own thread's rseq area, written by the kernel only
-	 * while this thread is not running */
-	uint32_t cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
-	if (__builtin_expect(cpu >= s->ncpus, 0))
-		return append_rseq_slow(s, ch, id, payload, len);
-	const struct tb_fast_ring *fr = &s->fast[(size_t)ch * s->ncpus + cpu];
-	/* a vtid channel: its own cs.  One load of fr->kind decides both
-	 * this and attribution: a channel without vtid pays one predicted
-	 * branch on a value it loads anyway.  Inlined: as a call it cost a
-	 * vtid channel 1.6 ns more per event. */
-	uint64_t kind = fr->kind;
-	if (__builtin_expect(kind & TB_FAST_VTID, 0))
-		return append_rseq_vtid(s, ch, id, payload, len, rs, cpu, fr);
-	struct tb_fast_args fa = { payload, len, id, kind ? tb_self_tid() : 0 };
-	if (__builtin_expect(tb_rseq_fast_append(rs, cpu, fr, &fa) == 0, 1))
+	struct tb_fast_call c;
+	c.a.src = payload;
+	c.a.len = len;
+	c.a.id = id;
+	c.s = s;
+	c.ch = ch;
+	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 		return 0;
-	return append_rseq_slow(s, ch, id, payload, len);
-}
-
-/*
- * The fast path of a vtid channel: the record carries the writer's tid,
- * read from the per-thread cache (platform/thread.h: a TLS load, a
- * system call only at a thread's first use).  A thread whose name is due
- * takes the slow path, which writes it first: a vtid channel records the
- * names of its threads even without attribution records (registry.c).
- */
-static inline __attribute__((always_inline)) int append_rseq_vtid(struct tb_session *s, unsigned ch, uint32_t id,
-								   const void *payload, uint32_t len,
-								   struct tb_rseq_abi *rs, uint32_t cpu,
-								   const struct tb_fast_ring *fr)
-{
-	if (__builtin_expect(tb_thread_name_due(), 0))
-		return append_rseq_slow(s, ch, id, payload, len);
-	uint32_t tid = tb_self_tid();
-	struct tb_fast_args_vtid fa = { { payload, len, id, fr->kind & TB_FAST_ATTRIBUTION ? tid : 0 }, tid };
-	if (__builtin_expect(tb_rseq_fast_append_vtid(rs, cpu, fr, &fa) == 0, 1))
-		return 0;
-	return append_rseq_slow(s, ch, id, payload, len);
+	/* from the call record (see struct tb_fast_call) */
+	return append_rseq_slow((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
 }
 
 static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
@@ -575,10 +540,10 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 
 		/* after an abort, or a packet switch: the fast cs again */
 		if (tries && r.ts_in_cs && id <= TB_COMPACT_ID_MAX) {
-			struct tb_fast_args_vtid fa = { { payload, len, id, tid }, vtid };
+			struct tb_fast_args fa = { payload, len, id, tid, vtid };
 			const struct tb_fast_ring *fr = &s->fast[(size_t)ch * s->ncpus + (unsigned)cpu];
 			int rc = cv->vtid ? tb_rseq_fast_append_vtid(rs, (uint32_t)cpu, fr, &fa)
-					  : tb_rseq_fast_append(rs, (uint32_t)cpu, fr, &fa.a);
+					  : tb_rseq_fast_append(rs, (uint32_t)cpu, fr, &fa);
 			if (rc == 0)
 				return 0;
 			if (rc == 2) {

@@ -129,6 +129,17 @@ extern uint32_t tb_inject_spin[8] __attribute__((visibility("hidden")));
 	"movq %%rax, 8(%[" rseq_operand "])\n\t"                               \
 	"1:\n\t"
 
+/* The same, the abort handler jumping to a local label of the asm text
+ * (a cs in plain asm, not asm goto). */
+#define TB_RSEQ_CS_END_TO(local_label)                                         \
+	"2:\n\t"                                                               \
+	".pushsection __rseq_failure, \"ax\"\n\t"                              \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                           \
+	".long " TB__STR(TB_RSEQ_SIG) "\n\t"                                   \
+	"4:\n\t"                                                               \
+	"jmp " local_label "\n\t"                                              \
+	".popsection\n\t"
+
 /* Label 2 right after the commit, then the abort handler with its signature. */
 #define TB_RSEQ_CS_END(abort_label)                                            \
 	"2:\n\t"                                                               \
@@ -150,27 +161,24 @@ struct tb_fast_ring {
 	uint64_t ring_mask;   /* 16 */
 	uint64_t sb_mask;     /* 24 */
 	uint64_t sb_size;     /* 32 */
-	uint64_t kind;        /* 40: TB_FAST_ATTRIBUTION | TB_FAST_VTID (one load decides both) */
-	uint64_t pad[2];
+	uint64_t kind;        /* 40: TB_FAST_* bits (one load decides all three) */
+	uint32_t max_payload; /* 48: the channel's bound (tb_chan_max_payload) */
+	uint32_t pad32;
+	uint64_t pad;
 };
 #define TB_FAST_ATTRIBUTION 1u /* the channel writes tracebuf:thread records */
 #define TB_FAST_VTID 2u        /* its records carry the writer's tid (tb_rseq_fast_append_vtid) */
+#define TB_FAST_OFF 4u         /* no fast path: fallback protocol, or a clock other than the TSC */
 
-/* Per call. */
+/* Per call.  In memory (the cs reads it through one register), so that the
+ * caller finds its arguments there again when the cs does not commit. */
 struct tb_fast_args {
 	const uint8_t *src;   /* 0: payload */
 	uint64_t len;         /* 8: payload bytes */
 	uint64_t id;          /* 16: event id, <= 30 */
 	uint64_t tid;         /* 24: writer context required (0 without attribution) */
+	uint64_t vtid;        /* 32: vtid channels: the tid written after the header (else unread) */
 };
-
-/* Per call on a vtid channel (a struct of its own: the call without vtid
- * stores no more than it did). */
-struct tb_fast_args_vtid {
-	struct tb_fast_args a; /* 0 */
-	uint64_t vtid;         /* 32: the tid written after the header */
-};
-_Static_assert(offsetof(struct tb_fast_args_vtid, vtid) == 32, "asm offsets");
 
 /*
  * The fast append cs, with HDR bytes of record header + event context (a
@@ -179,48 +187,58 @@ _Static_assert(offsetof(struct tb_fast_args_vtid, vtid) == 32, "asm offsets");
  * the header (at 4(%%rdi), %%edx free; "" for none).  One text for both
  * record layouts, so that the channel without context runs exactly the
  * instructions it always did.
+ *
+ * Registers: five named scratch registers (rax and rdx for rdtsc, rsi, rdi
+ * and rcx for the copy) and the four operands, three of which are taken
+ * over once read: [rs] holds the ring's ctl from step B on, [cpu] its head
+ * (then the new head, then the result), [r] is a copy temporary after step
+ * G.  Nine registers in all, the caller-saved ones: a caller that keeps
+ * nothing else live across the cs (tb_append_fast) saves no register.
+ * The result is in [cpu]: 0 committed, 1 slow path, 2 aborted; not asm
+ * goto, whose outputs compilers do not all define on the jump paths.
  */
 #define TB_FAST_APPEND_CS(HDR, CTX_STORE) \
 		TB_RSEQ_CS_BEGIN("rs")                                                \
 		/* A: still on the CPU whose ring we prepared? */                     \
-		"cmpl %[cpu], 4(%[rs])\n\t"                                           \
+		"cmpl %k[cpu], 4(%[rs])\n\t"                                          \
 		"jnz 4f\n\t"                                                          \
 		/* B: head must be initialised and the _after state valid at head */  \
-		"movq 0(%[r]), %%r11\n\t"                                             \
-		"movq " TB__STR(TB_CTL_HEAD) "(%%r11), %%r8\n\t"                      \
-		"testq %%r8, %%r8\n\t"                                                \
-		"jz %l[slow]\n\t"                                                     \
-		"cmpq " TB__STR(TB_CTL_ST_END) "(%%r11), %%r8\n\t"                    \
-		"jne %l[slow]\n\t"                                                    \
+		"movq 0(%[r]), %[rs]\n\t"                                             \
+		"movq " TB__STR(TB_CTL_HEAD) "(%[rs]), %[cpu]\n\t"                    \
+		"testq %[cpu], %[cpu]\n\t"                                            \
+		"jz 17f\n\t"                                                          \
+		"cmpq " TB__STR(TB_CTL_ST_END) "(%[rs]), %[cpu]\n\t"                  \
+		"jne 17f\n\t"                                                         \
 		/* C: the packet's writer context must be ours */                     \
-		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%r9\n\t"                 \
-		"cmpq 24(%[a]), %%r9\n\t"                                             \
-		"jne %l[slow]\n\t"                                                    \
+		"movq " TB__STR(TB_CTL_TID_AFTER) "(%[rs]), %%rdx\n\t"                \
+		"cmpq 24(%[a]), %%rdx\n\t"                                            \
+		"jne 17f\n\t"                                                         \
 		TB_INJECT_ASM(0)                                                      \
 		/* D: timestamp, read inside the cs; never below the previous one */  \
 		"rdtsc\n\t"                                                           \
 		"shlq $32, %%rdx\n\t"                                                 \
 		"orq %%rdx, %%rax\n\t"                                                \
-		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%r10\n\t"                 \
-		"cmpq %%r10, %%rax\n\t"                                               \
-		"cmovbq %%r10, %%rax\n\t"                                             \
+		"movq " TB__STR(TB_CTL_TS_AFTER) "(%[rs]), %%rdx\n\t"                 \
+		"cmpq %%rdx, %%rax\n\t"                                               \
+		"cmovbq %%rdx, %%rax\n\t"                                             \
 		/* E: compact header legal? (ts - prev < 2^27) */                     \
-		"movq %%rax, %%r9\n\t"                                                \
-		"subq %%r10, %%r9\n\t"                                                \
-		"cmpq $0x8000000, %%r9\n\t"                                           \
-		"jae %l[slow]\n\t"                                                    \
+		"movq %%rax, %%rcx\n\t"                                               \
+		"subq %%rdx, %%rcx\n\t"                                               \
+		"cmpq $0x8000000, %%rcx\n\t"                                          \
+		"jae 17f\n\t"                                                         \
 		/* F: does header + context + payload fit in the current sub-buffer,  \
 		 * leaving head strictly inside it?  (head never sits on a            \
 		 * sub-buffer boundary: the consumer takes a sub-buffer as            \
 		 * closed once head is past its end) */                               \
-		"movq %%r8, %%r9\n\t"                                                 \
-		"andq 24(%[r]), %%r9\n\t"                                             \
-		"addq 8(%[a]), %%r9\n\t"                                              \
-		"addq $" HDR ", %%r9\n\t"                                             \
-		"cmpq 32(%[r]), %%r9\n\t"                                             \
-		"jae %l[slow]\n\t"                                                    \
-		/* G: write header, [context,] payload past head (invisible until I) */\
-		"movq %%r8, %%rdi\n\t"                                                \
+		"movq %[cpu], %%rcx\n\t"                                              \
+		"andq 24(%[r]), %%rcx\n\t"                                            \
+		"addq 8(%[a]), %%rcx\n\t"                                             \
+		"addq $" HDR ", %%rcx\n\t"                                            \
+		"cmpq 32(%[r]), %%rcx\n\t"                                            \
+		"jae 17f\n\t"                                                         \
+		/* G: write header, [context,] payload past head (invisible until I); \
+		 * [cpu] becomes the new head, [r] a temporary */                     \
+		"movq %[cpu], %%rdi\n\t"                                              \
 		"andq 16(%[r]), %%rdi\n\t"                                            \
 		"addq 8(%[r]), %%rdi\n\t"                                             \
 		"movl %%eax, %%edx\n\t"                                               \
@@ -231,35 +249,41 @@ _Static_assert(offsetof(struct tb_fast_args_vtid, vtid) == 32, "asm offsets");
 		"addq $" HDR ", %%rdi\n\t"                                            \
 		"movq 0(%[a]), %%rsi\n\t"                                             \
 		"movq 8(%[a]), %%rcx\n\t"                                             \
-		/* 16 bytes per iteration, then 8, then 4, then bytes */              \
+		"leaq " HDR "(%[cpu],%%rcx), %[cpu]\n\t"                              \
+		/* the payload: 16 bytes per iteration while more than 16 are     \
+		 * left, then the last 16 (overlapping what the loop copied);      \
+		 * under 16, the first and last 8 or 4 (overlapping), or bytes.    \
+		 * Reads and writes exactly [src, src + len) -> [dst, dst + len). */\
 		"cmpq $16, %%rcx\n\t"                                                 \
 		"jb 9f\n\t"                                                           \
+		"leaq -16(%%rsi,%%rcx), %%rdx\n\t"                                    \
+		"leaq -16(%%rdi,%%rcx), %[r]\n\t"                                     \
 		"5:\n\t"                                                              \
-		"movq (%%rsi), %%rdx\n\t"                                             \
-		"movq 8(%%rsi), %%r10\n\t"                                            \
-		"movq %%rdx, (%%rdi)\n\t"                                             \
-		"movq %%r10, 8(%%rdi)\n\t"                                            \
+		"movups (%%rsi), %%xmm0\n\t"                                          \
+		"movups %%xmm0, (%%rdi)\n\t"                                          \
 		"addq $16, %%rsi\n\t"                                                 \
 		"addq $16, %%rdi\n\t"                                                 \
-		"subq $16, %%rcx\n\t"                                                 \
-		"cmpq $16, %%rcx\n\t"                                                 \
-		"jae 5b\n\t"                                                          \
+		"cmpq %%rdx, %%rsi\n\t"                                               \
+		"jb 5b\n\t"                                                           \
+		"movups (%%rdx), %%xmm0\n\t"                                          \
+		"movups %%xmm0, (%[r])\n\t"                                           \
+		"jmp 7f\n\t"                                                          \
 		"9:\n\t"                                                              \
 		"cmpq $8, %%rcx\n\t"                                                  \
 		"jb 6f\n\t"                                                           \
 		"movq (%%rsi), %%rdx\n\t"                                             \
+		"movq -8(%%rsi,%%rcx), %[r]\n\t"                                      \
 		"movq %%rdx, (%%rdi)\n\t"                                             \
-		"addq $8, %%rsi\n\t"                                                  \
-		"addq $8, %%rdi\n\t"                                                  \
-		"subq $8, %%rcx\n\t"                                                  \
+		"movq %[r], -8(%%rdi,%%rcx)\n\t"                                      \
+		"jmp 7f\n\t"                                                          \
 		"6:\n\t"                                                              \
 		"cmpq $4, %%rcx\n\t"                                                  \
 		"jb 16f\n\t"                                                          \
 		"movl (%%rsi), %%edx\n\t"                                             \
+		"movl -4(%%rsi,%%rcx), %k[r]\n\t"                                     \
 		"movl %%edx, (%%rdi)\n\t"                                             \
-		"addq $4, %%rsi\n\t"                                                  \
-		"addq $4, %%rdi\n\t"                                                  \
-		"subq $4, %%rcx\n\t"                                                  \
+		"movl %k[r], -4(%%rdi,%%rcx)\n\t"                                     \
+		"jmp 7f\n\t"                                                          \
 		"16:\n\t"                                                             \
 		"testq %%rcx, %%rcx\n\t"                                              \
 		"jz 7f\n\t"                                                           \
@@ -274,31 +298,37 @@ _Static_assert(offsetof(struct tb_fast_args_vtid, vtid) == 32, "asm offsets");
 		TB_INJECT_ASM(1)                                                      \
 		/* H: two-version state: _before = true values (idempotent), then     \
 		 * st_end = new head (invalidates _after), then _after */             \
-		"leaq " HDR "(%%r8), %%r9\n\t"                                        \
-		"addq 8(%[a]), %%r9\n\t"                                              \
-		"movq " TB__STR(TB_CTL_TS_AFTER) "(%%r11), %%rdx\n\t"                 \
-		"movq %%rdx, " TB__STR(TB_CTL_TS_BEFORE) "(%%r11)\n\t"                \
-		"movq " TB__STR(TB_CTL_CNT_AFTER) "(%%r11), %%rcx\n\t"                \
-		"movq %%rcx, " TB__STR(TB_CTL_CNT_BEFORE) "(%%r11)\n\t"               \
-		"movq " TB__STR(TB_CTL_TID_AFTER) "(%%r11), %%rdx\n\t"                \
-		"movq %%rdx, " TB__STR(TB_CTL_TID_BEFORE) "(%%r11)\n\t"               \
-		"movq %%r9, " TB__STR(TB_CTL_ST_END) "(%%r11)\n\t"                    \
-		"movq %%rax, " TB__STR(TB_CTL_TS_AFTER) "(%%r11)\n\t"                 \
+		"movq " TB__STR(TB_CTL_TS_AFTER) "(%[rs]), %%rdx\n\t"                 \
+		"movq %%rdx, " TB__STR(TB_CTL_TS_BEFORE) "(%[rs])\n\t"                \
+		"movq " TB__STR(TB_CTL_CNT_AFTER) "(%[rs]), %%rcx\n\t"                \
+		"movq %%rcx, " TB__STR(TB_CTL_CNT_BEFORE) "(%[rs])\n\t"               \
+		"movq " TB__STR(TB_CTL_TID_AFTER) "(%[rs]), %%rdx\n\t"                \
+		"movq %%rdx, " TB__STR(TB_CTL_TID_BEFORE) "(%[rs])\n\t"               \
+		"movq %[cpu], " TB__STR(TB_CTL_ST_END) "(%[rs])\n\t"                  \
+		"movq %%rax, " TB__STR(TB_CTL_TS_AFTER) "(%[rs])\n\t"                 \
 		"incq %%rcx\n\t"                                                      \
-		"movq %%rcx, " TB__STR(TB_CTL_CNT_AFTER) "(%%r11)\n\t"                \
+		"movq %%rcx, " TB__STR(TB_CTL_CNT_AFTER) "(%[rs])\n\t"                \
 		TB_INJECT_ASM(2)                                                      \
 		/* I: commit.  Observable: the consumer's acquire load of head        \
 		 * (tb_ring_ready / snapshot).  A plain store is a release on x86     \
 		 * (TSO): the record and state stores above are visible first. */     \
-		"movq %%r9, " TB__STR(TB_CTL_HEAD) "(%%r11)\n\t"                      \
-		TB_RSEQ_CS_END("abort")                                               \
+		"movq %[cpu], " TB__STR(TB_CTL_HEAD) "(%[rs])\n\t"                    \
+		TB_RSEQ_CS_END_TO("18f")                                              \
+		"xorl %k[cpu], %k[cpu]\n\t"                                           \
+		"jmp 19f\n\t"                                                         \
+		"17:\n\t"                                                             \
+		"movl $1, %k[cpu]\n\t"                                                \
+		"jmp 19f\n\t"                                                         \
+		"18:\n\t"                                                             \
+		"movl $2, %k[cpu]\n\t"                                                \
+		"19:\n\t"
 
-
+/* [cpu] in and result out; [rs] and [r] in, then scratch (their values
+ * after the cs are garbage: the callers do not use them again) */
 #define TB_FAST_APPEND_OPERANDS                                                \
-	:                                                                      \
-	: [rs] "r"(rs), [cpu] "r"(cpu), [r] "r"(r), [a] "r"(a)                 \
-	: "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc" TB_INJECT_CLOBBER \
-	: abort, slow
+	: [rs] "+r"(rs), [cpu] "+r"(c), [r] "+r"(r)                            \
+	: [a] "r"(a)                                                           \
+	: "rax", "rdx", "rcx", "rsi", "rdi", "xmm0", "memory", "cc" TB_INJECT_CLOBBER
 
 /*
  * Returns 0 when committed, 1 when the slow path must take over (nothing was
@@ -310,12 +340,9 @@ static inline __attribute__((always_inline)) int tb_rseq_fast_append(struct tb_r
 								      const struct tb_fast_ring *r,
 								      const struct tb_fast_args *a)
 {
-	__asm__ goto(TB_FAST_APPEND_CS("4", "") TB_FAST_APPEND_OPERANDS);
-	return 0;
-abort:
-	return 2;
-slow:
-	return 1;
+	uint64_t c = cpu;
+	__asm__ __volatile__(TB_FAST_APPEND_CS("4", "") TB_FAST_APPEND_OPERANDS);
+	return (int)c;
 }
 
 /*
@@ -327,16 +354,13 @@ slow:
  */
 static inline __attribute__((always_inline)) int tb_rseq_fast_append_vtid(struct tb_rseq_abi *rs, uint32_t cpu,
 									   const struct tb_fast_ring *r,
-									   const struct tb_fast_args_vtid *a)
+									   const struct tb_fast_args *a)
 {
-	__asm__ goto(TB_FAST_APPEND_CS("8", "movl 32(%[a]), %%edx\n\t"
-					    "movl %%edx, 4(%%rdi)\n\t")
-		     TB_FAST_APPEND_OPERANDS);
-	return 0;
-abort:
-	return 2;
-slow:
-	return 1;
+	uint64_t c = cpu;
+	__asm__ __volatile__(TB_FAST_APPEND_CS("8", "movl 32(%[a]), %%edx\n\t"
+							 "movl %%edx, 4(%%rdi)\n\t")
+			     TB_FAST_APPEND_OPERANDS);
+	return (int)c;
 }
 
 /* ---------------------------------------------------------------------- */

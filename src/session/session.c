@@ -176,7 +176,9 @@ int tb_session_fast_init(struct tb_session *s)
 			f->sb_mask = cv->sb_size - 1;
 			f->sb_size = cv->sb_size;
 			f->kind = (cv->attribution == TB_ATTR_ESCAPE ? TB_FAST_ATTRIBUTION : 0u) |
-				  (cv->vtid ? TB_FAST_VTID : 0u);
+				  (cv->vtid ? TB_FAST_VTID : 0u) |
+				  (s->protocol != TB_PROTO_RSEQ || s->clock_kind != TB_CLOCK_TSC ? TB_FAST_OFF : 0u);
+			f->max_payload = cv->max_payload;
 		}
 	s->rseq_off = __rseq_offset; /* process-wide, fixed by glibc at start-up */
 	return 0;
