@@ -199,6 +199,11 @@ struct tb_fast_args {
  */
 #define TB_FAST_APPEND_CS(HDR, CTX_STORE) \
 		TB_RSEQ_CS_BEGIN("rs")                                                \
+		/* D (first): the timestamp, read inside the cs, so that the loads   \
+		 * and checks below run while rdtsc completes */                      \
+		"rdtsc\n\t"                                                           \
+		"shlq $32, %%rdx\n\t"                                                 \
+		"orq %%rdx, %%rax\n\t"                                                \
 		/* A: still on the CPU whose ring we prepared? */                     \
 		"cmpl %k[cpu], 4(%[rs])\n\t"                                          \
 		"jnz 4f\n\t"                                                          \
@@ -214,10 +219,7 @@ struct tb_fast_args {
 		"cmpq 24(%[a]), %%rdx\n\t"                                            \
 		"jne 17f\n\t"                                                         \
 		TB_INJECT_ASM(0)                                                      \
-		/* D: timestamp, read inside the cs; never below the previous one */  \
-		"rdtsc\n\t"                                                           \
-		"shlq $32, %%rdx\n\t"                                                 \
-		"orq %%rdx, %%rax\n\t"                                                \
+		/* D: the timestamp never below the previous one */                   \
 		"movq " TB__STR(TB_CTL_TS_AFTER) "(%[rs]), %%rdx\n\t"                 \
 		"cmpq %%rdx, %%rax\n\t"                                               \
 		"cmovbq %%rdx, %%rax\n\t"                                             \
