@@ -23,7 +23,11 @@ struct tb_clock_calib {
 
 /* 1 when /proc/cpuinfo lists constant_tsc and nonstop_tsc. */
 TB_HIDDEN int tb_tsc_usable(void);
-/* Calibrates `kind` (TSC: ~20 ms of measurement). */
+/*
+ * Calibrates `kind`.  The TSC against CLOCK_MONOTONIC over a window that
+ * doubles from 1 ms until two estimates in a row agree within 0.5 ppm, at
+ * most 20 ms (clock.c).
+ */
 TB_HIDDEN void tb_clock_calibrate(uint32_t kind, struct tb_clock_calib *out);
 
 static inline uint64_t tb_rdtsc(void)
