@@ -68,10 +68,12 @@ static double best_ns(loop_fn fn, uint64_t n, int rounds)
 	return best;
 }
 
-static struct tb_session *make_session(int fallback, int attribution, int vtid)
+/* full: a discard ring of 4 x 4 KiB that nothing drains (every record past
+ * its first few hundred is dropped and counted) */
+static struct tb_session *make_session(int fallback, int attribution, int vtid, int full)
 {
-	struct tb_channel_opts co = { .size = sizeof co, .name = "bench", .sb_size = 1 << 20, .sb_count = 4,
-				      .mode = TB_OVERWRITE, .no_attribution = !attribution, .events = "bench:ev16",
+	struct tb_channel_opts co = { .size = sizeof co, .name = "bench", .sb_size = full ? 4096 : 1 << 20, .sb_count = 4,
+				      .mode = full ? TB_DISCARD : TB_OVERWRITE, .no_attribution = !attribution, .events = "bench:ev16",
 				      .vtid = (uint32_t)vtid };
 	struct tb_session_opts so = { .size = sizeof so, .nchannels = 1, .channels = &co, .force_fallback = (uint32_t)fallback };
 	struct tb_session *s;
@@ -92,10 +94,11 @@ void bench_producer(struct bench_table *t)
 	/* interleave configurations round by round so that a noisy moment
 	 * hits all of them alike */
 	double empty = 1e30, floor_ = 1e30, rseq_attr = 1e30, rseq_noattr = 1e30, rseq_vtid = 1e30, fb = 1e30, off = 1e30,
-	       mu = 1e30;
-	struct tb_session *s_attr = make_session(0, 1, 0), *s_noattr = make_session(0, 0, 0), *s_fb = make_session(1, 1, 0),
-			  *s_vtid = make_session(0, 1, 1);
-	if (!s_attr || !s_noattr || !s_fb || !s_vtid)
+	       mu = 1e30, full = 1e30;
+	struct tb_session *s_attr = make_session(0, 1, 0, 0), *s_noattr = make_session(0, 0, 0, 0),
+			  *s_fb = make_session(1, 1, 0, 0), *s_vtid = make_session(0, 1, 1, 0),
+			  *s_full = make_session(0, 1, 0, 1);
+	if (!s_attr || !s_noattr || !s_fb || !s_vtid || !s_full)
 		return;
 	int have_rseq = tb_session_uses_rseq(s_attr);
 	for (int r = 0; r < rounds; r++) {
@@ -112,6 +115,9 @@ void bench_producer(struct bench_table *t)
 		tb_producer_use(s_vtid);
 		bench_loop_tracebuf(n / 10);
 		v = best_ns(bench_loop_tracebuf, n, 1); if (v < rseq_vtid) rseq_vtid = v;
+		tb_producer_use(s_full);
+		bench_loop_tracebuf(n / 10); /* fills the ring */
+		v = best_ns(bench_loop_tracebuf, n, 1); if (v < full) full = v;
 		tb_producer_use(s_fb);
 		bench_loop_tracebuf(n / 10);
 		v = best_ns(bench_loop_tracebuf, n / 4, 1); if (v < fb) fb = v;
@@ -126,6 +132,8 @@ void bench_producer(struct bench_table *t)
 		  "tracebuf / floor", "<= 1.5");
 	bench_row(t, "producer", "tracebuf rseq, 16 B, attribution on, vtid", rseq_vtid, "ns/event", rseq_vtid / floor_,
 		  "tracebuf / floor", NULL);
+	bench_row(t, "producer", "tracebuf rseq, 16 B, dropped: discard ring full", full, "ns/event", full / rseq_attr,
+		  "dropped / written", NULL);
 	bench_row(t, "producer", "tracebuf fallback (TRACEBUF_NO_RSEQ), 16 B", fb, "ns/event", fb / floor_,
 		  "fallback / floor", NULL);
 	bench_row(t, "producer", "mutex-protected global buffer, 16 B", mu, "ns/event", mu / rseq_attr,

@@ -191,11 +191,11 @@ void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32
 		c.a.id = cls->id;
 		c.s = s;
 		c.ch = (unsigned)__builtin_ctz(mask);
-		c.ctx = cls;
 		if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 			return;
-		emit_slow((struct tb_session *)(uintptr_t)c.s, (struct tb_event_class *)(uintptr_t)c.ctx, c.a.src,
-			  c.a.len, 0);
+		/* one channel, nothing truncated: the rest of tb_append() */
+		tb_append_after_fast((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src,
+				     (uint32_t)c.a.len);
 		return;
 	}
 	emit_slow(s, cls, payload, len, truncated);
@@ -330,7 +330,8 @@ int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len)
 	c.ch = chan;
 	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 		return 0;
-	return tb_append((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
+	return tb_append_after_fast((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src,
+				    (uint32_t)c.a.len);
 }
 
 int tb_event_id(const char *name)

@@ -734,7 +734,10 @@ static int append_fallback_(struct tb_session *s, unsigned ch, uint32_t id, cons
 /* entry points                                                            */
 /* ---------------------------------------------------------------------- */
 
-int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+/* tb_append() and tb_append_after_fast(): fast = 0 when the caller has
+ * just tried tb_append_fast() */
+static inline __attribute__((always_inline)) int append(struct tb_session *s, unsigned ch, uint32_t id,
+							const void *payload, uint32_t len, int fast)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];
 	/* the largest [escape] + extended record (each header followed by its
@@ -745,8 +748,18 @@ int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payloa
 		return -ENOSPC;
 	}
 	if (s->protocol == TB_PROTO_RSEQ)
-		return append_rseq(s, ch, id, payload, len);
+		return fast ? append_rseq(s, ch, id, payload, len) : append_rseq_slow(s, ch, id, payload, len);
 	return append_fallback(s, ch, id, payload, len);
+}
+
+int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+{
+	return append(s, ch, id, payload, len, 1);
+}
+
+int tb_append_after_fast(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)
+{
+	return append(s, ch, id, payload, len, 0);
 }
 
 /*

@@ -44,7 +44,6 @@ struct tb_fast_call {
 	struct tb_fast_args a;      /* src, len, id: set by the caller */
 	const struct tb_session *s; /* set by the caller */
 	unsigned ch;                /* set by the caller */
-	const void *ctx;            /* the caller's own (tb_emit: its class) */
 };
 
 /*
@@ -100,6 +99,13 @@ static inline __attribute__((always_inline)) int tb_append_fast(struct tb_fast_c
 	c->a.tid = kind ? tid : 0;
 	return tb_rseq_fast_append(rs, cpu, fr, &c->a) != 0;
 }
+
+/*
+ * tb_append() for a caller whose tb_append_fast() just returned 1: the same,
+ * without trying the fast path a second time (its rdtsc and checks are a
+ * third of what a record dropped from a full ring costs).
+ */
+TB_HIDDEN int tb_append_after_fast(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
 
 /* Adds `n` to a loss/truncation counter of (ch, current CPU). */
 TB_HIDDEN void tb_count(struct tb_session *s, unsigned ch, size_t counter_offset, uint64_t n);
