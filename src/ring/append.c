@@ -480,6 +480,42 @@ void tb_count(struct tb_session *s, unsigned ch, size_t off, uint64_t n)
 
 #define MAX_TRIES 10000 /* bounded retries; then fail-stop for this event */
 
+/*
+ * In a discard channel, a record the fast path did not write: when it cannot
+ * fit in the current packet of this CPU's ring even with a compact header
+ * (the fast path's own test) and the next sub-buffer is still the
+ * consumer's (prepare_switch's test, TB_SW_FULL), the slow path could only
+ * count it lost: it is counted here, on the ring of the CPU we are on, by
+ * the counter cs.  Returns 1 counted, 0 otherwise (it may fit, the ring is
+ * not full, migrated, aborted): the slow path decides.  No system call.
+ */
+static int drop_if_full(struct tb_session *s, unsigned ch, uint32_t len)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	if (cv->mode != TB_MODE_DISCARD)
+		return 0;
+	struct tb_rseq_abi *rs = tb_rseq_area_at(s->rseq_off);
+	uint32_t cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED); /* our own area, as in tb_append_fast */
+	if (cpu >= s->ncpus)
+		return 0;
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	/* relaxed: only this CPU's writers store head, and we are one of
+	 * them; a head that moves after this load (we are preempted, another
+	 * writer switches) makes this a drop the slow path might have
+	 * written: a drop decided from a stale view, as a stale tail makes one
+	 * in prepare_switch() */
+	uint64_t H = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+	uint64_t S = cv->sb_size, Q = (H & ~(S - 1)) + S;
+	if (H == 0 || (H & (S - 1)) + TB_COMPACT_HDR_SIZE + (cv->vtid ? TB_VTID_SIZE : 0) + len < S)
+		return 0;
+	/* acquire, as in prepare_switch(): pairs with the consumer's release
+	 * store of tail in tb_ring_release() */
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
+	if (Q - tail < cv->ring_mask + 1)
+		return 0;
+	return tb_rseq_add(rs, cpu, &c->lost_full, 1) == 0;
+}
+
 static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
 							 const void *payload, uint32_t len);
 
@@ -500,7 +536,10 @@ static inline __attribute__((always_inline)) int append_rseq(struct tb_session *
 	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 		return 0;
 	/* from the call record (see struct tb_fast_call) */
-	return append_rseq_slow((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
+	struct tb_session *s2 = (struct tb_session *)(uintptr_t)c.s;
+	if (drop_if_full(s2, c.ch, (uint32_t)c.a.len))
+		return -ENOSPC;
+	return append_rseq_slow(s2, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
 }
 
 static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
@@ -747,9 +786,13 @@ static inline __attribute__((always_inline)) int append(struct tb_session *s, un
 		tb_count(s, ch, offsetof(struct tb_ctl, lost_toobig), 1);
 		return -ENOSPC;
 	}
-	if (s->protocol == TB_PROTO_RSEQ)
-		return fast ? append_rseq(s, ch, id, payload, len) : append_rseq_slow(s, ch, id, payload, len);
-	return append_fallback(s, ch, id, payload, len);
+	if (s->protocol != TB_PROTO_RSEQ)
+		return append_fallback(s, ch, id, payload, len);
+	if (fast)
+		return append_rseq(s, ch, id, payload, len);
+	if (drop_if_full(s, ch, len))
+		return -ENOSPC;
+	return append_rseq_slow(s, ch, id, payload, len);
 }
 
 int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len)

@@ -56,11 +56,11 @@ struct tb_fast_call {
  * critical section's own stores (make bench, `consumer` rows).
  *
  * Returns 0 when the record is written, 1 when nothing was written and
- * tb_append() must do it: a session without the fast path (TB_FAST_OFF), a
- * CPU the session has no ring for, an id beyond the compact header, a
- * record over the channel's bound or past its packet, a writer change, a
- * thread whose name is due on a vtid channel, or an abort.  Everything it
- * decides from is rechecked by tb_append(), so a 1 is never a loss.
+ * tb_append_after_fast() must do it: a session without the fast path
+ * (TB_FAST_OFF), a CPU the session has no ring for, an id beyond the compact
+ * header, a record over the channel's bound or past its packet, a writer
+ * change, a thread whose name is due on a vtid channel, or an abort.
+ * Everything it decides from is rechecked after it, so a 1 is never a loss.
  * Async-signal-safe, no system call, errno untouched.
  */
 static inline __attribute__((always_inline)) int tb_append_fast(struct tb_fast_call *c)
@@ -102,8 +102,11 @@ static inline __attribute__((always_inline)) int tb_append_fast(struct tb_fast_c
 
 /*
  * tb_append() for a caller whose tb_append_fast() just returned 1: the same,
- * without trying the fast path a second time (its rdtsc and checks are a
- * third of what a record dropped from a full ring costs).
+ * without trying the fast path a second time (its rdtsc and checks were a
+ * third of what a record dropped from a full ring cost).  In a discard
+ * channel, a record that cannot fit in the current packet of a full ring is
+ * counted lost at once: prepare_switch()'s test and the count, with nothing
+ * of the slow path around them (drop_if_full, append.c).
  */
 TB_HIDDEN int tb_append_after_fast(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
 
