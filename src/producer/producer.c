@@ -194,7 +194,7 @@ void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32
 		if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 			return;
 		/* one channel, nothing truncated: the rest of tb_append() */
-		tb_append_after_fast((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src,
+		tb_append_after_fast(c.s, c.ch, (uint32_t)c.a.id, c.a.src,
 				     (uint32_t)c.a.len);
 		return;
 	}
@@ -330,7 +330,7 @@ int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len)
 	c.ch = chan;
 	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 		return 0;
-	return tb_append_after_fast((struct tb_session *)(uintptr_t)c.s, c.ch, (uint32_t)c.a.id, c.a.src,
+	return tb_append_after_fast(c.s, c.ch, (uint32_t)c.a.id, c.a.src,
 				    (uint32_t)c.a.len);
 }
 

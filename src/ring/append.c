@@ -536,7 +536,7 @@ static inline __attribute__((always_inline)) int append_rseq(struct tb_session *
 	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
 		return 0;
 	/* from the call record (see struct tb_fast_call) */
-	struct tb_session *s2 = (struct tb_session *)(uintptr_t)c.s;
+	struct tb_session *s2 = c.s;
 	if (drop_if_full(s2, c.ch, (uint32_t)c.a.len))
 		return -ENOSPC;
 	return append_rseq_slow(s2, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);

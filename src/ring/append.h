@@ -42,7 +42,7 @@ TB_HIDDEN int tb_append(struct tb_session *s, unsigned ch, uint32_t id, const vo
  */
 struct tb_fast_call {
 	struct tb_fast_args a;      /* src, len, id: set by the caller */
-	const struct tb_session *s; /* set by the caller */
+	struct tb_session *s;       /* set by the caller */
 	unsigned ch;                /* set by the caller */
 };
 
