@@ -2,7 +2,7 @@
 /*
  * access.c - the reader's accessors: trace information (diagnostics, time
  * range, env, classes, streams, packets) and the typed fields of an event.
- * Opening, indexing, decoding and merging are in reader.c.
+ * Opening and indexing are in index.c, decoding and merging in reader.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>

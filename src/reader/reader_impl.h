@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* reader_impl.h - the reader's private structures (src/reader/reader.c). */
+/*
+ * reader_impl.h - the reader's private structures and what its files share:
+ * index.c (open, packet index, diagnostics, close), reader.c (decode, merge,
+ * seek), access.c (accessors) and render.c (text and JSON renderings).
+ */
 #ifndef TB_READER_IMPL_H
 #define TB_READER_IMPL_H
 
@@ -9,6 +13,7 @@
 
 #include <tracebuf/reader.h>
 
+#include "core/view.h"
 #include "reader/tsdl.h"
 
 struct rd_stream;
@@ -169,6 +174,15 @@ struct rd_diag_slot {
 	char what[320];
 };
 
+/* index.c: a problem of the trace at byte `off` of `file`: kept for
+ * tb_reader_diag() (the first DIAGS_KEPT), counted, passed to the
+ * tb_reader_opts callback */
+TB_HIDDEN void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* reader.c: starts the merged iteration (at open, index.c): each stream's
+ * first item decoded, the streams in heap order */
+TB_HIDDEN void heap_build(struct tb_reader *r);
+
 /* A little-endian unsigned integer of 1, 2, 4 or 8 bytes. */
 static inline uint64_t tb_rd_ld_uint(const uint8_t *p, unsigned size)
 {
@@ -199,7 +213,7 @@ static inline const char *tb_rd_enum_find(const struct tb_tsdl_enum *en, int64_t
 	return NULL;
 }
 
-/* Conversions shared by reader.c and access.c. */
+/* Conversions shared by index.c and access.c. */
 static inline int64_t tb_rd_sat64(__int128 v)
 {
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tsdl_impl.h - what the TSDL parser (tsdl.c) and its lexer (tsdl_lex.c)
- * share (library private): tokens, values, the parse context and the
- * lexer's functions.  Every function taking a struct ctx reports an error
- * by longjmp to c->jb (see tsdl_perr) and never returns it.
+ * tsdl_impl.h - what the TSDL parser (tsdl.c), its layout checks
+ * (tsdl_layout.c) and its lexer (tsdl_lex.c) share (library private):
+ * tokens, values, the type trees, the parse context, the lexer's functions
+ * and the layout checks' entry points.  Every function taking a struct ctx
+ * reports an error by longjmp to c->jb (see tsdl_perr) and never returns it.
  */
 #ifndef TB_READER_TSDL_IMPL_H
 #define TB_READER_TSDL_IMPL_H
@@ -35,10 +36,42 @@ struct val {
 	int line;
 };
 
+/* the type trees the parser builds (tsdl.c) and the layout checks read (tsdl_layout.c) */
+enum ty_kind { K_INT = 1, K_FLOAT, K_STRING, K_STRUCT, K_VARIANT, K_ENUM };
+
+struct decl;
+struct enumerator {
+	char label[IDENT_MAX];
+	int64_t lo, hi;
+	struct enumerator *next;
+};
+
+struct ty {
+	enum ty_kind kind;
+	int line;
+	uint32_t size, align; /* bits */
+	int sign, be, mapped;
+	uint32_t exp, mant;
+	struct decl *fields; /* struct, variant */
+	char tag[IDENT_MAX]; /* variant */
+	struct ty *base;     /* enum */
+	struct enumerator *enums;
+};
+
+struct decl {
+	char name[IDENT_MAX];
+	struct ty *t;
+	int arr;             /* 0 none, 1 fixed [len], 2 sequence [lenref] */
+	uint64_t len;
+	char lenref[IDENT_MAX];
+	int line;
+	struct decl *next;
+};
+
 struct chunk;        /* an arena chunk (tsdl_lex.c) */
-struct alias;        /* the parser's types (tsdl.c) */
-struct ty;
+struct alias;        /* the parser's typealiases (tsdl.c) */
 struct tb_tsdl_meta; /* reader/tsdl.h */
+struct tb_tsdl_class;
 
 struct ctx {
 	const char *p, *end;
@@ -93,5 +126,14 @@ TB_HIDDEN void tsdl_value(struct ctx *c, struct val *v);
 TB_HIDDEN int tsdl_vbool(struct ctx *c, const struct val *v, const char *what);
 TB_HIDDEN uint64_t tsdl_vuint(struct ctx *c, const struct val *v, const char *what);
 TB_HIDDEN int tsdl_vorder(struct ctx *c, const struct val *v);
+
+/* tsdl_layout.c: the fields of event class k from its "fields := struct
+ * { ... }" st (on line `line`), checked and flattened into k (names, types,
+ * sequence lengths, enum mappings kept in c->m, fixed offsets and size) */
+TB_HIDDEN void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line);
+/* tsdl_layout.c: once every block is read, the packet header, each stream
+ * class's packet context, event header and event context against
+ * core/format.h (c->m's pkt_hdr_size, loss_off, streams, stream_ctx) */
+TB_HIDDEN void check_layouts(struct ctx *c);
 
 #endif

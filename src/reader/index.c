@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * index.c - open a trace directory and index its packets: the first half of
+ * the reader (include/tracebuf/reader.h, docs/READER.md).  The metadata goes
+ * to tb_tsdl_parse(); every stream file is mmapped and indexed from its
+ * packet headers alone (validated, damaged packets marked invalid and
+ * reported once).  The index and the stream state it sets (struct rd_stream,
+ * reader_impl.h: which packets are valid, each stream's class, context and
+ * CPU) are what the decoder relies on.  Also here: the reader's diagnostics
+ * (diag), and tb_reader_close().
+ *
+ * Length: opening a trace is indexing it, one sequence (directory,
+ * metadata, stream files, their packets) over one reader state and its
+ * diagnostics; index_stream() alone is 150 lines.
+ *
+ * Iterating the events (decode, merge by time, seek) is reader.c, random
+ * access access.c, text rendering render.c.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tracebuf/reader.h>
+
+#include "core/format.h"
+#include "core/view.h"
+#include "reader/reader_impl.h"
+#include "reader/tsdl.h"
+
+#define METADATA_MAX (64u << 20)
+
+void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
+{
+	struct rd_diag_slot tmp = { .what = "" }, *s = r->ndiags < DIAGS_KEPT ? &r->diags[r->ndiags] : &tmp;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->what, sizeof s->what, fmt, ap);
+	va_end(ap);
+	s->d.file = file;
+	s->d.offset = off;
+	s->d.err = err;
+	s->d.what = s->what;
+	r->ndiags++;
+	if (r->diag_fn)
+		r->diag_fn(r->diag_arg, &s->d);
+}
+
+/* ---------------------------------------------------------------------- */
+/* indexing                                                                */
+
+static uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static int add_packet(struct rd_stream *s, const struct rd_packet *p)
+{
+	if (s->npk == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct rd_packet *n = realloc(s->pk, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		s->pk = n;
+		s->cap = cap;
+	}
+	s->pk[s->npk++] = *p;
+	return 0;
+}
+
+/* Reads the packet's lost_<cause> fields (format 2); 1 when they are
+ * there and add up to events_discarded. */
+static int read_causes(struct tb_reader *r, const uint8_t *h, struct rd_packet *p)
+{
+	uint64_t sum = 0;
+	int any = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
+		p->lost[k] = r->m.loss_off[k] ? ld64(h + r->m.loss_off[k]) : 0;
+		any |= r->m.loss_off[k] != 0;
+		if (__builtin_add_overflow(sum, p->lost[k], &sum))
+			return 0;
+	}
+	return any && sum == p->p.events_discarded;
+}
+
+/* The increase of each cause since the previous valid packet; when the
+ * causes of either do not hold (format 1, sums that disagree, a cause that
+ * went down) the notice says "cause unknown" (delta_ok 0); a damaged count is
+ * reported once per stream. */
+static void cause_deltas(struct tb_reader *r, struct rd_stream *s, uint64_t off, const struct rd_packet *prev,
+			 struct rd_packet *p)
+{
+	int ok = p->has_lost && prev->has_lost;
+	for (unsigned k = 0; ok && k < TB_LOSS_NCAUSES; k++) {
+		ok = p->lost[k] >= prev->lost[k];
+		p->lost_delta[k] = ok ? p->lost[k] - prev->lost[k] : 0;
+	}
+	int damaged = r->m.loss_off[0] && (!ok || !p->has_lost);
+	if (damaged && !s->causes_reported) {
+		s->causes_reported = 1;
+		diag(r, s->path, off + TB_PKT_OFF_LOST, -EBADMSG,
+		     "loss causes that do not add up to events_discarded, or that went down: the losses of this "
+		     "stream are counted (events_discarded) but some of their causes are unknown");
+	}
+	p->delta_ok = (uint8_t)ok;
+}
+
+static int index_stream(struct tb_reader *r, struct rd_stream *s)
+{
+	uint64_t off = 0, usual = 0;
+	size_t prev_i = SIZE_MAX; /* index of the previous valid packet (s->pk moves when it grows) */
+	uint64_t inst = 0;
+	const uint32_t hsz = r->m.pkt_hdr_size; /* 88 (format 1) or 160 */
+	/* damaged packets in a row: one diagnostic for the first, one summary
+	 * for the run; and a bound on the work spent on garbage (a sparse or
+	 * zeroed tail of gigabytes must not take minutes and a diagnostic per
+	 * packet) */
+	uint64_t bad_run = 0, bad_from = 0;
+	const uint64_t bad_max = 1024;
+	while (off < s->size) {
+		const struct rd_packet *prev = prev_i == SIZE_MAX ? NULL : &s->pk[prev_i];
+		uint64_t left = s->size - off;
+		const uint8_t *h = s->base + off;
+		struct rd_packet p;
+		memset(&p, 0, sizeof p);
+		p.p.offset = off;
+		if (left < hsz) {
+			diag(r, s->path, off, -ENODATA,
+			     "file ends inside a packet header (%" PRIu64 " bytes left, a header is %u): "
+			     "truncated file, the end was skipped", left, hsz);
+			break;
+		}
+		uint32_t magic = ld32(h + TB_PKT_OFF_MAGIC), sid = ld32(h + TB_PKT_OFF_STREAM_ID);
+		uint64_t psize_bits = ld64(h + TB_PKT_OFF_PACKET), csize_bits = ld64(h + TB_PKT_OFF_CONTENT);
+		uint64_t psize = psize_bits / 8, csize = csize_bits / 8;
+		p.p.ts_begin = ld64(h + TB_PKT_OFF_TS_BEGIN);
+		p.p.ts_end = ld64(h + TB_PKT_OFF_TS_END);
+		p.p.seq = ld64(h + TB_PKT_OFF_SEQ);
+		p.p.events_discarded = ld64(h + TB_PKT_OFF_DISCARDED);
+		p.p.cpu = ld32(h + TB_PKT_OFF_CPU);
+		p.p.content_bytes = csize;
+		p.p.packet_bytes = psize;
+		int size_ok = psize_bits % 8 == 0 && psize >= hsz && psize <= left;
+		char why[200] = "";
+		if (magic != TB_CTF_MAGIC)
+			snprintf(why, sizeof why, "bad magic 0x%08" PRIx32 " (expected 0x%08x)", magic, TB_CTF_MAGIC);
+		else if (psize_bits % 8 || psize < hsz)
+			snprintf(why, sizeof why, "impossible packet_size %" PRIu64 " bits", psize_bits);
+		else if (psize > left && usual && psize != usual && usual <= left)
+			snprintf(why, sizeof why, "packet_size %" PRIu64 " bytes differs from the stream's %" PRIu64
+				 " and passes the end of the file", psize, usual);
+		else if (psize > left)
+			snprintf(why, sizeof why, "packet_size %" PRIu64 " bytes but only %" PRIu64
+				 " left in the file: truncated file", psize, left);
+		else if (r->m.has_uuid && memcmp(h + TB_PKT_OFF_UUID, r->m.uuid, 16))
+			snprintf(why, sizeof why, "uuid differs from the metadata's (a packet of another trace)");
+		else if (sid >= TB_NSTREAM_CLASSES || !((r->m.streams >> sid) & 1))
+			snprintf(why, sizeof why, "stream_id %" PRIu32 " (not a stream class of the metadata)", sid);
+		else if (prev && sid != s->sid)
+			snprintf(why, sizeof why, "stream_id %" PRIu32 " differs from the stream's %" PRIu32, sid, s->sid);
+		else if (csize_bits % 8 || csize < hsz || csize > psize)
+			snprintf(why, sizeof why, "content_size %" PRIu64 " bits outside [%u, packet_size %" PRIu64 "]",
+				 csize_bits, hsz * 8, psize_bits);
+		else if (p.p.ts_begin > p.p.ts_end)
+			snprintf(why, sizeof why, "timestamp_begin %" PRIu64 " after timestamp_end %" PRIu64,
+				 p.p.ts_begin, p.p.ts_end);
+		else if (prev && ld64(h + TB_PKT_OFF_INSTANCE) != inst)
+			snprintf(why, sizeof why, "stream_instance_id 0x%" PRIx64 " differs from the stream's 0x%" PRIx64,
+				 ld64(h + TB_PKT_OFF_INSTANCE), inst);
+		else if (prev && p.p.cpu != s->cpu)
+			snprintf(why, sizeof why, "cpu_id %" PRIu32 " differs from the stream's %" PRIu32, p.p.cpu, s->cpu);
+		else if (prev && (p.p.seq < prev->p.seq ||
+				  (p.p.seq == prev->p.seq && csize > hsz && prev->p.content_bytes > hsz)))
+			/* an empty packet (header only: a loss record, docs/CTF.md) may
+			 * share its number with the packet before or after it */
+			snprintf(why, sizeof why, "packet_seq_num %" PRIu64 " not after the previous packet's %" PRIu64,
+				 p.p.seq, prev->p.seq);
+		else if (prev && p.p.ts_begin < prev->p.ts_end)
+			snprintf(why, sizeof why, "timestamps go back: timestamp_begin %" PRIu64
+				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
+		if (!why[0]) {
+			p.p.valid = 1;
+			p.has_lost = read_causes(r, h, &p);
+			if (!prev) { /* the first valid packet */
+				inst = ld64(h + TB_PKT_OFF_INSTANCE);
+				s->inst = inst;
+				s->has_inst = 1;
+				/* its stream class: the record layout of every packet of the file */
+				s->sid = sid;
+				s->ctx = r->m.stream_ctx[sid];
+				/* the CPU of the file name, unless the packets disagree: trust the packets */
+				s->cpu = p.p.cpu;
+				p.p.discarded_delta = p.p.events_discarded ? UINT64_MAX : 0;
+				p.prev_end = p.p.ts_begin;
+				memcpy(p.lost_delta, p.lost, sizeof p.lost);
+				p.delta_ok = p.has_lost && p.p.events_discarded == 0;
+			} else if (p.p.events_discarded < prev->p.events_discarded) {
+				/* a running total never goes down; the events are fine, the count is not */
+				diag(r, s->path, off + TB_PKT_OFF_DISCARDED, -EBADMSG,
+				     "events_discarded went down from %" PRIu64 " to %" PRIu64
+				     ": no loss notice for this packet, its events are read",
+				     prev->p.events_discarded, p.p.events_discarded);
+				p.p.lost_packets = p.p.seq > prev->p.seq ? p.p.seq - prev->p.seq - 1 : 0;
+				p.prev_end = prev->p.ts_end;
+			} else {
+				p.p.discarded_delta = p.p.events_discarded - prev->p.events_discarded;
+				p.p.lost_packets = p.p.seq > prev->p.seq ? p.p.seq - prev->p.seq - 1 : 0;
+				p.prev_end = prev->p.ts_end;
+				cause_deltas(r, s, off, prev, &p);
+			}
+			usual = psize;
+		} else if (bad_run++ == 0) {
+			bad_from = off;
+			diag(r, s->path, off, strstr(why, "truncated") ? -ENODATA :
+			     strstr(why, "timestamps") ? -ERANGE : -EBADMSG,
+			     "packet skipped: %s", why);
+		}
+		if (p.p.valid && bad_run > 1)
+			diag(r, s->path, bad_from, -EBADMSG,
+			     "%" PRIu64 " more damaged packets after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
+			     bad_run - 1, bad_from, off);
+		if (p.p.valid)
+			bad_run = 0;
+		if (bad_run >= bad_max) {
+			diag(r, s->path, bad_from, -EBADMSG,
+			     "%" PRIu64 " damaged packets in a row from byte %" PRIu64 ": the rest of the file (%" PRIu64
+			     " bytes) is not read", bad_run, bad_from, s->size - bad_from);
+			bad_run = 0;
+			break;
+		}
+		int rc = add_packet(s, &p);
+		if (rc)
+			return rc;
+		if (p.p.valid) {
+			prev_i = s->npk - 1;
+			r->total_valid++;
+		}
+		/* where is the next packet? */
+		uint64_t step;
+		if (size_ok && (magic == TB_CTF_MAGIC || psize == usual || !usual))
+			step = psize;
+		else if (usual && usual <= left)
+			step = usual; /* all packets of a stream have the sub-buffer size */
+		else {
+			if (!strstr(why, "truncated"))
+				diag(r, s->path, off, -EBADMSG,
+				     "cannot find the next packet after this damaged header: rest of the file (%" PRIu64
+				     " bytes) skipped", left);
+			break;
+		}
+		off += step;
+	}
+	if (bad_run > 1)
+		diag(r, s->path, bad_from, -EBADMSG,
+		     "%" PRIu64 " more damaged packets after it skipped, to the end of the file (bytes %" PRIu64 "..%" PRIu64
+		     ")", bad_run - 1, bad_from, s->size);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* opening: the metadata, the stream files and their slots               */
+
+static int parse_name(struct rd_stream *s)
+{
+	const char *us = strrchr(s->file, '_');
+	s->cpu_from_name = 0;
+	if (us && us[1]) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(us + 1, &end, 10);
+		if (!*end && !errno && v <= UINT32_MAX && us[1] >= '0' && us[1] <= '9') {
+			s->cpu = (uint32_t)v;
+			s->cpu_from_name = 1;
+			snprintf(s->channel, sizeof s->channel, "%.*s", (int)(us - s->file), s->file);
+			return 0;
+		}
+	}
+	snprintf(s->channel, sizeof s->channel, "%s", s->file);
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int parse_metadata(struct tb_reader *r, const char *text, size_t n, const char *path)
+{
+	int line = 0;
+	int rc = tb_tsdl_parse(text, n, &r->m, &line);
+	if (rc) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", tb_errmsg());
+		uint64_t off = 0;
+		for (int l = 1; l < line && off < n; off++)
+			if (text[off] == '\n')
+				l++;
+		diag(r, r->meta_path, off, rc, "%s", msg);
+		return tb_fail(rc, "%s: %s", path, msg);
+	}
+	return 0;
+}
+
+static int read_metadata(struct tb_reader *r, const char *path)
+{
+	/* O_NONBLOCK: a FIFO (or a device) named metadata must not hang the
+	 * open; it is then refused as not a regular file */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return tb_fail(-errno, "cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > METADATA_MAX) {
+		close(fd);
+		return tb_fail(-EBADMSG, "%s is not a regular file of at most %u MiB", path, METADATA_MAX >> 20);
+	}
+	char *text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return tb_fail(-ENOMEM, "out of memory reading %s", path);
+	}
+	size_t n = 0;
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, text + n, (size_t)st.st_size - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	text[n] = 0;
+	int rc = parse_metadata(r, text, n, path);
+	free(text);
+	return rc;
+}
+
+/* Allocates the reader and takes the options. */
+static int reader_new(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out)
+{
+	struct tb_reader *r = calloc(1, sizeof *r);
+	*out = NULL;
+	if (!r) {
+		tb_fail(-ENOMEM, "out of memory");
+		return -ENOMEM; /* (not `return tb_fail()`: the analyzer cannot see that it is never 0) */
+	}
+	r->last = -1;
+	if (opts && opts->size >= offsetof(struct tb_reader_opts, diag_arg) + sizeof(void *)) {
+		r->flags = opts->flags;
+		r->diag_fn = opts->diag;
+		r->diag_arg = opts->diag_arg;
+	} else if (opts && opts->size >= offsetof(struct tb_reader_opts, diag)) {
+		r->flags = opts->flags;
+	}
+	r->diags = calloc(DIAGS_KEPT, sizeof *r->diags);
+	if (!r->diags) {
+		free(r);
+		tb_fail(-ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(r->dir, sizeof r->dir, "%s", dir);
+	snprintf(r->meta_path, sizeof r->meta_path, "%s/metadata", dir);
+	*out = r;
+	return 0;
+}
+
+/* After the metadata was parsed: clock, attribution class, visible fields. */
+static int reader_classes(struct tb_reader *r)
+{
+	r->freq = r->m.clock_freq;
+	r->freq_inv = 1.0 / (double)r->freq;
+	r->off_ns = tb_rd_sat64((__int128)r->m.clock_offset_s * 1000000000 +
+			  (__int128)((unsigned __int128)r->m.clock_offset * 1000000000u / r->freq));
+	/* the thread-attribution class of each stream class */
+	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++) {
+		r->thread_ci[sid] = -1;
+		r->tname_ci[sid] = UINT32_MAX;
+		int32_t ci = tb_tsdl_class_at(&r->m, sid, TB_EVENT_ID_THREAD);
+		if (ci >= 0) {
+			const struct tb_tsdl_class *k = &r->m.classes[ci];
+			if (!strcmp(k->name, "tracebuf:thread") && k->fixed_size == 8 && k->nfields == 2 &&
+			    k->fields[0].type == TB_FT_U32 && k->fields[1].type == TB_FT_U32)
+				r->thread_ci[sid] = ci;
+		}
+	}
+	/* the thread-name class: any id, this exact shape */
+	for (uint32_t i = 0; i < r->m.nclasses; i++) {
+		const struct tb_tsdl_class *k = &r->m.classes[i];
+		if (!strcmp(k->name, "tracebuf:thread_name") && k->nfields == 2 && k->fields[0].type == TB_FT_U32 &&
+		    k->fields[1].type == TB_FT_STRING)
+			r->tname_ci[k->stream_id] = i;
+	}
+	r->vis = calloc(r->m.nclasses ? r->m.nclasses : 1, sizeof *r->vis);
+	if (!r->vis || tb_rd_fmt_prepare(r))
+		return tb_fail(-ENOMEM, "out of memory");
+	return 0;
+}
+
+static int reader_alloc_streams(struct tb_reader *r, size_t n)
+{
+	r->streams = calloc(n ? n : 1, sizeof *r->streams);
+	r->heap = calloc(n ? n : 1, sizeof *r->heap);
+	if (!r->streams || !r->heap)
+		return tb_fail(-ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The next stream slot, named (its path is what diagnostics point to). */
+static struct rd_stream *reader_slot(struct tb_reader *r, const char *name)
+{
+	struct rd_stream *s = &r->streams[r->nstreams];
+	snprintf(s->file, sizeof s->file, "%s", name);
+	snprintf(s->path, sizeof s->path, "%.*s/%s", (int)(sizeof s->path - sizeof s->file - 1), r->dir, s->file);
+	s->idx = r->nstreams;
+	s->r = r;
+	s->cur.s = s;
+	parse_name(s);
+	r->nstreams++;
+	return s;
+}
+
+/* Indexes the bytes base[0..size) of slot s; mapped: munmap at close. */
+static int reader_add_stream(struct tb_reader *r, struct rd_stream *s, const uint8_t *base, uint64_t size,
+			     int mapped)
+{
+	s->base = base;
+	s->size = size;
+	s->mapped = mapped;
+	int rc = index_stream(r, s);
+	if (rc)
+		return tb_fail(rc, "out of memory indexing %s", s->path);
+	return 0;
+}
+
+/*
+ * Two stream files of one stream instance (a copy such as `cp chan_0
+ * chan_0.bak` inside the trace) would deliver every event twice: the first
+ * file by name is read, each later one is said once and not read.
+ */
+static void drop_duplicate_streams(struct tb_reader *r)
+{
+	for (unsigned j = 1; j < r->nstreams; j++) {
+		struct rd_stream *b = &r->streams[j];
+		if (!b->has_inst)
+			continue;
+		for (unsigned i = 0; i < j; i++) {
+			const struct rd_stream *a = &r->streams[i];
+			if (!a->has_inst || a->inst != b->inst || !a->npk)
+				continue;
+			diag(r, b->path, 0, -EEXIST,
+			     "holds the same stream (instance 0x%" PRIx64 ") as %s: a copy; not read, so that no event "
+			     "is counted twice",
+			     b->inst, a->file);
+			for (size_t k = 0; k < b->npk; k++)
+				r->total_valid -= b->pk[k].p.valid ? 1 : 0;
+			b->npk = 0;
+			break;
+		}
+	}
+}
+
+static int reader_finish(struct tb_reader *r)
+{
+	drop_duplicate_streams(r);
+	if (!r->total_valid && r->ndiags)
+		return tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
+					 " problems reported, the first: %s)", r->dir, r->ndiags, r->diags[0].what);
+	heap_build(r);
+	return 0;
+}
+
+int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb_reader **out)
+{
+	struct tb_reader *r;
+	char **names = NULL;
+	size_t nn = 0, capn = 0, i = 0;
+	int rc = reader_new(dir, opts, &r);
+	if (rc)
+		return rc;
+	DIR *d = opendir(dir);
+	if (!d) {
+		rc = tb_fail(-errno, "cannot open trace directory %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	rc = read_metadata(r, r->meta_path);
+	if (!rc)
+		rc = reader_classes(r);
+	if (rc) {
+		closedir(d);
+		goto fail;
+	}
+
+	/* stream files: every non-hidden regular non-empty file but metadata */
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
+			continue;
+		/* directories are no streams; anything else gets a stream slot,
+		 * so that the open below says, with its path, why a FIFO, a
+		 * device or an empty file (never left by the recorder) is not
+		 * read */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) || S_ISDIR(st.st_mode))
+			continue;
+		if (nn == capn) {
+			capn = capn ? capn * 2 : 16;
+			char **nnames = realloc(names, capn * sizeof *names);
+			if (!nnames) {
+				closedir(d);
+				rc = tb_fail(-ENOMEM, "out of memory");
+				goto fail;
+			}
+			names = nnames;
+		}
+		names[nn] = strdup(de->d_name);
+		if (!names[nn]) {
+			closedir(d);
+			rc = tb_fail(-ENOMEM, "out of memory");
+			goto fail;
+		}
+		nn++;
+	}
+	closedir(d);
+	if (nn)
+		qsort(names, nn, sizeof *names, name_cmp);
+	rc = reader_alloc_streams(r, nn);
+	if (rc)
+		goto fail;
+	for (; i < nn; i++) {
+		/* a file that cannot be read stays a (empty) stream: diagnostics point to its path */
+		struct rd_stream *s = reader_slot(r, names[i]);
+		/* O_NONBLOCK and fstat: the file listed as regular may have been
+		 * replaced since by a FIFO, which must neither hang nor be read */
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st)) {
+			diag(r, s->path, 0, -errno, "cannot open: %s; stream skipped", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			diag(r, s->path, 0, -EINVAL, "not a regular file; stream skipped");
+			close(fd);
+			continue;
+		}
+		if (st.st_size == 0) {
+			diag(r, s->path, 0, -ENODATA, "empty file: no packet (a stream file is never left empty)");
+			close(fd);
+			continue;
+		}
+		void *map = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		close(fd);
+		if (map == MAP_FAILED) {
+			diag(r, s->path, 0, -errno, "cannot map: %s; stream skipped", strerror(errno));
+			continue;
+		}
+		/* indexing reads one header per packet: no readahead (over a
+		 * sparse tail it would fill the page cache with zeros); reading
+		 * events later goes forward through the packets */
+		madvise(map, (size_t)st.st_size, MADV_RANDOM);
+		rc = reader_add_stream(r, s, map, (uint64_t)st.st_size, 1);
+		if (rc)
+			goto fail;
+		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	}
+	rc = reader_finish(r);
+	if (rc)
+		goto fail;
+	for (i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	*out = r;
+	return 0;
+fail:
+	for (i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	tb_reader_close(r);
+	return rc;
+}
+
+int tb_reader_open_mem(const char *name, const char *metadata, size_t mlen, const struct tb_rd_mem_stream *streams,
+		       unsigned nstreams, const struct tb_reader_opts *opts, struct tb_reader **out)
+{
+	struct tb_reader *r;
+	int rc = reader_new(name, opts, &r);
+	if (rc)
+		return rc;
+	rc = parse_metadata(r, metadata, mlen, r->meta_path);
+	if (!rc)
+		rc = reader_classes(r);
+	if (!rc)
+		rc = reader_alloc_streams(r, nstreams);
+	for (unsigned i = 0; !rc && i < nstreams; i++)
+		if (streams[i].size)
+			rc = reader_add_stream(r, reader_slot(r, streams[i].name), streams[i].data, streams[i].size, 0);
+	if (!rc)
+		rc = reader_finish(r);
+	if (rc) {
+		tb_reader_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void tb_reader_close(struct tb_reader *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i < r->nstreams; i++) {
+		if (r->streams[i].base && r->streams[i].mapped)
+			munmap((void *)r->streams[i].base, r->streams[i].size);
+		free(r->streams[i].pk);
+	}
+	free(r->streams);
+	free(r->heap);
+	free(r->tnames);
+	for (uint32_t i = 0; r->vis && i < r->m.nclasses; i++)
+		free(r->vis[i].labels);
+	free(r->vis);
+	free(r->diags);
+	tb_tsdl_free(&r->m);
+	free(r);
+}
