@@ -2,7 +2,7 @@
 /*
  * ctf_write.c - the TSDL metadata of a tracebuf trace (see docs/CTF.md).
  *
- * Layout choices (every one is read back by src/reader/tsdl.c):
+ * Layout choices (every one is read back by src/reader/tsdl.c and tsdl_layout.c):
  *   - every integer is byte aligned (align = 8) except the uint5 event id
  *     and the uint27 compact timestamp, so the packet header + context is
  *     160 bytes and a record header 4 (compact) or 13 (extended) bytes,

@@ -39,7 +39,7 @@
 
 #define METADATA_MAX (64u << 20)
 
-void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
+void rd_diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
 {
 	struct rd_diag_slot tmp = { .what = "" }, *s = r->ndiags < DIAGS_KEPT ? &r->diags[r->ndiags] : &tmp;
 	va_list ap;
@@ -116,7 +116,7 @@ static void cause_deltas(struct tb_reader *r, struct rd_stream *s, uint64_t off,
 	int damaged = r->m.loss_off[0] && (!ok || !p->has_lost);
 	if (damaged && !s->causes_reported) {
 		s->causes_reported = 1;
-		diag(r, s->path, off + TB_PKT_OFF_LOST, -EBADMSG,
+		rd_diag(r, s->path, off + TB_PKT_OFF_LOST, -EBADMSG,
 		     "loss causes that do not add up to events_discarded, or that went down: the losses of this "
 		     "stream are counted (events_discarded) but some of their causes are unknown");
 	}
@@ -143,7 +143,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		memset(&p, 0, sizeof p);
 		p.p.offset = off;
 		if (left < hsz) {
-			diag(r, s->path, off, -ENODATA,
+			rd_diag(r, s->path, off, -ENODATA,
 			     "file ends inside a packet header (%" PRIu64 " bytes left, a header is %u): "
 			     "truncated file, the end was skipped", left, hsz);
 			break;
@@ -214,7 +214,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				p.delta_ok = p.has_lost && p.p.events_discarded == 0;
 			} else if (p.p.events_discarded < prev->p.events_discarded) {
 				/* a running total never goes down; the events are fine, the count is not */
-				diag(r, s->path, off + TB_PKT_OFF_DISCARDED, -EBADMSG,
+				rd_diag(r, s->path, off + TB_PKT_OFF_DISCARDED, -EBADMSG,
 				     "events_discarded went down from %" PRIu64 " to %" PRIu64
 				     ": no loss notice for this packet, its events are read",
 				     prev->p.events_discarded, p.p.events_discarded);
@@ -229,18 +229,18 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			usual = psize;
 		} else if (bad_run++ == 0) {
 			bad_from = off;
-			diag(r, s->path, off, strstr(why, "truncated") ? -ENODATA :
+			rd_diag(r, s->path, off, strstr(why, "truncated") ? -ENODATA :
 			     strstr(why, "timestamps") ? -ERANGE : -EBADMSG,
 			     "packet skipped: %s", why);
 		}
 		if (p.p.valid && bad_run > 1)
-			diag(r, s->path, bad_from, -EBADMSG,
+			rd_diag(r, s->path, bad_from, -EBADMSG,
 			     "%" PRIu64 " more damaged packets after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
 			     bad_run - 1, bad_from, off);
 		if (p.p.valid)
 			bad_run = 0;
 		if (bad_run >= bad_max) {
-			diag(r, s->path, bad_from, -EBADMSG,
+			rd_diag(r, s->path, bad_from, -EBADMSG,
 			     "%" PRIu64 " damaged packets in a row from byte %" PRIu64 ": the rest of the file (%" PRIu64
 			     " bytes) is not read", bad_run, bad_from, s->size - bad_from);
 			bad_run = 0;
@@ -261,7 +261,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			step = usual; /* all packets of a stream have the sub-buffer size */
 		else {
 			if (!strstr(why, "truncated"))
-				diag(r, s->path, off, -EBADMSG,
+				rd_diag(r, s->path, off, -EBADMSG,
 				     "cannot find the next packet after this damaged header: rest of the file (%" PRIu64
 				     " bytes) skipped", left);
 			break;
@@ -269,7 +269,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		off += step;
 	}
 	if (bad_run > 1)
-		diag(r, s->path, bad_from, -EBADMSG,
+		rd_diag(r, s->path, bad_from, -EBADMSG,
 		     "%" PRIu64 " more damaged packets after it skipped, to the end of the file (bytes %" PRIu64 "..%" PRIu64
 		     ")", bad_run - 1, bad_from, s->size);
 	return 0;
@@ -313,7 +313,7 @@ static int parse_metadata(struct tb_reader *r, const char *text, size_t n, const
 		for (int l = 1; l < line && off < n; off++)
 			if (text[off] == '\n')
 				l++;
-		diag(r, r->meta_path, off, rc, "%s", msg);
+		rd_diag(r, r->meta_path, off, rc, "%s", msg);
 		return tb_fail(rc, "%s: %s", path, msg);
 	}
 	return 0;
@@ -464,7 +464,7 @@ static void drop_duplicate_streams(struct tb_reader *r)
 			const struct rd_stream *a = &r->streams[i];
 			if (!a->has_inst || a->inst != b->inst || !a->npk)
 				continue;
-			diag(r, b->path, 0, -EEXIST,
+			rd_diag(r, b->path, 0, -EEXIST,
 			     "holds the same stream (instance 0x%" PRIx64 ") as %s: a copy; not read, so that no event "
 			     "is counted twice",
 			     b->inst, a->file);
@@ -482,7 +482,7 @@ static int reader_finish(struct tb_reader *r)
 	if (!r->total_valid && r->ndiags)
 		return tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
 					 " problems reported, the first: %s)", r->dir, r->ndiags, r->diags[0].what);
-	heap_build(r);
+	rd_heap_build(r);
 	return 0;
 }
 
@@ -551,25 +551,25 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 		int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st)) {
-			diag(r, s->path, 0, -errno, "cannot open: %s; stream skipped", strerror(errno));
+			rd_diag(r, s->path, 0, -errno, "cannot open: %s; stream skipped", strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			continue;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			diag(r, s->path, 0, -EINVAL, "not a regular file; stream skipped");
+			rd_diag(r, s->path, 0, -EINVAL, "not a regular file; stream skipped");
 			close(fd);
 			continue;
 		}
 		if (st.st_size == 0) {
-			diag(r, s->path, 0, -ENODATA, "empty file: no packet (a stream file is never left empty)");
+			rd_diag(r, s->path, 0, -ENODATA, "empty file: no packet (a stream file is never left empty)");
 			close(fd);
 			continue;
 		}
 		void *map = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 		close(fd);
 		if (map == MAP_FAILED) {
-			diag(r, s->path, 0, -errno, "cannot map: %s; stream skipped", strerror(errno));
+			rd_diag(r, s->path, 0, -errno, "cannot map: %s; stream skipped", strerror(errno));
 			continue;
 		}
 		/* indexing reads one header per packet: no readahead (over a

@@ -66,7 +66,7 @@ static void packet_problem(struct tb_reader *r, struct rd_stream *s, uint64_t po
 		va_end(ap);
 		p->reported = 1;
 		r->skipped_packets++;
-		diag(r, s->path, pos, err, "%s; rest of the packet (offset %" PRIu64 ") skipped", msg, p->p.offset);
+		rd_diag(r, s->path, pos, err, "%s; rest of the packet (offset %" PRIu64 ") skipped", msg, p->p.offset);
 	}
 	leave_packet(s);
 }
@@ -236,7 +236,7 @@ static void sift_down(struct tb_reader *r, unsigned i)
 	}
 }
 
-void heap_build(struct tb_reader *r)
+void rd_heap_build(struct tb_reader *r)
 {
 	r->nheap = 0;
 	r->last = -1;

@@ -92,7 +92,7 @@ struct rd_stream {
 
 /*
  * The visible fields of one class (sequence lengths are hidden), with what
- * the renderings need, prepared once at open (tb_rd_fmt_prepare(), format.c)
+ * the renderings need, prepared once at open (tb_rd_fmt_prepare(), render.c)
  * so that formatting an event is no per-field walk through the accessors:
  * type and length field come from here, the value straight from the payload
  * (fixed offsets of the class, or the offsets the decoder stored in the
@@ -115,7 +115,7 @@ struct rd_vis {
 	char *labels;          /* the labels, then RD_LABEL_PAD readable bytes */
 };
 
-/* Labels are followed by this many readable bytes (format.c copies them in whole words). */
+/* Labels are followed by this many readable bytes (render.c copies them in whole words). */
 #define RD_LABEL_PAD 32u
 
 /* Builds r->vis[ci] for every class (after the metadata was parsed). Return: 0, -ENOMEM. */
@@ -177,11 +177,11 @@ struct rd_diag_slot {
 /* index.c: a problem of the trace at byte `off` of `file`: kept for
  * tb_reader_diag() (the first DIAGS_KEPT), counted, passed to the
  * tb_reader_opts callback */
-TB_HIDDEN void diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
+TB_HIDDEN void rd_diag(struct tb_reader *r, const char *file, uint64_t off, int err, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* reader.c: starts the merged iteration (at open, index.c): each stream's
  * first item decoded, the streams in heap order */
-TB_HIDDEN void heap_build(struct tb_reader *r);
+TB_HIDDEN void rd_heap_build(struct tb_reader *r);
 
 /* A little-endian unsigned integer of 1, 2, 4 or 8 bytes. */
 static inline uint64_t tb_rd_ld_uint(const uint8_t *p, unsigned size)

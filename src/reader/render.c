@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * format.c - text and JSON renderings of an event's fields, shared by
+ * render.c - text and JSON renderings of an event's fields, shared by
  * `tracebuf dump`, `report` and `convert`.  snprintf-like: never writes past
  * cap, returns the length the full rendering needs.
  *

@@ -6,8 +6,8 @@
  * the blocks (trace, env, clock, stream, event) and typealiases from the
  * tokens and values of the lexer (tsdl_lex.c); then the trees are checked
  * against tracebuf's fixed layouts and the event payloads are flattened
- * into struct tb_tsdl_class (tsdl_layout.c: event_fields() at the end of
- * each event block, check_layouts() once every block is read).  The type
+ * into struct tb_tsdl_class (tsdl_layout.c: tsdl_event_fields() at the end of
+ * each event block, tsdl_check_layouts() once every block is read).  The type
  * trees and the parse context are declared in tsdl_impl.h.  Errors longjmp
  * out (tsdl_perr) with a message "metadata line N: ...".  Everything is
  * allocated from the lexer's arena (tsdl_alloc) whose total size is
@@ -494,7 +494,7 @@ static void clock_block(struct ctx *c, int line)
 _Static_assert(TB_NSTREAM_CLASSES == 2, "struct ctx holds two stream classes");
 
 /* A stream class: its id (0 or 1; 0 when not said) and its types, checked
- * by check_layouts() once every block is read. */
+ * by tsdl_check_layouts() once every block is read. */
 static void stream_block(struct ctx *c, int line)
 {
 	struct item it;
@@ -585,7 +585,7 @@ static void event_block(struct ctx *c, int line)
 	if (!has_id || !has_name)
 		tsdl_perr(c, line, "event block without %s", has_id ? "name" : "id");
 	if (fields)
-		event_fields(c, k, fields, fields_line);
+		tsdl_event_fields(c, k, fields, fields_line);
 	else
 		k->fixed_size = 0;
 	for (uint32_t i = 0; i < m->nclasses; i++) {
@@ -681,7 +681,7 @@ int tb_tsdl_parse(const char *text, size_t len, struct tb_tsdl_meta *m, int *err
 	}
 	if (!c->seen_trace)
 		tsdl_perr(c, c->line, "no trace block");
-	check_layouts(c);
+	tsdl_check_layouts(c);
 	if (!m->nclasses)
 		tsdl_perr(c, c->line, "no event class");
 	size_t nid = (size_t)m->max_id + 1;

@@ -130,10 +130,10 @@ TB_HIDDEN int tsdl_vorder(struct ctx *c, const struct val *v);
 /* tsdl_layout.c: the fields of event class k from its "fields := struct
  * { ... }" st (on line `line`), checked and flattened into k (names, types,
  * sequence lengths, enum mappings kept in c->m, fixed offsets and size) */
-TB_HIDDEN void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line);
+TB_HIDDEN void tsdl_event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line);
 /* tsdl_layout.c: once every block is read, the packet header, each stream
  * class's packet context, event header and event context against
  * core/format.h (c->m's pkt_hdr_size, loss_off, streams, stream_ctx) */
-TB_HIDDEN void check_layouts(struct ctx *c);
+TB_HIDDEN void tsdl_check_layouts(struct ctx *c);
 
 #endif

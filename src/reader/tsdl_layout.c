@@ -4,8 +4,8 @@
  * the type trees the parser built (struct ty, struct decl: tsdl_impl.h)
  * checked against tracebuf's fixed layouts (core/format.h), and each event
  * class's payload flattened into struct tb_tsdl_class (fields, fixed
- * offsets, enum mappings).  The parser calls event_fields() at the end of
- * each event block and check_layouts() once every block is read.
+ * offsets, enum mappings).  The parser calls tsdl_event_fields() at the end of
+ * each event block and tsdl_check_layouts() once every block is read.
  *
  * Errors longjmp out of the parse (tsdl_perr) like the parser's own; the
  * only allocations are meta's (classes' enum mappings), freed by
@@ -82,7 +82,7 @@ static int32_t keep_enum(struct ctx *c, const struct ty *t)
 	return (int32_t)(m->nenums - 1);
 }
 
-void event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line)
+void tsdl_event_fields(struct ctx *c, struct tb_tsdl_class *k, const struct ty *st, int line)
 {
 	if (!st || st->kind != K_STRUCT)
 		tsdl_perr(c, line, "event '%s': fields must be a struct", k->name);
@@ -243,7 +243,7 @@ static void check_stream(struct ctx *c, uint32_t sid, uint32_t *hsz, uint16_t *l
 	}
 }
 
-void check_layouts(struct ctx *c)
+void tsdl_check_layouts(struct ctx *c)
 {
 	const struct ty *h = c->pkt_header;
 	const struct decl *d;
