@@ -77,7 +77,52 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 	uint64_t off = TB_PACKET_HEADER_SIZE, clock = ts_begin;
 	res->valid_end = off;
 	res->last_ts = ts_begin;
+	const uint64_t mask = (1ull << TB_COMPACT_TS_BITS) - 1;
+	uint32_t last_fid = TB_EXTENDED_ID; /* the class of the last record the fast check took (none yet) */
+	uint64_t last_need = 0;
 	while (off < end) {
+		/*
+		 * The common record, checked in a few instructions: a compact
+		 * header (its time is never before the clock: a lower 27-bit
+		 * value is one wrap, as tb_hdr_get() decodes it, unless that
+		 * wrap overflows) of a class
+		 * already proven valid and of fixed size in this walk (cache,
+		 * filled below only after every check), whole inside `end`.
+		 * Without a callback only: nothing else wants the record.  The
+		 * general path below decides everything else, and any doubt.
+		 */
+		if (!fn && end - off >= TB_COMPACT_HDR_SIZE) {
+			uint32_t w;
+			memcpy(&w, pkt + off, 4);
+			uint32_t fid = w & 0x1f, c;
+			uint64_t need;
+			if (fid == last_fid) {
+				/* a run of one class (the usual packet): the next
+				 * record's place does not wait for this one's load */
+				c = 1;
+				need = last_need;
+			} else {
+				c = cache[fid];
+				need = (uint64_t)TB_COMPACT_HDR_SIZE + ctx + (uint64_t)c - 1;
+				if (fid != TB_EXTENDED_ID && c - 1u < UINT32_MAX - 1u) {
+					last_fid = fid;
+					last_need = need;
+				}
+			}
+			uint64_t low = w >> 5, ts = (clock & ~mask) | low;
+			ts += low < (clock & mask) ? mask + 1 : 0;
+			/* ts < clock: the wrap overflowed 64 bits (a hostile
+			 * timestamp_begin near 2^64): the general path says so */
+			if (fid != TB_EXTENDED_ID && c - 1u < UINT32_MAX - 1u && need <= end - off && ts >= clock) {
+				clock = ts;
+				off += need;
+				res->records++;
+				res->events += fid != TB_EVENT_ID_THREAD;
+				continue;
+			}
+		}
+		res->valid_end = off;
+		res->last_ts = clock;
 		uint32_t id;
 		uint64_t ts = clock;
 		uint32_t hs = tb_hdr_get(pkt + off, end - off, &id, &ts);
@@ -137,6 +182,8 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 				return rc;
 		}
 	}
+	res->valid_end = off;
+	res->last_ts = clock;
 	if (res->error)
 		res->error_off = off;
 	return 0;
