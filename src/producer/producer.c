@@ -185,17 +185,8 @@ void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32
 	 * load above (tb_producer_use stores the class's mask pointer first) */
 	uint32_t mask = __atomic_load_n(cls->mask, __ATOMIC_RELAXED) & ((1u << s->nchannels) - 1);
 	if (__builtin_expect((mask & (mask - 1)) == 0 && mask && !truncated && len <= TB_PAYLOAD_MAX, 1)) {
-		struct tb_fast_call c;
-		c.a.src = payload;
-		c.a.len = len;
-		c.a.id = cls->id;
-		c.s = s;
-		c.ch = (unsigned)__builtin_ctz(mask);
-		if (__builtin_expect(tb_append_fast(&c) == 0, 1))
-			return;
-		/* one channel, nothing truncated: the rest of tb_append() */
-		tb_append_after_fast(c.s, c.ch, (uint32_t)c.a.id, c.a.src,
-				     (uint32_t)c.a.len);
+		/* one channel, nothing truncated */
+		tb_append_inline(s, (unsigned)__builtin_ctz(mask), cls->id, payload, (uint32_t)len);
 		return;
 	}
 	emit_slow(s, cls, payload, len, truncated);
@@ -322,16 +313,7 @@ int tb_write(unsigned chan, uint32_t event_id, const void *payload, size_t len)
 		return -ENOSPC;
 	}
 	/* as tb_emit(): no call between the program and the cs */
-	struct tb_fast_call c;
-	c.a.src = payload;
-	c.a.len = len;
-	c.a.id = event_id;
-	c.s = s;
-	c.ch = chan;
-	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
-		return 0;
-	return tb_append_after_fast(c.s, c.ch, (uint32_t)c.a.id, c.a.src,
-				    (uint32_t)c.a.len);
+	return tb_append_inline(s, chan, event_id, payload, (uint32_t)len);
 }
 
 int tb_event_id(const char *name)

@@ -519,29 +519,6 @@ static int drop_if_full(struct tb_session *s, unsigned ch, uint32_t len)
 static __attribute__((noinline)) int append_rseq_slow(struct tb_session *s, unsigned ch, uint32_t id,
 							 const void *payload, uint32_t len);
 
-/*
- * The fast path (append.h, tb_append_fast: nothing but the critical section
- * and what it needs, inline), then everything else out of line in
- * append_rseq_slow(): the prepared store lists, their stack space, retries.
- */
-static inline __attribute__((always_inline)) int append_rseq(struct tb_session *s, unsigned ch, uint32_t id,
-							     const void *payload, uint32_t len)
-{
-	struct tb_fast_call c;
-	c.a.src = payload;
-	c.a.len = len;
-	c.a.id = id;
-	c.s = s;
-	c.ch = ch;
-	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
-		return 0;
-	/* from the call record (see struct tb_fast_call) */
-	struct tb_session *s2 = c.s;
-	if (drop_if_full(s2, c.ch, (uint32_t)c.a.len))
-		return -ENOSPC;
-	return append_rseq_slow(s2, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
-}
-
 static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
 
 /* The slow paths may make system calls (futex, sched_getcpu, gettid): a
@@ -788,8 +765,8 @@ static inline __attribute__((always_inline)) int append(struct tb_session *s, un
 	}
 	if (s->protocol != TB_PROTO_RSEQ)
 		return append_fallback(s, ch, id, payload, len);
-	if (fast)
-		return append_rseq(s, ch, id, payload, len);
+	if (fast) /* the fast path, then this again with fast = 0 (append.h) */
+		return tb_append_inline(s, ch, id, payload, len);
 	if (drop_if_full(s, ch, len))
 		return -ENOSPC;
 	return append_rseq_slow(s, ch, id, payload, len);

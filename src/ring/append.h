@@ -110,6 +110,25 @@ static inline __attribute__((always_inline)) int tb_append_fast(struct tb_fast_c
  */
 TB_HIDDEN int tb_append_after_fast(struct tb_session *s, unsigned ch, uint32_t id, const void *payload, uint32_t len);
 
+/*
+ * tb_append() with its fast path inline: one call record, the fast path,
+ * and tb_append_after_fast() when it does not commit (the arguments taken
+ * back from the record).  What tb_emit(), tb_write() and tb_append() run.
+ */
+static inline __attribute__((always_inline)) int tb_append_inline(struct tb_session *s, unsigned ch, uint32_t id,
+								   const void *payload, uint32_t len)
+{
+	struct tb_fast_call c;
+	c.a.src = payload;
+	c.a.len = len;
+	c.a.id = id;
+	c.s = s;
+	c.ch = ch;
+	if (__builtin_expect(tb_append_fast(&c) == 0, 1))
+		return 0;
+	return tb_append_after_fast(c.s, c.ch, (uint32_t)c.a.id, c.a.src, (uint32_t)c.a.len);
+}
+
 /* Adds `n` to a loss/truncation counter of (ch, current CPU). */
 TB_HIDDEN void tb_count(struct tb_session *s, unsigned ch, size_t counter_offset, uint64_t n);
 
