@@ -78,7 +78,7 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 	res->valid_end = off;
 	res->last_ts = ts_begin;
 	const uint64_t mask = (1ull << TB_COMPACT_TS_BITS) - 1;
-	uint32_t last_fid = TB_EXTENDED_ID; /* the class of the last record the fast check took (none yet) */
+	uint32_t last_fid = UINT32_MAX; /* the class of the last record the fast check took (none: no 5-bit id) */
 	uint64_t last_need = 0;
 	while (off < end) {
 		/*
@@ -92,34 +92,46 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 		 * general path below decides everything else, and any doubt.
 		 */
 		if (!fn && end - off >= TB_COMPACT_HDR_SIZE) {
-			uint32_t w;
-			memcpy(&w, pkt + off, 4);
-			uint32_t fid = w & 0x1f, c;
-			uint64_t need;
-			if (fid == last_fid) {
-				/* a run of one class (the usual packet): the next
-				 * record's place does not wait for this one's load */
-				c = 1;
-				need = last_need;
-			} else {
-				c = cache[fid];
-				need = (uint64_t)TB_COMPACT_HDR_SIZE + ctx + (uint64_t)c - 1;
-				if (fid != TB_EXTENDED_ID && c - 1u < UINT32_MAX - 1u) {
+			/*
+			 * In locals (the counters in *res could alias pkt: the
+			 * compiler would store and reload them every record),
+			 * and the clock as its high part and the previous
+			 * record's low bits: the only chain from one record to
+			 * the next is then hi += wrap, not the whole decode.
+			 */
+			uint64_t hi = clock & ~mask, lo = clock & mask, nrec = 0, nev = 0;
+			do {
+				uint32_t w;
+				memcpy(&w, pkt + off, 4);
+				uint32_t fid = w & 0x1f;
+				uint64_t need = last_need;
+				if (fid != last_fid) {
+					uint32_t c = cache[fid];
+					if (fid == TB_EXTENDED_ID || c - 1u >= UINT32_MAX - 1u)
+						break;
+					/* a run of one class (the usual packet): the
+					 * next record's place does not wait for this
+					 * one's load */
+					need = (uint64_t)TB_COMPACT_HDR_SIZE + ctx + (uint64_t)c - 1;
 					last_fid = fid;
 					last_need = need;
 				}
-			}
-			uint64_t low = w >> 5, ts = (clock & ~mask) | low;
-			ts += low < (clock & mask) ? mask + 1 : 0;
-			/* ts < clock: the wrap overflowed 64 bits (a hostile
-			 * timestamp_begin near 2^64): the general path says so */
-			if (fid != TB_EXTENDED_ID && c - 1u < UINT32_MAX - 1u && need <= end - off && ts >= clock) {
-				clock = ts;
+				uint64_t low = w >> 5, nhi = hi + (low < lo ? mask + 1 : 0);
+				/* nhi < hi: the wrap overflowed 64 bits (a hostile
+				 * timestamp_begin near 2^64): the general path says so */
+				if (need > end - off || nhi < hi)
+					break;
+				hi = nhi;
+				lo = low;
 				off += need;
-				res->records++;
-				res->events += fid != TB_EVENT_ID_THREAD;
-				continue;
-			}
+				nrec++;
+				nev += fid != TB_EVENT_ID_THREAD;
+			} while (end - off >= TB_COMPACT_HDR_SIZE);
+			clock = hi | lo;
+			res->records += nrec;
+			res->events += nev;
+			if (off >= end)
+				break;
 		}
 		res->valid_end = off;
 		res->last_ts = clock;
