@@ -48,6 +48,7 @@ struct run {
 	unsigned long long written, delivered, lost;
 	unsigned long long wl_wall_ns, wl_cpu_ns; /* the workload's own figures */
 	long long bytes;                /* trace bytes on disk */
+	double direct_pct;              /* share of them written with direct I/O (the recorder's summary) */
 };
 
 static double mono_s(void)
@@ -115,6 +116,9 @@ static void parse(const char *file, struct run *r)
 		sscanf(line, "workload: wall_ns %llu cpu_ns %llu", &r->wl_wall_ns, &r->wl_cpu_ns);
 		sscanf(line, "tracebuf record: %llu events, %lf MiB", &r->delivered, &mib);
 		sscanf(line, "  lost %llu events", &r->lost);
+		const char *d = strstr(line, "(");
+		if (!strncmp(line, "tracebuf record: ", 17) && d)
+			sscanf(d, "(%lf %% with direct I/O)", &r->direct_pct);
 	}
 	if (f)
 		fclose(f);
@@ -153,7 +157,8 @@ static void run_cmd(char *const argv[], const char *out, const char *trace, stru
 }
 
 /*
- * The ceiling of any consumer that writes files: write() alone of `bytes`
+ * The ceiling of a consumer that writes through the page cache (the
+ * recorder before direct I/O, and its fallback): write() alone of `bytes`
  * into dir/f, from one 256 KiB buffer already in cache (no ring, no copy,
  * no walk).  Returns MiB per CPU-second of this thread, or 0.
  */
@@ -275,7 +280,9 @@ void bench_consumer(struct bench_table *t)
 			bench_row(t, "consumer", "producer output (bytes per its CPU-s)", produced, "MiB/cpu-s", 0, NULL, NULL);
 			bench_row(t, "consumer", "consumer throughput (bytes per its CPU-s)", drained, "MiB/cpu-s",
 				  drained / produced, "consumer / producer", ">= 3");
-			/* what limits it: the kernel's copy into the page cache
+			bench_row(t, "consumer", "of those bytes, written with direct I/O", dc.direct_pct, "%", 0, NULL,
+				  NULL);
+			/* what limited it through the page cache: the kernel's copy
 			 * (best of 3: the figure depends on the page cache's state) */
 			double ceiling = 0;
 			for (int k = 0; k < 3; k++) {
@@ -284,7 +291,7 @@ void bench_consumer(struct bench_table *t)
 					ceiling = c;
 			}
 			if (ceiling > 0)
-				bench_row(t, "consumer", "ceiling: write() alone of those bytes", ceiling, "MiB/cpu-s",
+				bench_row(t, "consumer", "page cache: write() alone of those bytes", ceiling, "MiB/cpu-s",
 					  ceiling / produced, "write-only / producer", NULL);
 		} else {
 			bench_skip(t, "consumer", "consumer throughput", "recorder CPU time below the clock tick");

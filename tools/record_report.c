@@ -156,8 +156,9 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	tb_engine_stats(e, -1, -1, &st);
 	if (dir)
 		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64
-				" packets written to %s in %.2f s\n",
-			st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs);
+				" packets written to %s in %.2f s (%.0f %% with direct I/O)\n",
+			st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs,
+			st.bytes ? 100.0 * (double)st.direct / (double)st.bytes : 0.0);
 	else /* relay-only: st counts what the relay daemon got */
 		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events delivered to the relay daemon (no local copy) "
 				"in %.2f s\n", st.events, secs);

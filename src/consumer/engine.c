@@ -158,7 +158,17 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		if (s->chan[c].sb_size > e->bufsize)
 			e->bufsize = s->chan[c].sb_size;
 	e->clock_now = -1;
-	e->buf = malloc(e->bufsize ? e->bufsize : 1);
+	if (!e->bufsize)
+		e->bufsize = TB_DIO_ALIGN;
+	e->nslots = (unsigned)(TB_STAGE_BYTES / e->bufsize);
+	e->nslots = e->nslots < 1 ? 1 : e->nslots > TB_STAGE_MAX ? TB_STAGE_MAX : e->nslots;
+	/* aligned for direct I/O: packets are written from their copies here (stream_io.c) */
+	if (posix_memalign((void **)&e->buf, TB_DIO_ALIGN, e->bufsize * e->nslots))
+		e->buf = NULL;
+	{
+		const char *nd = getenv("TRACEBUF_NO_DIRECT_IO");
+		e->direct = !(nd && *nd && strcmp(nd, "0"));
+	}
 	e->wcap = s->reg_capacity < TB_MAX_EVENTS ? s->reg_capacity : TB_MAX_EVENTS;
 	e->wev = calloc(e->wcap ? e->wcap : 1, sizeof *e->wev);
 	if (!e->streams || !e->buf || !e->wev) {
@@ -167,6 +177,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	}
 	for (unsigned i = 0; i < e->nstreams; i++) {
 		e->streams[i].fd = -1;
+		e->streams[i].dfd = -2;
 		e->streams[i].gap_cause = -1;
 	}
 	if (cfg && cfg->nenv) {
@@ -321,6 +332,8 @@ void tb_engine_destroy(struct tb_engine *e)
 		free((char *)e->env[i].str);
 	}
 	free(e->env);
+	for (unsigned i = 0; e->streams && i < e->nstreams; i++)
+		free(e->streams[i].bounce);
 	free(e->streams);
 	free(e->buf);
 	free(e->wev);
@@ -472,6 +485,7 @@ void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stat
 			const struct tb_stream_stats *x = &tb_stream_at(e, c, k)->st;
 			out->packets += __atomic_load_n(&x->packets, __ATOMIC_RELAXED);
 			out->bytes += __atomic_load_n(&x->bytes, __ATOMIC_RELAXED);
+			out->direct += __atomic_load_n(&x->direct, __ATOMIC_RELAXED);
 			out->events += __atomic_load_n(&x->events, __ATOMIC_RELAXED);
 			out->bad += __atomic_load_n(&x->bad, __ATOMIC_RELAXED);
 			out->torn += __atomic_load_n(&x->torn, __ATOMIC_RELAXED);

@@ -70,6 +70,7 @@ TB_HIDDEN void tb_engine_relay(struct tb_engine *e, struct tb_relay_stats *out);
 struct tb_stream_stats {
 	uint64_t packets;   /* packets written */
 	uint64_t bytes;     /* bytes written */
+	uint64_t direct;    /* of them, bytes written with direct I/O (stream_io.c) */
 	uint64_t events;    /* events in them (from the sub-buffer descriptors) */
 	uint64_t bad;       /* packets that failed validation: skipped */
 	uint64_t torn;      /* snapshot copies reused by producers: dropped */

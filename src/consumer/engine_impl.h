@@ -17,9 +17,32 @@
 struct tb_ctf_trace_info;
 struct tb_relay;
 #define TB_WARN_SLOTS 32u
+/* Direct I/O of stream files (stream.c): offsets, lengths and buffers are
+ * multiples of this (every logical block size up to a page), and packets
+ * smaller than TB_DIO_MIN go through the page cache (a direct write waits for
+ * the device: worth it for large writes only). */
+#define TB_DIO_ALIGN 4096u
+#define TB_DIO_MIN (32u << 10)
+/* The drain thread's staging area: the complete packets of one ring copied
+ * out together (up to this many bytes, TB_STAGE_MAX sub-buffers), written
+ * with one system call (stream_io.c). */
+#define TB_STAGE_BYTES (1u << 20)
+#define TB_STAGE_MAX 64u
+
+/* A packet accounted and waiting in the staging area for its write (stream.c, stream_io.c). */
+struct tb_staged {
+	uint8_t *pkt;     /* in e->buf: the header readers must see, zeros after the content up to TB_DIO_ALIGN */
+	uint64_t content; /* bytes to write (whole 8-byte words of content) */
+	uint64_t padded;  /* its packet_size in bytes: the file grows by this (the rest is a hole) */
+	uint64_t seq, events;
+	uint64_t out[TB_LOSS_NCAUSES]; /* its loss causes: what readers know once it is written */
+};
 
 struct tb_stream {
 	int fd;             /* -1: not created yet (lazily, at the first packet) */
+	int dfd;            /* the same file opened O_DIRECT (stream.c, "Direct I/O"): -2 not tried
+			     * yet, -1 not usable (refused by the file system, or by a write) */
+	uint8_t *bounce;    /* 2 x TB_DIO_ALIGN bytes, aligned: a direct write's first and last block */
 	uint64_t size;      /* bytes on disk: whole packets only */
 	uint64_t last_seq;  /* packet_seq_num of the last packet on disk */
 	int have_last;
@@ -63,12 +86,16 @@ struct tb_engine {
 	unsigned flags;
 	int dirfd;
 	int local;          /* a local copy in dir (else relay-only: no file is written) */
+	int direct;         /* 1: stream files may be written with O_DIRECT (TRACEBUF_NO_DIRECT_IO unset) */
 	char dir[PATH_MAX];
 
 	unsigned nstreams; /* nchannels * ncpus */
 	struct tb_stream *streams;
-	uint8_t *buf;      /* one sub-buffer of the largest channel (drain thread) */
-	uint64_t bufsize;
+	uint8_t *buf;      /* staging area: nslots sub-buffers of the largest channel (drain thread), TB_DIO_ALIGN-aligned */
+	uint64_t bufsize;  /* one slot */
+	unsigned nslots;
+	unsigned nstaged;  /* staged[0..nstaged): packets of one ring waiting for tb_stream_flush() */
+	struct tb_staged staged[TB_STAGE_MAX];
 	/* the engine's copy of the registry (under meta_lock): what the metadata
 	 * describes and what the records of every packet are walked against
 	 * before it is written; append-only (tb_engine_registry_sync()) */
@@ -173,6 +200,30 @@ TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
  */
 TB_HIDDEN int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void *pkt,
 			       const struct tb_packet_info *info);
+/*
+ * The same for a packet in the staging area (pkt: a slot of e->buf, which is
+ * changed: the header readers must see is patched in, the bytes after the
+ * content zeroed): accounted now, written by tb_stream_flush() with the
+ * packets of the same ring staged after it.  One ring at a time.
+ */
+TB_HIDDEN void tb_stream_stage(struct tb_engine *e, unsigned ch, unsigned cpu, uint8_t *pkt,
+			       const struct tb_packet_info *info);
+/* Writes the staged packets of ring (ch, cpu); those a failed write did not
+ * take are lost to the disk.  `behind`: the ring is filling faster than it
+ * is drained (through the page cache then: stream_io.c). */
+TB_HIDDEN void tb_stream_flush(struct tb_engine *e, unsigned ch, unsigned cpu, int behind);
+/* stream_io.c: creates the stream file (lazily, at its first packet). */
+TB_HIDDEN int tb_stream_open(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st);
+/* stream_io.c: writes iov[0..n) (whole packets: `bytes` of `padded`, the
+ * rest a hole) at the end of the stream file through the page cache, or cuts
+ * the file back to its last whole packet and records the error (-errno). */
+TB_HIDDEN int tb_stream_write(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
+			      struct iovec *iov, int n, uint64_t bytes, uint64_t padded);
+/* stream_io.c: writes staged packets p[0..n) in order, with direct I/O where
+ * it can (unless `behind`); returns how many are whole in the file (fewer than n: a write
+ * failed, the error is recorded as by tb_stream_write()). */
+TB_HIDDEN unsigned tb_stream_write_staged(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
+					  const struct tb_staged *p, unsigned n, int behind);
 /* A packet of ring (ch, cpu) that is not written (it failed validation): the
  * committed events it held are counted under `cause` when the next packet
  * (or the end) shows how many were missing. */

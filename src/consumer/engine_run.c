@@ -102,7 +102,7 @@ static int walk_rec(void *arg, const struct tb_walk_rec *r)
 }
 
 /*
- * Proves every record of the packet copied in e->buf valid before it is
+ * Proves every record of the packet copied in buf valid before it is
  * written (walk.h: a known class with a valid registry entry, a well-formed
  * payload inside the content, time never going back, and not after the
  * packet's timestamp_end), and cuts the packet at the first record that is
@@ -113,7 +113,8 @@ static int walk_rec(void *arg, const struct tb_walk_rec *r)
  * holds, and drops a packet whose times readers would reject), never a
  * packet that a reader rejects; said once per ring.
  */
-static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t pos, struct tb_packet_info *info)
+static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t pos, uint8_t *buf,
+		      struct tb_packet_info *info)
 {
 	struct tb_session *s = e->s;
 	/* The registry count is loaded after tb_ring_ready()'s acquire load of
@@ -126,11 +127,11 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 	pthread_mutex_lock(&e->meta_lock);
 	uint32_t nev = tb_engine_registry_sync(e);
 	uint32_t ctx = tb_walk_ctx(s->chan[ch].vtid); /* the record layout of this channel's packets */
-	tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, ctx, NULL, NULL, &wr);
+	tb_walk_packet(e->wev, nev, buf, info->content_bytes, info->ts_begin, ctx, NULL, NULL, &wr);
 	w.events = wr.events;
 	if (wr.last_ts > info->ts_end) { /* rare (corruption): again, stopping at the first late record */
 		w.events = 0;
-		tb_walk_packet(e->wev, nev, e->buf, info->content_bytes, info->ts_begin, ctx, walk_rec, &w, &wr);
+		tb_walk_packet(e->wev, nev, buf, info->content_bytes, info->ts_begin, ctx, walk_rec, &w, &wr);
 	}
 	pthread_mutex_unlock(&e->meta_lock);
 	uint64_t end = w.late_off ? w.late_off : wr.valid_end;
@@ -138,7 +139,7 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 	if (end != info->content_bytes) {
 		why = w.late_off ? "a record stamped after the packet's end" : wr.error;
 		uint64_t v = end * 8;
-		memcpy(e->buf + TB_PKT_OFF_CONTENT, &v, 8);
+		memcpy(buf + TB_PKT_OFF_CONTENT, &v, 8);
 		info->content_bytes = end;
 	}
 	uint64_t committed = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
@@ -164,15 +165,24 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 			       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, end, why, w.events, committed);
 }
 
-/* Takes up to `budget` complete sub-buffers of (ch, cpu).  Returns how many. */
+/*
+ * Takes up to `budget` complete sub-buffers of (ch, cpu), in batches: the
+ * ones ready are copied to the staging area, validated and accounted, then
+ * written with one system call (stream_io.c), then handed back to the
+ * producers.  A sub-buffer is released only once its packet is in the file,
+ * so that a recorder killed at any point leaves every packet either on disk
+ * or in the ring (where `recover` or a second recorder finds it).  Returns
+ * how many were taken.
+ */
 static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsigned budget)
 {
 	struct tb_session *s = e->s;
 	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	uint64_t S = s->chan[ch].sb_size;
 	unsigned n = 0, resyncs = 0;
 	while (n < budget) {
 		uint64_t pos;
-		int r = tb_ring_ready(s, ch, cpu, &pos);
+		int r = tb_ring_ready_n(s, ch, cpu, &pos);
 		if (r == 0)
 			break;
 		if (r < 0) {
@@ -188,22 +198,36 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 				break; /* hostile or broken: try again at the next pass */
 			continue;
 		}
-		struct tb_packet_info info;
-		r = tb_ring_copy(s, ch, cpu, pos, e->buf, &info);
-		if (tb_engine_damaged(e)) {
-			/* the copy may hold zeros of a truncated file: never written */
-			tb_stat_add(&st->st.dropped, 1);
-		} else if (r < 0) {
-			tb_stat_add(&st->st.bad, 1);
-			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
-			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
-				       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, tb_errmsg());
-		} else {
-			walk_copy(e, ch, cpu, pos, &info);
-			tb_stream_append(e, ch, cpu, e->buf, &info); /* errors are kept in e */
+		unsigned ready = (unsigned)r, batch = ready;
+		if (batch > e->nslots)
+			batch = e->nslots;
+		if (batch > budget - n)
+			batch = budget - n;
+		for (unsigned k = 0; k < batch; k++) {
+			uint64_t at = pos + k * S;
+			uint8_t *slot = e->buf + (uint64_t)k * e->bufsize;
+			struct tb_packet_info info;
+			r = tb_ring_copy(s, ch, cpu, at, slot, &info);
+			if (tb_engine_damaged(e)) {
+				/* the copy may hold zeros of a truncated file: never written */
+				tb_stat_add(&st->st.dropped, 1);
+			} else if (r < 0) {
+				tb_stat_add(&st->st.bad, 1);
+				tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
+				tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " failed validation, skipped: %s",
+					       s->chan[ch].name, cpu, at >> s->chan[ch].sb_shift, tb_errmsg());
+			} else {
+				walk_copy(e, ch, cpu, at, slot, &info);
+				tb_stream_stage(e, ch, cpu, slot, &info); /* errors are kept in e */
+			}
 		}
-		tb_ring_release(s, ch, cpu, pos);
-		n++;
+		/* behind: three quarters of the ring wait (the device
+		 * is slower than the producers, and losses are near: the page
+		 * cache takes this batch without waiting; stream_io.c) */
+		tb_stream_flush(e, ch, cpu, ready >= s->chan[ch].sb_count - s->chan[ch].sb_count / 4);
+		for (unsigned k = 0; k < batch; k++)
+			tb_ring_release(s, ch, cpu, pos + k * S);
+		n += batch;
 	}
 	return n;
 }

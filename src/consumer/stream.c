@@ -157,45 +157,6 @@ int tb_dir_prepare(struct tb_engine *e, int resume)
 	return rc;
 }
 
-/* Opens (creating lazily) the stream file of (ch, cpu). */
-static int stream_open(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st)
-{
-	char name[TB_CHAN_NAME_MAX + 16];
-	tb_stream_name(e, ch, cpu, name, sizeof name);
-	int fd = openat(e->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return tb_fail(-errno, "cannot create %s/%s: %s", e->dir, name, strerror(errno));
-	st->fd = fd;
-	st->size = 0;
-	return 0;
-}
-
-/* Writes the iovecs at `off` whole; -errno on failure (short writes retried). */
-static int full_pwritev(int fd, struct iovec *iov, int n, uint64_t off)
-{
-	while (n > 0) {
-		ssize_t w = pwritev(fd, iov, n, (off_t)off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (w == 0)
-			return -EIO;
-		off += (uint64_t)w;
-		while (n > 0 && (size_t)w >= iov->iov_len) {
-			w -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (uint8_t *)iov->iov_base + w;
-			iov->iov_len -= (size_t)w;
-		}
-	}
-	return 0;
-}
-
 /* An empty packet (header and context only) of ring (ch, cpu): the first
  * packet of a stream that starts after losses, and the last one when the
  * end of a stream lost events readers were not told about yet. */
@@ -217,40 +178,6 @@ static void empty_packet(const struct tb_engine *e, unsigned ch, unsigned cpu, u
 		h->lost[k] = lost ? lost[k] : 0;
 		h->events_discarded += h->lost[k];
 	}
-}
-
-/* Writes iov[0..n) (whole packets) at the end of the stream file, or cuts
- * the file back to its last whole packet and records the error. */
-static int stream_write(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st, struct iovec *iov,
-			int n, uint64_t bytes, uint64_t padded)
-{
-	int rc = 0;
-	if (!e->local) { /* relay-only: the stream's size counts what a file would hold */
-		st->size += padded;
-		return 0;
-	}
-	if (st->fd < 0 && (rc = stream_open(e, ch, cpu, st)) < 0)
-		goto fail;
-	rc = full_pwritev(st->fd, iov, n, st->size);
-	/* the rest of a packet up to its packet_size is a hole of zeros:
-	 * smaller on disk, and no stale bytes of a reused sub-buffer */
-	if (!rc && bytes < padded && ftruncate(st->fd, (off_t)(st->size + padded)) < 0)
-		rc = -errno;
-	if (!rc) {
-		st->size += padded;
-		return 0;
-	}
-	char name[TB_CHAN_NAME_MAX + 16];
-	tb_stream_name(e, ch, cpu, name, sizeof name);
-	if (st->fd >= 0 && ftruncate(st->fd, (off_t)st->size) < 0) {
-		/* cannot even cut it back: nothing sane is left to do with this file */
-	}
-	tb_fail(rc, "cannot write %s/%s: %s; the trace was cut at the last whole packet (%" PRIu64
-		    " bytes), and the events not written are counted as lost to the disk",
-		e->dir, name, strerror(-rc), st->size);
-fail:
-	tb_engine_set_error(e, rc);
-	return rc;
 }
 
 static void note_seen(struct tb_stream *st, const struct tb_packet_info *info)
@@ -417,31 +344,36 @@ static uint64_t out_causes(struct tb_engine *e, unsigned ch, const struct tb_str
 	return sum;
 }
 
-int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void *pkt,
-		     const struct tb_packet_info *info)
+/*
+ * Accounts a valid packet handed to its stream, up to its write.  Returns 1
+ * when it is to be written, with *in its counts made sane, out[] the loss
+ * causes its header must carry and *disc their sum; 0 when it is not (what
+ * that costs is counted).
+ */
+static int stream_account(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
+			  struct tb_packet_info *in, uint64_t out[TB_LOSS_NCAUSES], uint64_t *disc)
 {
-	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	const struct tb_packet_info *info = in;
 	if (st->have_last && info->seq <= st->last_seq) {
 		/* already on disk: written by a consumer killed before it released it */
 		tb_stat_add(&st->st.skipped, 1);
 		return 0;
 	}
-	struct tb_packet_info in = *info;
-	info = &in;
-	sane_counts(e, ch, st, &in);
-	const char *why = bad_times(e, st, &in);
-	account_gap(e, ch, st, in.seq, in.cnt_begin);
+	sane_counts(e, ch, st, in);
+	const char *why = bad_times(e, st, in);
+	account_gap(e, ch, st, in->seq, in->cnt_begin);
 	if (why) {
 		/* not written: its committed events are counted as invalid */
-		st->lost[TB_LOSS_INVALID] += in.cnt_end - in.cnt_begin;
-		if (in.cnt_end > st->acc)
-			st->acc = in.cnt_end;
-		st->acc_seq = in.seq;
+		st->lost[TB_LOSS_INVALID] += in->cnt_end - in->cnt_begin;
+		if (in->cnt_end > st->acc)
+			st->acc = in->cnt_end;
+		st->acc_seq = in->seq;
 		tb_stat_add(&st->st.bad, 1);
 		if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
 			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " dropped: %s (%" PRIu64 "..%" PRIu64 "); its %" PRIu64
 					  " events are counted as invalid (later packets of this ring with problems are only counted)",
-				       e->s->chan[ch].name, cpu, in.seq, why, in.ts_begin, in.ts_end, in.cnt_end - in.cnt_begin);
+				       e->s->chan[ch].name, cpu, in->seq, why, in->ts_begin, in->ts_end,
+				       in->cnt_end - in->cnt_begin);
 		return 0;
 	}
 	note_seen(st, info);
@@ -471,49 +403,147 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 					  "impossibly fast: the counts seen before stand (the losses it hides cannot "
 					  "be known)", e->s->chan[ch].name, cpu, info->seq);
 	}
-	uint64_t out[TB_LOSS_NCAUSES];
-	uint64_t disc = out_causes(e, ch, st, prod, out);
+	*disc = out_causes(e, ch, st, prod, out);
+	return 1;
+}
 
+
+/*
+ * The stream's first packet comes after losses: readers can only tell how
+ * many from a difference between two packets (a first packet's
+ * events_discarded means "an unknown number" to babeltrace2), so an empty
+ * packet with nothing lost goes first.  It fills a block (a hole after its
+ * header), so that the packets after it stay aligned for direct I/O.
+ * `sent`: its header, for the relay.  0, or -errno (the packet it precedes
+ * is lost to the disk).
+ */
+static int write_first_empty(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
+			     const struct tb_packet_info *in, struct tb_packet_header *pre)
+{
+	empty_packet(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
+	pre->packet_size = TB_DIO_ALIGN * 8ull;
+	struct iovec iov = { pre, sizeof *pre };
+	int rc = tb_stream_write(e, ch, cpu, st, &iov, 1, sizeof *pre, TB_DIO_ALIGN);
+	if (rc < 0) {
+		st->lost[TB_LOSS_DISK] += in->events;
+		tb_stat_add(&st->st.dropped, 1);
+		return rc;
+	}
+	tb_stat_add(&st->st.bytes, TB_DIO_ALIGN);
+	return 0;
+}
+
+/* A packet is whole in the file: what readers know now, and the statistics. */
+static void written(struct tb_stream *st, uint64_t seq, uint64_t bytes, uint64_t events,
+		    const uint64_t out[TB_LOSS_NCAUSES])
+{
+	publish_lost(st, out);
+	st->last_seq = seq;
+	st->have_last = 1;
+	st->last_bytes = bytes;
+	st->last_events = events;
+	tb_stat_add(&st->st.packets, 1);
+	tb_stat_add(&st->st.bytes, bytes);
+	tb_stat_add(&st->st.events, events);
+}
+
+/* The packet's 8-byte words of content: what is written of it. */
+static uint64_t content_words(const struct tb_packet_info *in)
+{
+	uint64_t content = (in->content_bytes + 7) & ~7ull;
+	return content > in->packet_bytes ? in->packet_bytes : content;
+}
+
+int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void *pkt,
+		     const struct tb_packet_info *info)
+{
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	struct tb_packet_info in = *info;
+	uint64_t out[TB_LOSS_NCAUSES], disc;
+	if (!stream_account(e, ch, cpu, st, &in, out, &disc))
+		return 0;
 	struct tb_packet_header pre, h;
-	struct iovec iov[3];
-	int n = 0;
-	uint64_t pre_bytes = 0;
+	struct iovec iov[2], sent[3]; /* tb_stream_write() may change iov */
+	int n = 0, nsent = 0;
 	if (!st->resumed && st->size == 0 && disc > 0) {
-		/* The stream's first packet comes after losses: readers can only
-		 * tell how many from a difference between two packets (a first
-		 * packet's events_discarded means "an unknown number" to
-		 * babeltrace2), so an empty packet with nothing lost goes first. */
-		empty_packet(e, ch, cpu, info->seq ? info->seq - 1 : 0, info->ts_begin, NULL, &pre);
-		iov[n++] = (struct iovec){ &pre, sizeof pre };
-		pre_bytes = sizeof pre;
+		int rc = write_first_empty(e, ch, cpu, st, &in, &pre);
+		if (rc < 0)
+			return rc;
+		sent[nsent++] = (struct iovec){ &pre, sizeof pre };
 	}
 	memcpy(&h, pkt, sizeof h);
 	h.events_discarded = disc;
 	memcpy(h.lost, out, sizeof out);
-	uint64_t content = (info->content_bytes + 7) & ~7ull;
-	if (content > info->packet_bytes)
-		content = info->packet_bytes;
+	uint64_t content = content_words(&in);
 	iov[n++] = (struct iovec){ &h, sizeof h };
 	if (content > sizeof h)
 		iov[n++] = (struct iovec){ (uint8_t *)pkt + sizeof h, content - sizeof h };
-	struct iovec sent[3]; /* stream_write() may change iov */
-	memcpy(sent, iov, sizeof sent);
-	rc = stream_write(e, ch, cpu, st, iov, n, pre_bytes + content, pre_bytes + info->packet_bytes);
+	memcpy(sent + nsent, iov, (size_t)n * sizeof *iov);
+	nsent += n;
+	int rc = tb_stream_write(e, ch, cpu, st, iov, n, content, in.packet_bytes);
 	if (rc < 0) {
-		st->lost[TB_LOSS_DISK] += info->events;
+		st->lost[TB_LOSS_DISK] += in.events;
 		tb_stat_add(&st->st.dropped, 1);
 		return rc;
 	}
-	tb_engine_relay_packets(e, ch, cpu, sent, n, info->events);
-	publish_lost(st, out);
-	st->last_seq = info->seq;
-	st->have_last = 1;
-	st->last_bytes = info->packet_bytes;
-	st->last_events = info->events;
-	tb_stat_add(&st->st.packets, 1);
-	tb_stat_add(&st->st.bytes, info->packet_bytes + pre_bytes);
-	tb_stat_add(&st->st.events, info->events);
+	tb_engine_relay_packets(e, ch, cpu, sent, nsent, in.events);
+	written(st, in.seq, in.packet_bytes, in.events, out);
 	return 0;
+}
+
+void tb_stream_stage(struct tb_engine *e, unsigned ch, unsigned cpu, uint8_t *pkt, const struct tb_packet_info *info)
+{
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	struct tb_packet_info in = *info;
+	uint64_t out[TB_LOSS_NCAUSES], disc;
+	if (!stream_account(e, ch, cpu, st, &in, out, &disc))
+		return;
+	if (!st->resumed && st->size == 0 && e->nstaged == 0 && disc > 0) {
+		struct tb_packet_header pre;
+		if (write_first_empty(e, ch, cpu, st, &in, &pre) < 0)
+			return;
+		tb_engine_relay_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
+	}
+	/* the header readers must see, in place: this copy is ours */
+	struct tb_packet_header h;
+	memcpy(&h, pkt, sizeof h);
+	h.events_discarded = disc;
+	memcpy(h.lost, out, sizeof out);
+	memcpy(pkt, &h, sizeof h);
+	uint64_t content = content_words(&in);
+	/* no stale byte of the reused sub-buffer after the content reaches
+	 * the file: the last word, and the rest of the block a direct write
+	 * takes whole */
+	uint64_t end = (content + TB_DIO_ALIGN - 1) & ~(uint64_t)(TB_DIO_ALIGN - 1);
+	if (end > in.packet_bytes)
+		end = in.packet_bytes;
+	if (in.content_bytes < end)
+		memset(pkt + in.content_bytes, 0, end - in.content_bytes);
+	struct tb_staged *p = &e->staged[e->nstaged++];
+	*p = (struct tb_staged){ .pkt = pkt, .content = content, .padded = in.packet_bytes, .seq = in.seq,
+				 .events = in.events };
+	memcpy(p->out, out, sizeof out);
+}
+
+void tb_stream_flush(struct tb_engine *e, unsigned ch, unsigned cpu, int behind)
+{
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	unsigned n = e->nstaged, ok = n ? tb_stream_write_staged(e, ch, cpu, st, e->staged, n, behind) : 0;
+	e->nstaged = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct tb_staged *p = &e->staged[i];
+		if (i >= ok) { /* the write failed: the packets it did not take are lost to the disk */
+			st->lost[TB_LOSS_DISK] += p->events;
+			tb_stat_add(&st->st.dropped, 1);
+			continue;
+		}
+		struct iovec sent[2] = { { p->pkt, sizeof(struct tb_packet_header) },
+					 { p->pkt + sizeof(struct tb_packet_header),
+					   p->content - sizeof(struct tb_packet_header) } };
+		tb_engine_relay_packets(e, ch, cpu, sent, p->content > sizeof(struct tb_packet_header) ? 2 : 1,
+					p->events);
+		written(st, p->seq, p->padded, p->events, p->out);
+	}
 }
 
 void tb_stream_lose(struct tb_engine *e, unsigned ch, unsigned cpu, int cause)
@@ -620,7 +650,7 @@ static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, str
 	 * packet, and this one tells readers what the error cost */
 	struct iovec sent[2];
 	memcpy(sent, iov, sizeof sent);
-	int rc = stream_write(e, ch, cpu, st, iov, n, bytes, bytes);
+	int rc = tb_stream_write(e, ch, cpu, st, iov, n, bytes, bytes);
 	if (rc == 0) {
 		tb_engine_relay_packets(e, ch, cpu, sent, n, 0);
 		publish_lost(st, out);
@@ -676,7 +706,10 @@ void tb_ballast_free(struct tb_engine *e)
 
 void tb_streams_close(struct tb_engine *e)
 {
-	for (unsigned i = 0; i < e->nstreams; i++)
+	for (unsigned i = 0; i < e->nstreams; i++) {
+		if (e->streams[i].dfd >= 0)
+			close(e->streams[i].dfd);
+		e->streams[i].dfd = -2;
 		if (e->streams[i].fd >= 0) {
 			close(e->streams[i].fd);
 			e->streams[i].fd = -1;
@@ -689,4 +722,5 @@ void tb_streams_close(struct tb_engine *e)
 				unlinkat(e->dirfd, name, 0);
 			}
 		}
+	}
 }

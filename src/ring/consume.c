@@ -25,6 +25,12 @@
 
 int tb_ring_ready(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos)
 {
+	int n = tb_ring_ready_n(s, ch, cpu, pos);
+	return n > 0 ? 1 : n;
+}
+
+int tb_ring_ready_n(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos)
+{
 	const struct tb_chan_view *cv = &s->chan[ch];
 	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
 	/* Acquire pairs with the producer's commit store of head (the final
@@ -42,7 +48,9 @@ int tb_ring_ready(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos
 	if (head - tail < cv->sb_size || (head & ~(cv->sb_size - 1)) == tail)
 		return 0;
 	*pos = tail;
-	return 1;
+	/* the sub-buffers before the one head is in are closed (at most a
+	 * ring: checked above) */
+	return (int)(((head & ~(cv->sb_size - 1)) - tail) >> cv->sb_shift);
 }
 
 /* Validates a packet copy in place; `len` bytes were copied. */
@@ -298,6 +306,12 @@ static int take_packet(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t
 	info->events = wr.events;
 	if (partial)
 		info->cnt_end = info->cnt_begin + wr.events;
+	/* the content's last word is written whole: no stale byte in it */
+	uint64_t word_end = (info->content_bytes + 7) & ~7ull;
+	if (word_end > len)
+		word_end = len;
+	if (info->content_bytes < word_end)
+		memset(buf + info->content_bytes, 0, word_end - info->content_bytes);
 	*outlen = len;
 	return 0;
 }

@@ -39,6 +39,9 @@ struct tb_packet_info {
  * ring ahead); the consumer then reports it and calls tb_ring_resync().
  */
 TB_HIDDEN int tb_ring_ready(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos);
+/* The same, returning how many complete sub-buffers follow one another
+ * from *pos (0: none; -EBADMSG as tb_ring_ready()). */
+TB_HIDDEN int tb_ring_ready_n(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t *pos);
 
 /*
  * tb_ring_copy - copy the sub-buffer at `pos` to dst (sb_size bytes), then

@@ -302,6 +302,14 @@ static void walk_stream(struct verify *v, const char *dir, const char *name)
 		if (h.stream_id != TB_STREAM_PLAIN && h.stream_id != TB_STREAM_VTID)
 			VFAIL(v, "%s: packet %" PRIu64 ": stream_id %u", name, h.packet_seq_num, h.stream_id);
 		walk_packet(v, name, b + off, csize, h.timestamp_begin, h.timestamp_end, h.stream_id);
+		/* after the content, zeros (a hole, or a direct write's padding):
+		 * never the stale bytes of a reused sub-buffer */
+		for (uint64_t i = csize; i < psize; i++)
+			if (b[off + i]) {
+				VFAIL(v, "%s: packet %" PRIu64 ": byte %" PRIu64 " after its content (%" PRIu64
+					 " bytes) is not zero", name, h.packet_seq_num, i, csize);
+				break;
+			}
 		prev_end = h.timestamp_end;
 		prev_disc = h.events_discarded;
 		prev_seq = h.packet_seq_num;
