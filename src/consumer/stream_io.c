@@ -33,6 +33,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -143,8 +144,16 @@ static unsigned write_run(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 		char name[TB_CHAN_NAME_MAX + 16];
 		tb_stream_name(e, ch, cpu, name, sizeof name);
 		st->dfd = openat(e->dirfd, name, O_WRONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW);
+		struct stat a, b;
+		if (st->dfd >= 0 && (fstat(st->fd, &a) || fstat(st->dfd, &b) || a.st_dev != b.st_dev ||
+				     a.st_ino != b.st_ino)) {
+			/* not the file we created (renamed or replaced since):
+			 * never written through this name */
+			close(st->dfd);
+			st->dfd = -1;
+		}
 		if (st->dfd < 0) {
-			st->dfd = -1; /* this file system does not do direct I/O */
+			st->dfd = -1; /* this file system does not do direct I/O, or see above */
 			direct = 0;
 		}
 	}
