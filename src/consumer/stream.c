@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.c - the trace directory: stream files that only ever grow by whole
- * packets, and the scan that lets a second consumer resume a directory a
- * killed one left behind.
+ * stream.c - the trace directory: what each stream file holds (the
+ * accounting of every packet handed to it, the loss packets, the ballast
+ * for a full disk), and the scan that lets a second consumer resume a
+ * directory a killed one left behind.  How the bytes reach the file (page
+ * cache or direct I/O, whole packets only) is stream_io.c.
  *
- * Length: a stream file's whole life (open or resume, append whole packets,
- * loss packets, the ballast for a full disk, close) shares one state
- * machine; split, each half would need the other's invariants.
+ * Length: a stream's accounting (each packet's counts made sane, the gaps
+ * between packets, the causes readers must see, the last loss packet) is
+ * one state machine; split, each half would need the other's invariants.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
