@@ -139,6 +139,8 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	pthread_mutex_init(&e->err_lock, NULL);
 	pthread_mutex_init(&e->relay_lock, NULL);
 	pthread_mutex_init(&e->fl_lock, NULL);
+	pthread_mutex_init(&e->wr_lock, NULL);
+	pthread_cond_init(&e->wr_cond, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -162,9 +164,12 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		e->bufsize = TB_DIO_ALIGN;
 	e->nslots = (unsigned)(TB_STAGE_BYTES / e->bufsize);
 	e->nslots = e->nslots < 1 ? 1 : e->nslots > TB_STAGE_MAX ? TB_STAGE_MAX : e->nslots;
-	/* aligned for direct I/O: packets are written from their copies here (stream_io.c) */
-	if (posix_memalign((void **)&e->buf, TB_DIO_ALIGN, e->bufsize * e->nslots))
+	/* aligned for direct I/O: packets are written from their copies here
+	 * (stream_io.c); two batches, one filled while the other is written */
+	if (posix_memalign((void **)&e->buf, TB_DIO_ALIGN, 2 * e->bufsize * e->nslots))
 		e->buf = NULL;
+	for (unsigned k = 0; k < 2 && e->buf; k++)
+		e->batch[k].area = e->buf + k * e->bufsize * e->nslots;
 	{
 		const char *nd = getenv("TRACEBUF_NO_DIRECT_IO");
 		e->direct = !(nd && *nd && strcmp(nd, "0"));
@@ -332,14 +337,14 @@ void tb_engine_destroy(struct tb_engine *e)
 		free((char *)e->env[i].str);
 	}
 	free(e->env);
-	for (unsigned i = 0; e->streams && i < e->nstreams; i++)
-		free(e->streams[i].bounce);
 	free(e->streams);
 	free(e->buf);
 	free(e->wev);
 	free(e->fl);
 	pthread_cond_destroy(&e->fl_cond);
 	pthread_mutex_destroy(&e->fl_lock);
+	pthread_cond_destroy(&e->wr_cond);
+	pthread_mutex_destroy(&e->wr_lock);
 	pthread_mutex_destroy(&e->err_lock);
 	pthread_mutex_destroy(&e->meta_lock);
 	free(e);

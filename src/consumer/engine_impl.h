@@ -31,18 +31,39 @@ struct tb_relay;
 
 /* A packet accounted and waiting in the staging area for its write (stream.c, stream_io.c). */
 struct tb_staged {
-	uint8_t *pkt;     /* in e->buf: the header readers must see, zeros after the content up to TB_DIO_ALIGN */
+	uint8_t *pkt;     /* in a batch's area: the header readers must see, zeros after the content up to TB_DIO_ALIGN */
 	uint64_t content; /* bytes to write (whole 8-byte words of content) */
 	uint64_t padded;  /* its packet_size in bytes: the file grows by this (the rest is a hole) */
 	uint64_t seq, events;
 	uint64_t out[TB_LOSS_NCAUSES]; /* its loss causes: what readers know once it is written */
 };
 
+/*
+ * A batch of ring (ch, cpu): the sub-buffers taken together (nsb of them from
+ * pos), their copies in `area`, the packets of them staged for writing.  The
+ * drain thread fills one while the writer thread writes the other
+ * (engine_run.c, drain_ring()).  Between tb_engine_submit() and
+ * tb_engine_reap(), the writer owns the batch and the write side of its
+ * stream (fd, dfd, size); the drain thread owns everything else.
+ */
+struct tb_batch {
+	unsigned ch, cpu;
+	uint64_t pos;     /* position of the first sub-buffer taken */
+	unsigned nsb;     /* sub-buffers taken (released at the reap) */
+	unsigned n;       /* staged[0..n) */
+	unsigned ok;      /* after the write: how many of them are whole in the file */
+	int behind;       /* written through the page cache (stream_io.c) */
+	int done;         /* under wr_lock: the writer finished it */
+	uint8_t *area;    /* nslots slots of bufsize bytes, TB_DIO_ALIGN-aligned */
+	struct tb_staged staged[TB_STAGE_MAX];
+};
+
 struct tb_stream {
 	int fd;             /* -1: not created yet (lazily, at the first packet) */
-	int dfd;            /* the same file opened O_DIRECT (stream.c, "Direct I/O"): -2 not tried
-			     * yet, -1 not usable (refused by the file system, or by a write) */
-	uint8_t *bounce;    /* 2 x TB_DIO_ALIGN bytes, aligned: a direct write's first and last block */
+	int dfd;            /* the same file opened O_DIRECT (stream_io.c): -2 not tried yet, -1 not
+			     * usable (refused by the file system, or by a write) */
+	int started;        /* a packet was staged or written (drain thread: st->size is the
+			     * writer's while a batch is in flight) */
 	uint64_t size;      /* bytes on disk: whole packets only */
 	uint64_t last_seq;  /* packet_seq_num of the last packet on disk */
 	int have_last;
@@ -91,11 +112,17 @@ struct tb_engine {
 
 	unsigned nstreams; /* nchannels * ncpus */
 	struct tb_stream *streams;
-	uint8_t *buf;      /* staging area: nslots sub-buffers of the largest channel (drain thread), TB_DIO_ALIGN-aligned */
+	uint8_t *buf;      /* staging area: 2 x nslots sub-buffers of the largest channel, TB_DIO_ALIGN-aligned */
 	uint64_t bufsize;  /* one slot */
-	unsigned nslots;
-	unsigned nstaged;  /* staged[0..nstaged): packets of one ring waiting for tb_stream_flush() */
-	struct tb_staged staged[TB_STAGE_MAX];
+	unsigned nslots;   /* slots of a batch */
+	/* the writer thread (engine_run.c): one batch at a time */
+	int wr_running;           /* set before the drain thread starts, cleared after it stopped */
+	int wr_stop;              /* under wr_lock */
+	pthread_t wr_thr;
+	pthread_mutex_t wr_lock;
+	pthread_cond_t wr_cond;   /* a job, or stop (writer waits); a job done (drain thread waits) */
+	struct tb_batch *wr_job;  /* under wr_lock */
+	struct tb_batch batch[2]; /* their halves of buf (drain thread, and the writer: see struct tb_batch) */
 	/* the engine's copy of the registry (under meta_lock): what the metadata
 	 * describes and what the records of every packet are walked against
 	 * before it is written; append-only (tb_engine_registry_sync()) */
@@ -201,17 +228,19 @@ TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 TB_HIDDEN int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void *pkt,
 			       const struct tb_packet_info *info);
 /*
- * The same for a packet in the staging area (pkt: a slot of e->buf, which is
+ * The same for a packet in a batch's area (pkt: a slot of b->area, which is
  * changed: the header readers must see is patched in, the bytes after the
- * content zeroed): accounted now, written by tb_stream_flush() with the
- * packets of the same ring staged after it.  One ring at a time.
+ * content zeroed): accounted now, staged in b, written when the batch is
+ * (tb_stream_write_batch()), its bookkeeping done at tb_stream_reap().
  */
-TB_HIDDEN void tb_stream_stage(struct tb_engine *e, unsigned ch, unsigned cpu, uint8_t *pkt,
+TB_HIDDEN void tb_stream_stage(struct tb_engine *e, struct tb_batch *b, uint8_t *pkt,
 			       const struct tb_packet_info *info);
-/* Writes the staged packets of ring (ch, cpu); those a failed write did not
- * take are lost to the disk.  `behind`: the ring is filling faster than it
- * is drained (through the page cache then: stream_io.c). */
-TB_HIDDEN void tb_stream_flush(struct tb_engine *e, unsigned ch, unsigned cpu, int behind);
+/* The writer's part: writes the staged packets of b (none once the engine
+ * has an error), sets b->ok. */
+TB_HIDDEN void tb_stream_write_batch(struct tb_engine *e, struct tb_batch *b);
+/* The drain thread's part, after the write: the packets written are what
+ * readers know now; those a failed write did not take are lost to the disk. */
+TB_HIDDEN void tb_stream_reap(struct tb_engine *e, struct tb_batch *b);
 /* stream_io.c: creates the stream file (lazily, at its first packet). */
 TB_HIDDEN int tb_stream_open(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st);
 /* stream_io.c: writes iov[0..n) (whole packets: `bytes` of `padded`, the
@@ -258,7 +287,7 @@ TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attri
 
 /* Writes the follower's progress mark (DIR/.tracebuf-recorder) when it moved. */
 TB_HIDDEN void tb_engine_progress_tick(struct tb_engine *e);
-/* Stops and joins the drain and flusher threads (idempotent). */
+/* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
 /* One pass of the drain thread over every drained ring; returns packets taken. */
 TB_HIDDEN unsigned tb_engine_drain_pass(struct tb_engine *e);

@@ -165,27 +165,98 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 			       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, end, why, w.events, committed);
 }
 
+/* ---------------------------------------------------------------------- */
+/* the writer thread                                                       */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A direct write waits for the device (stream_io.c); meanwhile the drain
+ * thread copies and validates the next batch.  One batch is written at a
+ * time, the next one is filled: the handoff is wr_lock (submit and reap),
+ * which orders the drain thread's staging before the write and the write
+ * before the drain thread's reuse of the batch.
+ */
+static void *writer_main(void *arg)
+{
+	struct tb_engine *e = arg;
+	pthread_mutex_lock(&e->wr_lock);
+	for (;;) {
+		while (!e->wr_job && !e->wr_stop)
+			pthread_cond_wait(&e->wr_cond, &e->wr_lock);
+		struct tb_batch *b = e->wr_job;
+		if (!b)
+			break; /* stop, nothing left */
+		pthread_mutex_unlock(&e->wr_lock);
+		tb_stream_write_batch(e, b);
+		pthread_mutex_lock(&e->wr_lock);
+		b->done = 1;
+		e->wr_job = NULL;
+		pthread_cond_broadcast(&e->wr_cond);
+	}
+	pthread_mutex_unlock(&e->wr_lock);
+	return NULL;
+}
+
+/* Hands batch b to the writer (or writes it now when there is none: the
+ * final drain, after the threads stopped). */
+static void submit(struct tb_engine *e, struct tb_batch *b)
+{
+	if (!e->wr_running) {
+		tb_stream_write_batch(e, b);
+		b->done = 1;
+		return;
+	}
+	pthread_mutex_lock(&e->wr_lock);
+	b->done = 0;
+	e->wr_job = b;
+	pthread_cond_broadcast(&e->wr_cond);
+	pthread_mutex_unlock(&e->wr_lock);
+}
+
+/* Waits for b's write, then does its bookkeeping and hands its sub-buffers
+ * back to the producers: a sub-buffer is released only once its packet is
+ * in the file, so that a recorder killed at any moment leaves every packet
+ * on disk or in the ring (where `recover` or a second recorder finds it). */
+static void reap(struct tb_engine *e, struct tb_batch *b)
+{
+	if (e->wr_running) {
+		pthread_mutex_lock(&e->wr_lock);
+		while (!b->done)
+			pthread_cond_wait(&e->wr_cond, &e->wr_lock);
+		pthread_mutex_unlock(&e->wr_lock);
+	}
+	tb_stream_reap(e, b);
+	uint64_t S = e->s->chan[b->ch].sb_size;
+	for (unsigned k = 0; k < b->nsb; k++)
+		tb_ring_release(e->s, b->ch, b->cpu, b->pos + k * S);
+	b->nsb = 0;
+}
+
 /*
  * Takes up to `budget` complete sub-buffers of (ch, cpu), in batches: the
- * ones ready are copied to the staging area, validated and accounted, then
- * written with one system call (stream_io.c), then handed back to the
- * producers.  A sub-buffer is released only once its packet is in the file,
- * so that a recorder killed at any point leaves every packet either on disk
- * or in the ring (where `recover` or a second recorder finds it).  Returns
- * how many were taken.
+ * ones ready are copied to a batch's area, validated and accounted, then
+ * written with one system call (stream_io.c) by the writer thread while the
+ * next batch is filled, then handed back to the producers (reap()).
+ * Returns how many were taken; nothing of the ring is in flight on return.
  */
 static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsigned budget)
 {
 	struct tb_session *s = e->s;
 	struct tb_stream *st = tb_stream_at(e, ch, cpu);
 	uint64_t S = s->chan[ch].sb_size;
-	unsigned n = 0, resyncs = 0;
+	unsigned n = 0, resyncs = 0, cur = 0;
+	struct tb_batch *fly = NULL; /* the batch being written */
 	while (n < budget) {
 		uint64_t pos;
 		int r = tb_ring_ready_n(s, ch, cpu, &pos);
 		if (r == 0)
 			break;
 		if (r < 0) {
+			if (fly) { /* its sub-buffers first: a resync moves the consumer position */
+				reap(e, fly);
+				fly = NULL;
+				continue;
+			}
 			char msg[200];
 			snprintf(msg, sizeof msg, "%s", tb_errmsg());
 			uint64_t skipped = tb_ring_resync(s, ch, cpu);
@@ -198,14 +269,35 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 				break; /* hostile or broken: try again at the next pass */
 			continue;
 		}
-		unsigned ready = (unsigned)r, batch = ready;
+		/* the ones in flight are still in the ring (released at their reap) */
+		unsigned ready = (unsigned)r, skip = fly ? fly->nsb : 0;
+		if (fly && ready - skip < e->nslots && n + skip < budget) {
+			/* Less than a whole batch beyond the one in flight: wait
+			 * for its write first (more sub-buffers get ready
+			 * meanwhile).  A batch staged now would be a small
+			 * write, and the device wants large ones (stream_io.c);
+			 * the overlap pays when a whole batch waits, i.e. when
+			 * the recorder is behind. */
+			reap(e, fly);
+			fly = NULL;
+			continue;
+		}
+		if (ready <= skip)
+			break;
+		unsigned batch = ready - skip;
 		if (batch > e->nslots)
 			batch = e->nslots;
 		if (batch > budget - n)
 			batch = budget - n;
+		struct tb_batch *b = &e->batch[cur];
+		*b = (struct tb_batch){ .ch = ch, .cpu = cpu, .pos = pos + skip * S, .nsb = batch, .area = b->area };
+		/* behind: three quarters of the ring wait (the device is slower
+		 * than the producers, and losses are near: the page cache takes
+		 * this batch without waiting; stream_io.c) */
+		b->behind = ready >= s->chan[ch].sb_count - s->chan[ch].sb_count / 4;
 		for (unsigned k = 0; k < batch; k++) {
-			uint64_t at = pos + k * S;
-			uint8_t *slot = e->buf + (uint64_t)k * e->bufsize;
+			uint64_t at = b->pos + k * S;
+			uint8_t *slot = b->area + (uint64_t)k * e->bufsize;
 			struct tb_packet_info info;
 			r = tb_ring_copy(s, ch, cpu, at, slot, &info);
 			if (tb_engine_damaged(e)) {
@@ -218,17 +310,18 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 					       s->chan[ch].name, cpu, at >> s->chan[ch].sb_shift, tb_errmsg());
 			} else {
 				walk_copy(e, ch, cpu, at, slot, &info);
-				tb_stream_stage(e, ch, cpu, slot, &info); /* errors are kept in e */
+				tb_stream_stage(e, b, slot, &info); /* errors are kept in e */
 			}
 		}
-		/* behind: three quarters of the ring wait (the device
-		 * is slower than the producers, and losses are near: the page
-		 * cache takes this batch without waiting; stream_io.c) */
-		tb_stream_flush(e, ch, cpu, ready >= s->chan[ch].sb_count - s->chan[ch].sb_count / 4);
-		for (unsigned k = 0; k < batch; k++)
-			tb_ring_release(s, ch, cpu, pos + k * S);
+		if (fly)
+			reap(e, fly);
+		submit(e, b);
+		fly = b;
+		cur ^= 1;
 		n += batch;
 	}
+	if (fly)
+		reap(e, fly);
 	return n;
 }
 
@@ -412,7 +505,11 @@ int tb_engine_start(struct tb_engine *e)
 	/* again (`record` claimed before forking CMD): an attaching recorder
 	 * replaces a dead one's pid here; memory order: see the function */
 	tb_session_claim_consumer(s);
-	int rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
+	int rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
+	if (rc)
+		return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
+	e->wr_running = 1;
+	rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the drain thread: %s", strerror(rc));
 	e->drain_running = 1;
@@ -455,6 +552,15 @@ void tb_engine_stop_threads(struct tb_engine *e)
 		tb_engine_wake(e);
 		pthread_join(e->drain_thr, NULL);
 		e->drain_running = 0;
+	}
+	if (e->wr_running) {
+		/* the drain thread reaped every batch before it returned */
+		pthread_mutex_lock(&e->wr_lock);
+		e->wr_stop = 1;
+		pthread_cond_broadcast(&e->wr_cond);
+		pthread_mutex_unlock(&e->wr_lock);
+		pthread_join(e->wr_thr, NULL);
+		e->wr_running = 0;
 	}
 }
 

@@ -482,6 +482,7 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 		iov[n++] = (struct iovec){ (uint8_t *)pkt + sizeof h, content - sizeof h };
 	memcpy(sent + nsent, iov, (size_t)n * sizeof *iov);
 	nsent += n;
+	st->started = 1;
 	int rc = tb_stream_write(e, ch, cpu, st, iov, n, content, in.packet_bytes);
 	if (rc < 0) {
 		st->lost[TB_LOSS_DISK] += in.events;
@@ -493,19 +494,23 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 	return 0;
 }
 
-void tb_stream_stage(struct tb_engine *e, unsigned ch, unsigned cpu, uint8_t *pkt, const struct tb_packet_info *info)
+void tb_stream_stage(struct tb_engine *e, struct tb_batch *b, uint8_t *pkt, const struct tb_packet_info *info)
 {
+	unsigned ch = b->ch, cpu = b->cpu;
 	struct tb_stream *st = tb_stream_at(e, ch, cpu);
 	struct tb_packet_info in = *info;
 	uint64_t out[TB_LOSS_NCAUSES], disc;
 	if (!stream_account(e, ch, cpu, st, &in, out, &disc))
 		return;
-	if (!st->resumed && st->size == 0 && e->nstaged == 0 && disc > 0) {
+	/* `started`, not st->size: the writer may be writing this stream's
+	 * previous batch (st->size is its until the reap) */
+	if (!st->resumed && !st->started && disc > 0) {
 		struct tb_packet_header pre;
 		if (write_first_empty(e, ch, cpu, st, &in, &pre) < 0)
 			return;
 		tb_engine_relay_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
 	}
+	st->started = 1;
 	/* the header readers must see, in place: this copy is ours */
 	struct tb_packet_header h;
 	memcpy(&h, pkt, sizeof h);
@@ -521,20 +526,27 @@ void tb_stream_stage(struct tb_engine *e, unsigned ch, unsigned cpu, uint8_t *pk
 		end = in.packet_bytes;
 	if (in.content_bytes < end)
 		memset(pkt + in.content_bytes, 0, end - in.content_bytes);
-	struct tb_staged *p = &e->staged[e->nstaged++];
+	struct tb_staged *p = &b->staged[b->n++];
 	*p = (struct tb_staged){ .pkt = pkt, .content = content, .padded = in.packet_bytes, .seq = in.seq,
 				 .events = in.events };
 	memcpy(p->out, out, sizeof out);
 }
 
-void tb_stream_flush(struct tb_engine *e, unsigned ch, unsigned cpu, int behind)
+void tb_stream_write_batch(struct tb_engine *e, struct tb_batch *b)
 {
-	struct tb_stream *st = tb_stream_at(e, ch, cpu);
-	unsigned n = e->nstaged, ok = n ? tb_stream_write_staged(e, ch, cpu, st, e->staged, n, behind) : 0;
-	e->nstaged = 0;
-	for (unsigned i = 0; i < n; i++) {
-		const struct tb_staged *p = &e->staged[i];
-		if (i >= ok) { /* the write failed: the packets it did not take are lost to the disk */
+	struct tb_stream *st = tb_stream_at(e, b->ch, b->cpu);
+	/* nothing more is written after a write error (of an earlier batch:
+	 * this one was staged before it was known) */
+	b->ok = b->n && !tb_engine_error(e) ? tb_stream_write_staged(e, b->ch, b->cpu, st, b->staged, b->n, b->behind)
+					    : 0;
+}
+
+void tb_stream_reap(struct tb_engine *e, struct tb_batch *b)
+{
+	struct tb_stream *st = tb_stream_at(e, b->ch, b->cpu);
+	for (unsigned i = 0; i < b->n; i++) {
+		const struct tb_staged *p = &b->staged[i];
+		if (i >= b->ok) { /* the write failed: the packets it did not take are lost to the disk */
 			st->lost[TB_LOSS_DISK] += p->events;
 			tb_stat_add(&st->st.dropped, 1);
 			continue;
@@ -542,10 +554,11 @@ void tb_stream_flush(struct tb_engine *e, unsigned ch, unsigned cpu, int behind)
 		struct iovec sent[2] = { { p->pkt, sizeof(struct tb_packet_header) },
 					 { p->pkt + sizeof(struct tb_packet_header),
 					   p->content - sizeof(struct tb_packet_header) } };
-		tb_engine_relay_packets(e, ch, cpu, sent, p->content > sizeof(struct tb_packet_header) ? 2 : 1,
-					p->events);
+		tb_engine_relay_packets(e, b->ch, b->cpu, sent,
+					p->content > sizeof(struct tb_packet_header) ? 2 : 1, p->events);
 		written(st, p->seq, p->padded, p->events, p->out);
 	}
+	b->n = b->ok = 0;
 }
 
 void tb_stream_lose(struct tb_engine *e, unsigned ch, unsigned cpu, int cause)

@@ -11,11 +11,12 @@
  * was two thirds of the recorder's CPU time, where the packet had already
  * been copied once (out of the ring, to be validated: consume.c) and needs
  * no second copy.  So the drain thread stages the complete packets a ring
- * has ready (up to TB_STAGE_BYTES) in its aligned staging area, each with
- * the header readers must see patched in and zeros after its content up to
- * the next TB_DIO_ALIGN (a reused sub-buffer's stale bytes never reach the
- * file), and tb_stream_write_staged() writes the run with one O_DIRECT
- * pwritev(): the device reads the packets from there.  Large requests are
+ * has ready (up to TB_STAGE_BYTES) in a batch of its aligned staging area,
+ * each with the header readers must see patched in and zeros after its
+ * content up to the next TB_DIO_ALIGN (a reused sub-buffer's stale bytes
+ * never reach the file), and the writer thread (engine_run.c) writes each
+ * run with one O_DIRECT pwritev() (tb_stream_write_staged()) while the drain
+ * thread fills the next batch: the device reads the packets from there.  Large requests are
  * what the device wants (measured on the benchmark VM: 75 MB/s in 4 KiB
  * writes, 1.7 GB/s in 256 KiB ones, 2.7 GB/s from 1 MiB up), and a recorder
  * that falls behind stages more packets per write, which is what catches it
