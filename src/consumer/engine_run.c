@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine_run.c - the recorder engine while it runs: the drain thread (waits
- * on the consumer futex, copies and checks each complete sub-buffer, hands
- * it to its stream) and the per-CPU flusher threads (close stale partial
- * sub-buffers).  Creating, finishing and the one-shot drains (snapshot, dead
- * session) are engine.c; writing a packet out is stream.c.
+ * on the consumer futex, copies and checks the complete sub-buffers of each
+ * ring in batches, hands them to their stream), the writer thread (writes a
+ * batch while the drain thread fills the next) and the per-CPU flusher
+ * threads (close stale partial sub-buffers).  Creating, finishing and the
+ * one-shot drains (snapshot, dead session) are engine.c; what a packet's
+ * stream holds is stream.c, how it reaches the file stream_io.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -271,7 +273,7 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 		}
 		/* the ones in flight are still in the ring (released at their reap) */
 		unsigned ready = (unsigned)r, skip = fly ? fly->nsb : 0;
-		if (fly && ready - skip < e->nslots && n + skip < budget) {
+		if (fly && ready >= skip && ready - skip < e->nslots) {
 			/* Less than a whole batch beyond the one in flight: wait
 			 * for its write first (more sub-buffers get ready
 			 * meanwhile).  A batch staged now would be a small
