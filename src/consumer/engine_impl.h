@@ -17,15 +17,15 @@
 struct tb_ctf_trace_info;
 struct tb_relay;
 #define TB_WARN_SLOTS 32u
-/* Direct I/O of stream files (stream.c): offsets, lengths and buffers are
+/* Direct I/O of stream files (stream_io.c): offsets, lengths and buffers are
  * multiples of this (every logical block size up to a page), and packets
  * smaller than TB_DIO_MIN go through the page cache (a direct write waits for
  * the device: worth it for large writes only). */
 #define TB_DIO_ALIGN 4096u
 #define TB_DIO_MIN (32u << 10)
-/* The drain thread's staging area: the complete packets of one ring copied
- * out together (up to this many bytes, TB_STAGE_MAX sub-buffers), written
- * with one system call (stream_io.c). */
+/* A batch of the drain thread's staging area: the complete packets of one
+ * ring copied out together (up to this many bytes, TB_STAGE_MAX
+ * sub-buffers), written with one system call (stream_io.c). */
 #define TB_STAGE_BYTES (1u << 20)
 #define TB_STAGE_MAX 64u
 
@@ -42,8 +42,8 @@ struct tb_staged {
  * A batch of ring (ch, cpu): the sub-buffers taken together (nsb of them from
  * pos), their copies in `area`, the packets of them staged for writing.  The
  * drain thread fills one while the writer thread writes the other
- * (engine_run.c, drain_ring()).  Between tb_engine_submit() and
- * tb_engine_reap(), the writer owns the batch and the write side of its
+ * (engine_run.c, drain_ring()).  Between its submit() and its reap()
+ * (engine_run.c), the writer owns the batch and the write side of its
  * stream (fd, dfd, size); the drain thread owns everything else.
  */
 struct tb_batch {

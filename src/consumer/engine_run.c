@@ -291,8 +291,11 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			batch = e->nslots;
 		if (batch > budget - n)
 			batch = budget - n;
-		struct tb_batch *b = &e->batch[cur];
-		*b = (struct tb_batch){ .ch = ch, .cpu = cpu, .pos = pos + skip * S, .nsb = batch, .area = b->area };
+		struct tb_batch *b = &e->batch[cur]; /* its n and ok are 0 since its reap */
+		b->ch = ch;
+		b->cpu = cpu;
+		b->pos = pos + skip * S;
+		b->nsb = batch;
 		/* behind: three quarters of the ring wait (the device is slower
 		 * than the producers, and losses are near: the page cache takes
 		 * this batch without waiting; stream_io.c) */

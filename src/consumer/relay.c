@@ -27,6 +27,7 @@
 #include <tracebuf/session.h> /* tb_errmsg */
 
 #include "core/view.h" /* tb_fail */
+#include "platform/iov.h"
 
 enum {
 	CMD_ADD_STREAM = 1,
@@ -142,15 +143,7 @@ static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n)
 				continue;
 			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "send");
 		}
-		while (n > 0 && (size_t)w >= v->iov_len) {
-			w -= (ssize_t)v->iov_len;
-			v++;
-			n--;
-		}
-		if (n > 0) {
-			v->iov_base = (uint8_t *)v->iov_base + w;
-			v->iov_len -= (size_t)w;
-		}
+		tb_iov_advance(&v, &n, (size_t)w);
 	}
 	return 0;
 }

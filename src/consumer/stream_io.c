@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
+#include "platform/iov.h"
 
 int tb_stream_open(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st)
 {
@@ -65,15 +66,7 @@ static int full_pwritev(int fd, struct iovec *iov, int n, uint64_t off)
 		if (w == 0)
 			return -EIO;
 		off += (uint64_t)w;
-		while (n > 0 && (size_t)w >= iov->iov_len) {
-			w -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (uint8_t *)iov->iov_base + w;
-			iov->iov_len -= (size_t)w;
-		}
+		tb_iov_advance(&iov, &n, (size_t)w);
 	}
 	return 0;
 }
@@ -213,7 +206,7 @@ unsigned tb_stream_write_staged(struct tb_engine *e, unsigned ch, unsigned cpu, 
 	/* direct I/O waits for the device: when the ring is filling anyway,
 	 * the page cache takes the run without waiting (more CPU: the
 	 * kernel's copy) and the next runs catch up with the device */
-	int direct = e->direct && st->dfd != -1 && !behind;
+	int direct = e->direct && !behind;
 	unsigned i = 0;
 	while (i < n) {
 		if (run_ok(&p[i], st->size)) {
@@ -221,7 +214,7 @@ unsigned tb_stream_write_staged(struct tb_engine *e, unsigned ch, unsigned cpu, 
 			unsigned j = i + 1;
 			while (j < n && dio_len(p[j - 1].content) == p[j - 1].padded && run_ok(&p[j], st->size))
 				j++;
-			unsigned run = j - i, w = write_run(e, ch, cpu, st, p + i, run, direct && st->dfd != -1);
+			unsigned run = j - i, w = write_run(e, ch, cpu, st, p + i, run, direct && st->dfd != -1); /* (a refused run closes dfd) */
 			i += w;
 			if (w == run)
 				continue;
