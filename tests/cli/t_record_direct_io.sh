@@ -18,7 +18,7 @@ dio=1
 dd if=/dev/zero of="$T/probe" bs=4096 count=1 oflag=direct 2> /dev/null || dio=0
 echo "direct I/O in $T: $([ $dio = 1 ] && echo yes || echo "no (the page cache path only)")"
 
-pct() { sed -n 's/.*(\([0-9]*\) % with direct I\/O).*/\1/p' "$1"; }
+pct() { sed -n 's/.*(\([0-9]*\) % with direct I\/O, .*/\1/p' "$1"; }
 
 check() { # NAME: the recording's exit, its summary, the trace
 	local name=$1 rc=$2 want=$3 w p
