@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_session_clock_agrees_with_a_long_measurement - a TSC session's
- * calibration (platform/clock.c: a window doubling from 1 ms until two
- * estimates agree within 0.5 ppm, at most 20 ms) is what a measurement over
+ * calibration (platform/clock.c: the slope between two clusters of pairs
+ * 1 ms apart, the window doubling up to 20 ms while their estimated error
+ * exceeds 0.5 ppm) is what a measurement over
  * 200 ms says, within 5 ppm, and it converts "now" to the wall clock within
  * 1 ms.  And the trace recorded in it says that frequency and places an
  * event at the wall-clock time it was written.  The verdicts rest on two clocks read together, not on how
