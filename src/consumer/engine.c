@@ -141,6 +141,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	pthread_mutex_init(&e->fl_lock, NULL);
 	pthread_mutex_init(&e->wr_lock, NULL);
 	pthread_cond_init(&e->wr_cond, NULL);
+	pthread_cond_init(&e->wr_done, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -344,6 +345,7 @@ void tb_engine_destroy(struct tb_engine *e)
 	pthread_cond_destroy(&e->fl_cond);
 	pthread_mutex_destroy(&e->fl_lock);
 	pthread_cond_destroy(&e->wr_cond);
+	pthread_cond_destroy(&e->wr_done);
 	pthread_mutex_destroy(&e->wr_lock);
 	pthread_mutex_destroy(&e->err_lock);
 	pthread_mutex_destroy(&e->meta_lock);

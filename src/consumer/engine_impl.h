@@ -120,7 +120,8 @@ struct tb_engine {
 	int wr_stop;              /* under wr_lock */
 	pthread_t wr_thr;
 	pthread_mutex_t wr_lock;
-	pthread_cond_t wr_cond;   /* a job, or stop (writer waits); a job done (drain thread waits) */
+	pthread_cond_t wr_cond;   /* a job, or stop (the writer waits) */
+	pthread_cond_t wr_done;   /* a job done (the drain thread waits) */
 	struct tb_batch *wr_job;  /* under wr_lock */
 	struct tb_batch batch[2]; /* their halves of buf (drain thread, and the writer: see struct tb_batch) */
 	/* the engine's copy of the registry (under meta_lock): what the metadata

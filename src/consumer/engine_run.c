@@ -181,21 +181,22 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 static void *writer_main(void *arg)
 {
 	struct tb_engine *e = arg;
-	pthread_mutex_lock(&e->wr_lock);
 	for (;;) {
+		pthread_mutex_lock(&e->wr_lock);
 		while (!e->wr_job && !e->wr_stop)
 			pthread_cond_wait(&e->wr_cond, &e->wr_lock);
 		struct tb_batch *b = e->wr_job;
+		pthread_mutex_unlock(&e->wr_lock);
 		if (!b)
 			break; /* stop, nothing left */
-		pthread_mutex_unlock(&e->wr_lock);
 		tb_stream_write_batch(e, b);
 		pthread_mutex_lock(&e->wr_lock);
 		b->done = 1;
 		e->wr_job = NULL;
-		pthread_cond_broadcast(&e->wr_cond);
+		pthread_mutex_unlock(&e->wr_lock);
+		/* signalled after the unlock, as in submit() */
+		pthread_cond_signal(&e->wr_done);
 	}
-	pthread_mutex_unlock(&e->wr_lock);
 	return NULL;
 }
 
@@ -211,8 +212,13 @@ static void submit(struct tb_engine *e, struct tb_batch *b)
 	pthread_mutex_lock(&e->wr_lock);
 	b->done = 0;
 	e->wr_job = b;
-	pthread_cond_broadcast(&e->wr_cond);
 	pthread_mutex_unlock(&e->wr_lock);
+	/* after the unlock: the writer wakes to a free lock (signalled under
+	 * it, it would wake only to wait for it: a futex call and a switch
+	 * more per batch).  No wake-up is lost: the waiter tests its
+	 * condition under the lock; and the engine outlives both threads
+	 * (tb_engine_stop_threads() joins them). */
+	pthread_cond_signal(&e->wr_cond);
 }
 
 /* Waits for b's write, then does its bookkeeping and hands its sub-buffers
@@ -224,7 +230,7 @@ static void reap(struct tb_engine *e, struct tb_batch *b)
 	if (e->wr_running) {
 		pthread_mutex_lock(&e->wr_lock);
 		while (!b->done)
-			pthread_cond_wait(&e->wr_cond, &e->wr_lock);
+			pthread_cond_wait(&e->wr_done, &e->wr_lock);
 		pthread_mutex_unlock(&e->wr_lock);
 	}
 	tb_stream_reap(e, b);
