@@ -28,6 +28,9 @@ struct tb_relay;
  * sub-buffers), written with one system call (stream_io.c). */
 #define TB_STAGE_BYTES (1u << 20)
 #define TB_STAGE_MAX 64u
+/* How old the page cache's measured rate may get before a batch taken
+ * behind goes through it again (stream_io.c, cache_pays()). */
+#define TB_IO_PROBE_NS 100000000ull
 
 /* A packet accounted and waiting in the staging area for its write (stream.c, stream_io.c). */
 struct tb_staged {
@@ -124,6 +127,13 @@ struct tb_engine {
 	pthread_cond_t wr_done;   /* a job done (the drain thread waits) */
 	struct tb_batch *wr_job;  /* under wr_lock */
 	struct tb_batch batch[2]; /* their halves of buf (drain thread, and the writer: see struct tb_batch) */
+	/* How fast each way of writing a run went lately: bytes per ns of the
+	 * write call (an average weighting the last write 1/4; 0: not
+	 * measured yet), [0] through the page cache, [1] direct.  Whoever
+	 * writes (the writer thread; the drain thread only after it stopped)
+	 * is the only one to touch them (stream_io.c, cache_pays()). */
+	double io_rate[2];
+	uint64_t io_cache_ns; /* when io_rate[0] was last measured (tb_mono_ns) */
 	/* the engine's copy of the registry (under meta_lock): what the metadata
 	 * describes and what the records of every packet are walked against
 	 * before it is written; append-only (tb_engine_registry_sync()) */

@@ -304,7 +304,8 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 		b->nsb = batch;
 		/* behind: three quarters of the ring wait (the device is slower
 		 * than the producers, and losses are near: the page cache takes
-		 * this batch without waiting; stream_io.c) */
+		 * this batch without waiting if it has lately been the faster
+		 * way; stream_io.c, cache_pays()) */
 		b->behind = ready >= s->chan[ch].sb_count - s->chan[ch].sb_count / 4;
 		for (unsigned k = 0; k < batch; k++) {
 			uint64_t at = b->pos + k * S;

@@ -163,9 +163,17 @@ static unsigned write_run(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 		total += len;
 	}
 	ssize_t w;
+	uint64_t t0 = tb_mono_ns();
 	do
 		w = pwritev(direct ? st->dfd : st->fd, iov, k, (off_t)st->size);
 	while (w < 0 && errno == EINTR);
+	uint64_t dt = tb_mono_ns() - t0;
+	if (w == (ssize_t)total && dt) {
+		double r = (double)total / (double)dt, *avg = &e->io_rate[direct];
+		*avg = *avg > 0 ? *avg + (r - *avg) / 4 : r;
+		if (!direct)
+			e->io_cache_ns = t0 + dt;
+	}
 	if (direct && w != (ssize_t)total) {
 		/* Short (a full disk half-way) or refused.  EINVAL: an
 		 * alignment this file needs; anything else the page cache's
@@ -190,6 +198,28 @@ static unsigned write_run(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 	return whole;
 }
 
+/*
+ * A batch taken while three quarters of its ring wait (`behind`): the
+ * producers are outrunning the writes, and losses are near.  A direct write
+ * waits for the device; the page cache takes a run without waiting, at the
+ * price of the kernel's copy of every byte (CPU time).  Which is faster
+ * depends on the machine and moves with it: on the benchmark VM the disk
+ * took 1.2-2.7 GB/s and the page cache 0.5-5 GB/s within one hour (its
+ * fresh pages come from the host).  So the faster of the two lately, by
+ * the write calls' measured rates (write_run()); while that is direct
+ * I/O, a behind run goes through the page cache again once its rate is
+ * TB_IO_PROBE_NS old, so that the figure stays current (a run through a
+ * page cache 4 times slower than the disk costs 4 runs' time: probing one
+ * run in 8 cost a third of the recorder's CPU there).  Neither measured yet: the page cache (what catches
+ * up at once on most machines).
+ */
+static int cache_pays(struct tb_engine *e)
+{
+	if (e->io_rate[0] <= 0 || e->io_rate[1] <= 0 || e->io_rate[0] > e->io_rate[1])
+		return 1;
+	return tb_mono_ns() - e->io_cache_ns >= TB_IO_PROBE_NS;
+}
+
 unsigned tb_stream_write_staged(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
 				const struct tb_staged *p, unsigned n, int behind)
 {
@@ -203,10 +233,7 @@ unsigned tb_stream_write_staged(struct tb_engine *e, unsigned ch, unsigned cpu, 
 		tb_engine_set_error(e, rc);
 		return 0;
 	}
-	/* direct I/O waits for the device: when the ring is filling anyway,
-	 * the page cache takes the run without waiting (more CPU: the
-	 * kernel's copy) and the next runs catch up with the device */
-	int direct = e->direct && !behind;
+	int direct = e->direct && !(behind && cache_pays(e));
 	unsigned i = 0;
 	while (i < n) {
 		if (run_ok(&p[i], st->size)) {
