@@ -29,8 +29,29 @@ struct tb_relay;
 #define TB_STAGE_BYTES (1u << 20)
 #define TB_STAGE_MAX 64u
 /* How old the page cache's measured rate may get before a batch taken
- * behind goes through it again (stream_io.c, cache_pays()). */
+ * behind goes through it again (tb_io_cache_pays()). */
 #define TB_IO_PROBE_NS 100000000ull
+
+/* A write of `bytes` that took `ns` into the average rate *avg (bytes per
+ * ns; 0: none yet), weighted by its bytes: a 1 MiB run counts 1/4, a 32 KiB
+ * flush of a quiet ring (the device's latency more than its rate) 1/128. */
+static inline void tb_io_rate_add(double *avg, uint64_t bytes, uint64_t ns)
+{
+	if (!bytes || !ns)
+		return;
+	double r = (double)bytes / (double)ns, wt = (double)bytes / (double)(4u << 20);
+	*avg = *avg > 0 ? *avg + (r - *avg) * (wt < 1 ? wt : 1) : r;
+}
+
+/* Whether a batch taken behind goes through the page cache (1) or direct
+ * (0), by the two ways' average rates (rate[0] page cache, rate[1] direct;
+ * stream_io.c says why) and when the page cache's was last measured. */
+static inline int tb_io_cache_pays(const double rate[2], uint64_t cache_ns, uint64_t now)
+{
+	if (rate[0] <= 0 || rate[1] <= 0 || rate[0] > rate[1])
+		return 1; /* not measured yet (the page cache first: it catches up at once on most machines), or the faster */
+	return now - cache_ns >= TB_IO_PROBE_NS; /* its figure is old: measure it again */
+}
 
 /* A packet accounted and waiting in the staging area for its write (stream.c, stream_io.c). */
 struct tb_staged {
@@ -128,8 +149,8 @@ struct tb_engine {
 	struct tb_batch *wr_job;  /* under wr_lock */
 	struct tb_batch batch[2]; /* their halves of buf (drain thread, and the writer: see struct tb_batch) */
 	/* How fast each way of writing a run went lately: bytes per ns of the
-	 * write call (an average weighting the last write 1/4; 0: not
-	 * measured yet), [0] through the page cache, [1] direct.  Whoever
+	 * write call (an average weighting each write by its bytes, 1 MiB
+	 * 1/4; 0: not measured yet), [0] through the page cache, [1] direct.  Whoever
 	 * writes (the writer thread; the drain thread only after it stopped)
 	 * is the only one to touch them (stream_io.c, cache_pays()). */
 	double io_rate[2];

@@ -169,8 +169,7 @@ static unsigned write_run(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 	while (w < 0 && errno == EINTR);
 	uint64_t dt = tb_mono_ns() - t0;
 	if (w == (ssize_t)total && dt) {
-		double r = (double)total / (double)dt, *avg = &e->io_rate[direct];
-		*avg = *avg > 0 ? *avg + (r - *avg) / 4 : r;
+		tb_io_rate_add(&e->io_rate[direct], total, dt);
 		if (!direct)
 			e->io_cache_ns = t0 + dt;
 	}
@@ -204,20 +203,19 @@ static unsigned write_run(struct tb_engine *e, unsigned ch, unsigned cpu, struct
  * waits for the device; the page cache takes a run without waiting, at the
  * price of the kernel's copy of every byte (CPU time).  Which is faster
  * depends on the machine and moves with it: on the benchmark VM the disk
- * took 1.2-2.7 GB/s and the page cache 0.5-5 GB/s within one hour (its
+ * took 1.2-2.7 GB/s and the page cache 0.4-5.5 GB/s within one hour (its
  * fresh pages come from the host).  So the faster of the two lately, by
- * the write calls' measured rates (write_run()); while that is direct
- * I/O, a behind run goes through the page cache again once its rate is
- * TB_IO_PROBE_NS old, so that the figure stays current (a run through a
- * page cache 4 times slower than the disk costs 4 runs' time: probing one
- * run in 8 cost a third of the recorder's CPU there).  Neither measured yet: the page cache (what catches
- * up at once on most machines).
+ * the write calls' measured rates (write_run(), tb_io_rate_add()); while
+ * that is direct I/O, a behind run goes through the page cache again once
+ * its rate is TB_IO_PROBE_NS old, so that the figure stays current (a run
+ * through a page cache 4 times slower than the disk costs 4 runs' time:
+ * probing one run in 8 instead cost a third of the recorder's CPU there).
+ * Neither measured yet: the page cache (what catches up at once on most
+ * machines).  The policy is tb_io_cache_pays() (engine_impl.h).
  */
 static int cache_pays(struct tb_engine *e)
 {
-	if (e->io_rate[0] <= 0 || e->io_rate[1] <= 0 || e->io_rate[0] > e->io_rate[1])
-		return 1;
-	return tb_mono_ns() - e->io_cache_ns >= TB_IO_PROBE_NS;
+	return tb_io_cache_pays(e->io_rate, e->io_cache_ns, tb_mono_ns());
 }
 
 unsigned tb_stream_write_staged(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,

@@ -88,7 +88,7 @@ static void cluster(struct cluster *c)
 			t0 = a;
 			n0 = n;
 		}
-		if (b - a <= limit) {
+		if (b - a <= limit && a >= t0) { /* (a TSC behind the first pair's: another CPU's, skewed) */
 			double x = (double)(a - t0) + (double)(b - a) / 2, y = (double)(n - n0);
 			sx += x;
 			sy += y;
