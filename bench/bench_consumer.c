@@ -50,6 +50,7 @@ struct run {
 	long long bytes;                /* trace bytes on disk */
 	double direct_pct;              /* share of them written with direct I/O (the recorder's summary) */
 	double sum_cpu;                 /* the recorder's CPU time by its own summary (getrusage: to the us) */
+	double io_direct, io_cache;     /* GB/s of its write calls each way (its "ring full:" line; 0: none) */
 };
 
 static double mono_s(void)
@@ -118,6 +119,12 @@ static void parse(const char *file, struct run *r)
 		sscanf(line, "tracebuf record: %llu events, %lf MiB", &r->delivered, &mib);
 		sscanf(line, "  lost %llu events", &r->lost);
 		const char *d = strstr(line, "(");
+		const char *g = strstr(line, "direct writes went at ");
+		if (!strncmp(line, "  ring full: ", 13) && g)
+			sscanf(g, "direct writes went at %lf", &r->io_direct);
+		g = strstr(line, "the page cache took ");
+		if (!strncmp(line, "  ring full: ", 13) && g)
+			sscanf(g, "the page cache took %lf", &r->io_cache);
 		if (!strncmp(line, "tracebuf record: ", 17) && d)
 			sscanf(d, "(%lf %% with direct I/O, %lf s of recorder CPU)", &r->direct_pct, &r->sum_cpu);
 	}
@@ -307,10 +314,23 @@ void bench_consumer(struct bench_table *t)
 	char *a2[] = { cli, "record", "-o", trace, "--", wl, "--threads", "2", "--events", (char *)n1, NULL };
 	bench_rm_rf(trace);
 	run_cmd(a2, out, trace, &r);
-	if (r.ok)
+	if (r.ok) {
 		bench_row(t, "consumer", "2 threads full speed, defaults: lost", 100.0 * (double)r.lost / (double)r.written,
 			  "%", (double)r.lost / (double)r.written, "lost / written", "<= 0.05");
-	else
+		/* what limits it: the producers' pace against the file
+		 * system's, each way (the recorder's own measure of its
+		 * write calls, printed when rings were full) */
+		if (r.delivered && r.wl_wall_ns && r.bytes > 0) {
+			double made = (double)r.bytes / (double)r.delivered * (double)r.written / (double)r.wl_wall_ns;
+			bench_row(t, "consumer", "2 threads: what the producers wrote", made, "GB/s", 0, NULL, NULL);
+			if (r.io_direct > 0)
+				bench_row(t, "consumer", "2 threads: the disk, direct writes (recorder's measure)", r.io_direct,
+					  "GB/s", r.io_direct / made, "disk / producers", NULL);
+			if (r.io_cache > 0)
+				bench_row(t, "consumer", "2 threads: the page cache (recorder's measure)", r.io_cache, "GB/s",
+					  r.io_cache / made, "page cache / producers", NULL);
+		}
+	} else
 		bench_skip(t, "consumer", "2 threads full speed", "record failed (output above)");
 
 	/* the demo's command, 10 times */

@@ -480,6 +480,12 @@ int tb_engine_drain_dead(struct tb_engine *e)
 /* statistics and helpers                                                  */
 /* ---------------------------------------------------------------------- */
 
+void tb_engine_io_rates(struct tb_engine *e, double out[2])
+{
+	out[0] = e->io_rate[0];
+	out[1] = e->io_rate[1];
+}
+
 void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stats *out)
 {
 	memset(out, 0, sizeof *out);

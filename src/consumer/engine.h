@@ -120,6 +120,12 @@ TB_HIDDEN int tb_engine_write_metadata(struct tb_engine *e);
 /* Sums (ch, cpu == -1 for all CPUs; ch == -1 for all channels). */
 TB_HIDDEN void tb_engine_stats(struct tb_engine *e, int ch, int cpu, struct tb_stream_stats *out);
 
+/* How fast the stream files' runs were written lately, in bytes per ns of
+ * the write call (0: no such write): out[0] through the page cache, out[1]
+ * with direct I/O (what the recorder chose between when it fell behind:
+ * stream_io.c).  After tb_engine_finish() only (the writer thread is gone). */
+TB_HIDDEN void tb_engine_io_rates(struct tb_engine *e, double out[2]);
+
 /* First write error seen (0 if none). */
 TB_HIDDEN int tb_engine_error(struct tb_engine *e);
 /* Message of that error (the engine's threads cannot use the caller's tb_errmsg()). */
