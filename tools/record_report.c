@@ -182,14 +182,14 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	fputc('\n', stderr);
 	double io[2];
 	tb_engine_io_rates(e, io);
-	if (dir && st.lost[TB_LOSS_FULL] && (io[0] > 0 || io[1] > 0)) {
+	if (dir && st.lost[TB_LOSS_FULL]) {
 		/* what the rings could not wait for: the file system's pace */
 		fprintf(stderr, "  ring full: the program wrote faster than the trace was written");
 		if (io[1] > 0)
 			fprintf(stderr, "; direct writes went at %.2f GB/s", io[1]);
 		if (io[0] > 0)
 			fprintf(stderr, "%s the page cache took %.2f GB/s", io[1] > 0 ? "," : ";", io[0]);
-		fprintf(stderr, " (larger rings absorb longer bursts: --sb-count; --mode block loses nothing)\n");
+		fprintf(stderr, " (larger rings absorb longer bursts: --sb-count, --sb-size; --mode block loses nothing)\n");
 	}
 	if (st.bad || st.torn || st.skipped || st.dropped)
 		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
