@@ -140,11 +140,11 @@ void tb_clock_calibrate(uint32_t kind, struct tb_clock_calib *out)
 	 */
 	struct cluster a, b;
 	cluster(&a);
-	for (double w = 1e6;; w *= 2) {
-		if (w > 2e7)
-			w = 2e7;
+	for (uint64_t w = 1000000;; w *= 2) {
+		if (w > 20000000)
+			w = 20000000;
 		for (;;) { /* until the window has passed (nanosleep may return early) */
-			double left = a.ns + w - (double)ns_of(CLOCK_MONOTONIC);
+			double left = a.ns + (double)w - (double)ns_of(CLOCK_MONOTONIC);
 			if (left <= 0)
 				break;
 			struct timespec d = { 0, (long)left };
@@ -156,9 +156,9 @@ void tb_clock_calibrate(uint32_t kind, struct tb_clock_calib *out)
 		double lim = 0.5e-6 * span;
 		if (span > 0 && b.tsc > a.tsc) {
 			out->freq = (uint64_t)((b.tsc - a.tsc) * 1e9 / span + 0.5);
-			if (w >= 2e7 || 2 * (a.var + b.var) <= lim * lim)
+			if (w >= 20000000 || 2 * (a.var + b.var) <= lim * lim)
 				break;
-		} else if (w >= 2e7) {
+		} else if (w >= 20000000) {
 			break;
 		}
 	}
