@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -166,9 +167,19 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	e->nslots = (unsigned)(TB_STAGE_BYTES / e->bufsize);
 	e->nslots = e->nslots < 1 ? 1 : e->nslots > TB_STAGE_MAX ? TB_STAGE_MAX : e->nslots;
 	/* aligned for direct I/O: packets are written from their copies here
-	 * (stream_io.c); two batches, one filled while the other is written */
-	if (posix_memalign((void **)&e->buf, TB_DIO_ALIGN, 2 * e->bufsize * e->nslots))
+	 * (stream_io.c); two batches, one filled while the other is written.
+	 * In huge pages where the kernel gives them on request: a direct
+	 * write's request is then a few physically contiguous segments, where
+	 * 4 KiB pages make 256 per MiB, more than a virtio disk takes in one
+	 * request (max_segments 254 on the benchmark VM: every 1 MiB write
+	 * was two requests, and each request is a doorbell, a VM exit; with
+	 * huge pages one: docs/BENCHMARKS.md, "Issue 14 rows"). */
+	size_t blen = (size_t)(2 * e->bufsize * e->nslots), huge = (size_t)2 << 20;
+	size_t align = blen >= huge ? huge : TB_DIO_ALIGN;
+	if (posix_memalign((void **)&e->buf, align, blen))
 		e->buf = NULL;
+	else if (align == huge)
+		(void)madvise(e->buf, blen - blen % huge, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
 	for (unsigned k = 0; k < 2 && e->buf; k++)
 		e->batch[k].area = e->buf + k * e->bufsize * e->nslots;
 	{
