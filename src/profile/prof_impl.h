@@ -17,6 +17,56 @@
 #define PROF_EXPORT __attribute__((visibility("default")))
 
 /* ------------------------------------------------------------------ */
+/* the pace of a re-armed perf event (profile.c, pace())               */
+/* ------------------------------------------------------------------ */
+
+/* A period doubles when one sample took PROF_PACE_STORM periods of the
+ * thread's time or more (up to PROF_PACE_MAX_NS), and halves back after
+ * calm_need samples in a row that took under PROF_PACE_CALM periods; each
+ * doubling doubles calm_need (PROF_PACE_CALM_FIRST .. PROF_PACE_CALM_MAX). */
+#define PROF_PACE_STORM 8u
+#define PROF_PACE_CALM 4u
+#define PROF_PACE_MAX_NS 1000000ull
+#define PROF_PACE_CALM_FIRST 16u
+#define PROF_PACE_CALM_MAX 4096u
+
+struct prof_pace {
+	uint32_t mult;      /* the period in asked periods (a power of two); 0 stands for 1 */
+	uint32_t calm;      /* samples in a row that took under PROF_PACE_CALM periods */
+	uint32_t calm_need; /* how many allow the period to halve; 0 before the first doubling */
+};
+
+/*
+ * prof_pace_next - the multiple of the asked period (asked_ns) the event
+ * should use after a sample that took `took` ns of the thread's CPU time
+ * (the event's count since the previous sample), given the state p, which
+ * it updates except p->mult: the caller stores the result there once the
+ * kernel took the new period.  Pure (a unit test drives it).
+ */
+static inline uint32_t prof_pace_next(struct prof_pace *p, uint64_t took, uint64_t asked_ns)
+{
+	uint32_t mult = p->mult ? p->mult : 1;
+	uint64_t period = asked_ns * mult;
+	if (took >= PROF_PACE_STORM * period) {
+		p->calm = 0;
+		if (2 * period > PROF_PACE_MAX_NS)
+			return mult;
+		p->calm_need = !p->calm_need ? PROF_PACE_CALM_FIRST
+			       : p->calm_need < PROF_PACE_CALM_MAX ? p->calm_need * 2
+								   : PROF_PACE_CALM_MAX;
+		return mult * 2;
+	}
+	if (took < PROF_PACE_CALM * period && mult > 1) {
+		if (++p->calm < p->calm_need)
+			return mult;
+		p->calm = 0;
+		return mult / 2;
+	}
+	p->calm = 0;
+	return mult;
+}
+
+/* ------------------------------------------------------------------ */
 /* /proc/self/maps                                                     */
 /* ------------------------------------------------------------------ */
 

@@ -76,6 +76,11 @@ struct prof_thread {
 	timer_t timer;
 	int has_timer;
 	int perf_fd1;     /* the thread's perf cpu-clock event's fd + 1; 0: none */
+	/* re-armed events only (prof_rearm), see pace(): the event's period,
+	 * and its count (this thread's CPU time in ns while enabled) at the
+	 * last sample */
+	struct prof_pace pace;
+	uint64_t count;
 };
 
 /* How samples are taken (profile:info says it): the first thread decides.
@@ -239,7 +244,7 @@ static unsigned write_all(struct tb_event_class *cls, const void *payload, size_
 	return failed;
 }
 
-static void take_sample(siginfo_t *si, ucontext_t *uc)
+static void take_sample(siginfo_t *si, ucontext_t *uc, uint32_t weight)
 {
 	uint64_t stack[TB_PROF_MAX_DEPTH];
 	uint32_t flags = 0;
@@ -251,6 +256,7 @@ static void take_sample(siginfo_t *si, ucontext_t *uc)
 	/* si_overrun is a timer's; a perf overflow signal has none (its si_fd
 	 * shares the union) */
 	uint32_t overrun = si->si_code == SI_TIMER && si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0;
+	overrun += weight - 1; /* a lengthened perf period (pace()) stands for weight asked periods */
 
 	/* the payload of profile:sample: u32 count, count u64s, u32 flags,
 	 * u32 overrun; packed, little endian (x86_64) */
@@ -288,6 +294,47 @@ static int ours(const siginfo_t *si)
 	return si->si_code == SI_TIMER && si->si_value.sival_ptr == PROF_COOKIE ? TIMER_EXPIRY : NOT_OURS;
 }
 
+/*
+ * A re-armed event's pace (prof_rearm: periods under PROF_REARM_BELOW_NS),
+ * called from the handler after the sample, before the re-arm.  The event
+ * counts this thread's CPU time while enabled, kernel time included, but
+ * overflows only in user space (exclude_kernel): an expiry that falls in the
+ * kernel is skipped and the hrtimer runs on.  Where one timer interrupt
+ * costs about a period or more (-F 100000 is a period of 10 us, and on a
+ * VM whose interrupts are hypervisor round trips, such as the PVM guest of
+ * docs/PROFILE.md, each expiry's own handling reaches the next), every
+ * expiry falls in the handling of the one before, the thread hardly ever
+ * returns to user space, and the program stops making progress: `perf
+ * record -e cpu-clock -c 10000` does the same to it there.  What the
+ * handler sees of it is a sample that took many periods of the thread's
+ * time: then the period doubles (PERF_EVENT_IOC_PERIOD, up to 1 ms),
+ * and each sample taken at the longer period stands for that many asked
+ * periods (its overrun field), so the profile keeps its proportions.  A
+ * thread that spends most of its time in system calls looks the same and
+ * is slowed down the same way; after a run of samples that each took a few
+ * periods the period halves again, and every doubling doubles the run
+ * needed (a machine that cannot take the rate is not asked again every few
+ * samples): prof_pace_next() in prof_impl.h.  Returns the weight of the
+ * sample just taken: the period it was taken with, in asked periods.
+ */
+static uint32_t pace(int fd)
+{
+	struct prof_thread *t = &prof_self;
+	uint32_t weight = t->pace.mult ? t->pace.mult : 1;
+	uint64_t now;
+	if (read(fd, &now, sizeof now) != (ssize_t)sizeof now)
+		return weight;
+	uint64_t asked = (uint64_t)prof_period.tv_nsec; /* under PROF_REARM_BELOW_NS: tv_sec is 0 */
+	uint32_t want = prof_pace_next(&t->pace, now - t->count, asked);
+	t->count = now;
+	if (want != weight) {
+		uint64_t p = asked * want;
+		if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &p) == 0)
+			t->pace.mult = want;
+	}
+	return weight;
+}
+
 static void prof_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno; /* tb_write's slow path may make system calls */
@@ -295,11 +342,16 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 	if (why != NOT_OURS) {
 		__atomic_add_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST); /* see prof_stopping */
 		if (!__atomic_load_n(&prof_stopping, __ATOMIC_SEQ_CST)) {
-			take_sample(si, uc);
 			/* at the usual rates the event runs on by itself: no
-			 * system call per sample (perf_start()) */
-			if (why == PERF_OVERFLOW && prof_rearm)
-				ioctl(prof_self.perf_fd1 - 1, PERF_EVENT_IOC_REFRESH, 1);
+			 * system call per sample (perf_start()); above them it
+			 * is paced and re-armed for one more overflow */
+			if (why == PERF_OVERFLOW && prof_rearm) {
+				int fd = prof_self.perf_fd1 - 1;
+				take_sample(si, uc, pace(fd));
+				ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+			} else {
+				take_sample(si, uc, 1);
+			}
 		}
 		__atomic_sub_fetch(&prof_inflight, 1, __ATOMIC_SEQ_CST);
 	} else {
@@ -358,6 +410,8 @@ static int perf_start(void)
 		close(fd);
 		return -e;
 	}
+	memset(&prof_self.pace, 0, sizeof prof_self.pace); /* a fork child's copy starts afresh */
+	prof_self.count = 0;
 	prof_self.perf_fd1 = fd + 1; /* before the first overflow can be signalled */
 	if ((prof_rearm ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) != 0) {
 		int e = errno;

@@ -3,9 +3,11 @@
 # of 10 us: shorter than one signal delivery on a VM) the sampled program still makes progress
 # and finishes a fixed amount of work: the perf event is re-armed from the handler at such rates
 # (a free-running event kept a signal pending at every return from the handler, and the
-# program never ended); at the default rate it runs free (no system call per sample) and the
-# same work finishes too.  Verdict: the program ends (a hang guard far above the ~1 s of CPU it
-# needs at -F 100000) and was sampled.
+# program never ended), and paced (a machine where one timer interrupt costs about a period, a
+# PVM guest, kept the thread in the kernel: its period is lengthened, docs/PROFILE.md); at the
+# default rate it runs free (no system call per sample) and the same work finishes too.
+# Verdict: the program ends (a hang guard far above the ~1 s of CPU it needs at -F 100000) and
+# was sampled.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 . "$(dirname "$0")/prof_env.sh"
