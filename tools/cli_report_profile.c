@@ -166,26 +166,34 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 	proc_values(pr->p, 0, hz, sizeof hz);
 	proc_values(pr->p, 1, unw, sizeof unw);
 	fprintf(f, "trace     %s\n", pr->dir);
+	/* how the samples were taken: the first process that says */
+	const char *src = NULL;
+	for (size_t i = 0; i < prof_nprocs(pr->p) && !src; i++)
+		if (prof_proc(pr->p, i)->source && prof_proc(pr->p, i)->source[0])
+			src = prof_proc(pr->p, i)->source;
+	/* a sample stands for 1 + overrun periods: the timer's expiries merged
+	 * into one signal, or a perf event's period lengthened where the
+	 * machine could not take the asked rate (docs/PROFILE.md) */
+	int perf = src && !strcmp(src, "perf cpu-clock");
+	const char *over = perf ? "lengthened periods" : "timer overruns";
 	fprintf(f, "profile   %s sample%s", rpt_grp(a, t->samples), t->samples == 1 ? "" : "s");
 	if (t->periods != t->samples)
-		fprintf(f, " (%s periods with the timer overruns)", rpt_grp(b, t->periods));
+		fprintf(f, perf ? " (%s periods: samples taken at a %s stand for several)" : " (%s periods with the %s)",
+			rpt_grp(b, t->periods), perf ? "lengthened period" : over);
 	if (t->samples)
 		fprintf(f, " over %s", rpt_dur(c, rpt_diff(pr->last_ns, pr->first_ns)));
 	fprintf(f, " at %s Hz\n", hz[0] ? hz : "?");
 	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s", pr->thr_tab.n, pr->thr_tab.n == 1 ? "" : "s", t->nprocs,
 		t->nprocs == 1 ? "" : "es", unw[0] ? unw : "? (no profile:info)");
-	/* how the samples were taken: the first process that says */
-	for (size_t i = 0; i < prof_nprocs(pr->p); i++)
-		if (prof_proc(pr->p, i)->source && prof_proc(pr->p, i)->source[0]) {
-			const char *src = prof_proc(pr->p, i)->source;
-			fprintf(f, "; sampled by %s%s", src,
-				strcmp(src, "perf cpu-clock")
-					? " (perf_event_open refused or TRACEBUF_PROFILE_TIMER set: ~250 Hz "
-					  "at most, the rest weighted in as overruns)"
-					: "");
-			break;
-		}
+	if (src)
+		fprintf(f, "; sampled by %s%s", src,
+			!perf ? " (perf_event_open refused or TRACEBUF_PROFILE_TIMER set: ~250 Hz "
+				"at most, the rest weighted in as overruns)"
+			      : "");
 	fputc('\n', f);
+	if (perf && t->c.overruns)
+		fprintf(f, "          the machine could not take %s Hz in every thread: periods were lengthened there, "
+			   "each sample weighted by its period\n", hz[0] ? hz : "the asked rate");
 	if (sym_unavailable())
 		fprintf(f, "symbols   none: %s\n", sym_unavailable());
 	else
@@ -195,13 +203,13 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 		fprintf(f, "          %zu problem%s with the mapped files (stderr says which): their addresses are "
 			   "module+offset\n", np, np == 1 ? "" : "s");
 
-	const char *src = counters_source(t);
-	if (!strcmp(src, "sampler"))
+	const char *csrc = counters_source(t);
+	if (!strcmp(csrc, "sampler"))
 		fprintf(f, "counters  from the sampler (profile:counters of %zu process%s)\n", t->nprocs,
 			t->nprocs == 1 ? "" : "es");
-	else if (!strcmp(src, "trace"))
+	else if (!strcmp(csrc, "trace"))
 		fprintf(f, "counters  from the trace: no process wrote profile:counters (did it exit normally?)\n");
-	else if (!strcmp(src, "mixed"))
+	else if (!strcmp(csrc, "mixed"))
 		fprintf(f, "counters  from the sampler for %zu process%s, from the trace for %zu without profile:counters\n",
 			t->with_counters, t->with_counters == 1 ? "" : "es", t->nprocs - t->with_counters);
 	else
@@ -215,7 +223,7 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 		rpt_grp(b, t->pc_zero), rpt_grp(c, t->unmapped));
 	fprintf(f, "  %-20s %12s\n", "backtrace aborted", rpt_grp(a, t->c.aborted));
 	fprintf(f, "  %-20s %12s\n", "truncated", rpt_grp(a, t->c.truncated));
-	fprintf(f, "  %-20s %12s\n", "timer overruns", rpt_grp(a, t->c.overruns));
+	fprintf(f, "  %-20s %12s\n", over, rpt_grp(a, t->c.overruns));
 
 	if (!pr->all.samples) {
 		fprintf(f, "\nno sample with a valid PC\n");
