@@ -177,9 +177,10 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 	int perf = src && !strcmp(src, "perf cpu-clock");
 	const char *over = perf ? "lengthened periods" : "timer overruns";
 	fprintf(f, "profile   %s sample%s", rpt_grp(a, t->samples), t->samples == 1 ? "" : "s");
-	if (t->periods != t->samples)
-		fprintf(f, perf ? " (%s periods: samples taken at a %s stand for several)" : " (%s periods with the %s)",
-			rpt_grp(b, t->periods), perf ? "lengthened period" : over);
+	if (t->periods != t->samples && perf)
+		fprintf(f, " (%s periods: samples taken at a lengthened period stand for several)", rpt_grp(b, t->periods));
+	else if (t->periods != t->samples)
+		fprintf(f, " (%s periods with the timer overruns)", rpt_grp(b, t->periods));
 	if (t->samples)
 		fprintf(f, " over %s", rpt_dur(c, rpt_diff(pr->last_ns, pr->first_ns)));
 	fprintf(f, " at %s Hz\n", hz[0] ? hz : "?");

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prof_impl.h - internal interfaces of the sampler (libtracebuf-profile.so):
- * the /proc/self/maps reader (prof_maps.c), the two unwinders
- * (prof_unwind.c); profile.c holds the rest (timers, threads, the signal
- * handler, fork, dlopen, counters) and the event classes.
+ * the /proc/self/maps reader and its snapshot (prof_maps.c), the two unwinders
+ * (prof_unwind.c), the pace rule of a re-armed perf event (pure, inline);
+ * profile.c holds the rest (timers, threads, the signal handler, fork,
+ * dlopen, counters) and the event classes.
  * See docs/PROFILE.md.
  */
 #ifndef TB_PROF_IMPL_H
@@ -88,6 +89,17 @@ typedef void (*prof_maps_cb)(void *arg, const struct prof_maps_line *m);
  */
 #define PROF_PATH_MAX 4095
 PROF_HIDDEN int prof_maps_read(prof_maps_cb cb, void *arg);
+
+/*
+ * prof_maps_scan - reads /proc/self/maps (prof_maps_read()) and calls emit
+ * for every executable mapping that is not in the snapshot of the last scan
+ * (for every one if `all`); this scan's mappings become the snapshot (when
+ * the read succeeded).  A mapping is the same when its start, end, offset
+ * and path are.  Async-signal-safe; not thread-safe: the caller serializes
+ * scans (profile.c, scan_maps()).
+ * Return: the number of mappings emitted, or -errno of the read.
+ */
+PROF_HIDDEN int prof_maps_scan(int all, prof_maps_cb emit, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* unwinders (called from the SIGPROF handler: async-signal-safe)      */

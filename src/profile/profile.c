@@ -296,7 +296,8 @@ static int ours(const siginfo_t *si)
 
 /*
  * A re-armed event's pace (prof_rearm: periods under PROF_REARM_BELOW_NS),
- * called from the handler after the sample, before the re-arm.  The event
+ * called from the handler before the sample is written (its weight is the
+ * period it was taken with) and before the re-arm.  The event
  * counts this thread's CPU time while enabled, kernel time included, but
  * overflows only in user space (exclude_kernel): an expiry that falls in the
  * kernel is skipped and the hrtimer runs on.  Where one timer interrupt
@@ -549,72 +550,26 @@ PROF_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(
 /* mappings                                                            */
 /* ------------------------------------------------------------------ */
 
-/* The executable mappings already written (the last snapshot), to write
- * only the new ones after a dlopen.  Bounded: a process with more than
- * SNAP_MAX executable mappings gets the excess written again at each scan. */
-#define SNAP_MAX 1024
-struct snap_ent {
-	uint64_t start, end, pgoff, hash;
-};
-static struct snap_ent snap[2][SNAP_MAX];
-static unsigned snap_n[2], snap_cur;
 static int snap_lock;      /* a spin lock: reset (not unlocked) in a fork child */
-static uint32_t map_gen;   /* under snap_lock */
+static uint32_t map_gen;   /* the generation of the last mappings written; under snap_lock */
 
-struct scan {
-	const struct snap_ent *old;
-	unsigned nold;
-	struct snap_ent *cur;
-	unsigned ncur;
-	uint32_t gen;
-	int all;
-	unsigned written;
-};
-
-static uint64_t fnv1a(const char *s)
+static void write_map(void *arg, const struct prof_maps_line *m)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
-static void scan_cb(void *arg, const struct prof_maps_line *m)
-{
-	struct scan *sc = arg;
-	struct snap_ent e = { m->start, m->end, m->pgoff, fnv1a(m->path) };
-	int known = 0;
-	for (unsigned i = 0; !sc->all && i < sc->nold && !known; i++)
-		known = !memcmp(&sc->old[i], &e, sizeof e);
-	if (!known) {
-		tb_profile_map(e.start, e.end, e.pgoff, sc->gen, m->path);
-		sc->written++;
-	}
-	if (sc->ncur < SNAP_MAX)
-		sc->cur[sc->ncur++] = e;
+	tb_profile_map(m->start, m->end, m->pgoff, *(const uint32_t *)arg, m->path);
 }
 
 /*
- * Reads /proc/self/maps and writes the executable mappings that are not in
- * the last snapshot (all of them if `all`), with generation map_gen + 1
- * (0 for the first scan); the new snapshot replaces the old.
- * Async-signal-safe (the fork child calls it): no malloc, no stdio.
+ * Writes the executable mappings that are not in the last snapshot (all of
+ * them if `all`, prof_maps_scan()), with generation map_gen + 1 (0 for the
+ * first scan).  Async-signal-safe (the fork child calls it).
  */
 static void scan_maps(int all, int first)
 {
 	while (__atomic_exchange_n(&snap_lock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
-	unsigned next = snap_cur ^ 1;
-	struct scan sc = {
-		.old = snap[snap_cur], .nold = snap_n[snap_cur], .cur = snap[next],
-		.gen = first ? 0 : map_gen + 1, .all = all,
-	};
-	if (prof_maps_read(scan_cb, &sc) == 0) {
-		snap_n[next] = sc.ncur;
-		snap_cur = next;
-		if (sc.written)
-			map_gen = sc.gen;
-	}
+	uint32_t gen = first ? 0 : map_gen + 1;
+	if (prof_maps_scan(all, write_map, &gen) > 0)
+		map_gen = gen;
 	__atomic_store_n(&snap_lock, 0, __ATOMIC_RELEASE);
 }
 
