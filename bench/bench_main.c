@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "bench.h"
 
@@ -42,6 +45,43 @@ void bench_skip(struct bench_table *t, const char *group, const char *config, co
 	fflush(stdout);
 }
 
+/* The kind of (virtual) machine, so that tables are not compared across machines by mistake:
+ * the same kernel string has run on guests whose timer interrupt cost 13 and 41 us per sample
+ * (docs/BENCHMARKS.md).  The kernel's own "Hypervisor detected" line when dmesg is readable (a
+ * PVM guest shows a KVM-style CPUID signature), else the CPUID signature; and the clock source. */
+static void hypervisor(char *out, size_t n)
+{
+	snprintf(out, n, "bare metal or unknown");
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 31 & 1)) { /* CPUID.1:ECX.31: running under a hypervisor */
+		char sig[13] = { 0 };
+		__cpuid(0x40000000, a, b, c, d);
+		memcpy(sig, &b, 4);
+		memcpy(sig + 4, &c, 4);
+		memcpy(sig + 8, &d, 4);
+		snprintf(out, n, "guest (CPUID \"%s\")", sig);
+	}
+#endif
+	char line[256] = "";
+	FILE *p = popen("dmesg 2> /dev/null | grep -m1 -o 'Hypervisor detected: .*'", "r");
+	if (p) {
+		if (fgets(line, sizeof line, p)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(out, n, "%s", line + strlen("Hypervisor detected: "));
+		}
+		pclose(p);
+	}
+	size_t l = strlen(out);
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		snprintf(out + l, n - l, ", clock source %s", line);
+	}
+	if (f)
+		fclose(f);
+}
+
 static void machine(void)
 {
 	char model[512] = "unknown";
@@ -58,7 +98,9 @@ static void machine(void)
 		fclose(f);
 	struct utsname u;
 	uname(&u);
-	printf("machine: %s, %ld CPUs, Linux %s%s\n\n", model, sysconf(_SC_NPROCESSORS_ONLN), u.release,
+	char hv[256];
+	hypervisor(hv, sizeof hv);
+	printf("machine: %s, %ld CPUs, Linux %s, %s%s\n\n", model, sysconf(_SC_NPROCESSORS_ONLN), u.release, hv,
 	       bench_quick() ? "  (BENCH_QUICK: small counts, figures not meaningful)" : "");
 }
 
