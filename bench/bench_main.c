@@ -48,7 +48,7 @@ void bench_skip(struct bench_table *t, const char *group, const char *config, co
 /* The kind of (virtual) machine, so that tables are not compared across machines by mistake:
  * the same kernel string has run on guests whose timer interrupt cost 13 and 41 us per sample
  * (docs/BENCHMARKS.md).  The kernel's own "Hypervisor detected" line when dmesg is readable (a
- * PVM guest shows a KVM-style CPUID signature), else the CPUID signature; and the clock source. */
+ * PVM guest's CPUID signature says "bhyve bhyve"), else the CPUID signature; and the clock source. */
 static void hypervisor(char *out, size_t n)
 {
 	snprintf(out, n, "bare metal or unknown");
