@@ -282,9 +282,13 @@ static int populate_refused;
 
 /*
  * A producer's switch into a sub-buffer of the ring's first lap (never
- * written since the ring was created, so none of its pages exist yet) asks
- * the kernel for all its pages in one system call, instead of one page fault
- * per 4 KiB page as the records reach them.  What it saves is the fault's
+ * written since the ring was created, so none of its pages exist yet), once
+ * committed, asks the kernel for all its pages in one system call, instead
+ * of one page fault per 4 KiB page as the records reach them (the header's
+ * page is faulted by the commit itself).  After the commit, not between
+ * prepare and commit: the system call may migrate the thread, and a step
+ * prepared on one CPU would then be aborted and prepared again; a switch
+ * that lost its race opens nothing and asks for nothing.  What it saves is the fault's
  * entry and exit per page: on the 2026-11-27 PVM guest (docs/BENCHMARKS.md)
  * 16 MiB of a fresh ring took 50 ms by faults and 27 ms populated (the page
  * allocation and zeroing are paid either way), i.e. ~1.2 ns per event of a
@@ -632,11 +636,12 @@ static int append_rseq_slow_(struct tb_session *s, unsigned ch, uint32_t id, con
 				count_on(&r, offsetof(struct tb_ctl, lost_full), 1);
 				return -ENOSPC;
 			}
-			populate_first_lap(&r, p.a.newhead);
 			tb_inject(TB_INJ_SWITCH_PREPARED);
 			int rc = tb_rseq_commit(rs, (uint32_t)cpu, &p.a);
 			if (rc == 2)
 				tb_aborts++;
+			if (rc == 0)
+				populate_first_lap(&r, p.a.newhead);
 			if (rc == 0 && st.head)
 				maybe_wake_consumer(&r, p.a.newhead);
 			continue; /* now append into the new packet */
@@ -691,9 +696,9 @@ static int append_owned(struct ring_ref *r, uint32_t id, const void *payload, ui
 		if (st.head == 0 || !room_ok(o, total, cv->sb_size)) {
 			if (prepare_switch(r, &st, ts, p) == TB_SW_FULL)
 				return cv->mode == TB_MODE_BLOCK ? 1 : -ENOSPC;
-			populate_first_lap(r, p->a.newhead);
 			tb_inject(TB_INJ_SWITCH_PREPARED);
 			commit_plain(&p->a);
+			populate_first_lap(r, p->a.newhead);
 			if (st.head)
 				maybe_wake_consumer(r, p->a.newhead);
 			continue;
