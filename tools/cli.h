@@ -55,8 +55,19 @@ long cli_recorder_of(const char *dir, uint64_t *progress);
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);
 
-/* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
+/* ---- text output (tools/cli_text.c): every string from a trace, profile, session or ELF file ---- */
+#include <stdio.h>
+/* Prints "tracebuf NAME: message\n" to stderr, the message escaped (cli_tx); returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The formatted line, escaped (cli_tx), and a newline, to f. */
+void cli_msg(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s by the one text rule (tb_rd_format_text: controls, C1 and ill-formed UTF-8 as \xNN) into
+ * buf, NUL-terminated, cut to cap - 1 bytes at an escape's or a character's start; returns buf. */
+const char *cli_tx(char *buf, size_t cap, const char *s);
+/* s by the same rule, whole, to f. */
+void cli_puttx(FILE *f, const char *s);
+/* s by the same rule, whole, in a malloc'ed string (NULL when out of memory). */
+char *cli_txdup(const char *s);
 
 #include <stddef.h>
 #include <stdint.h>

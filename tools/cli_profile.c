@@ -67,7 +67,7 @@ static void on_sym_diag(void *arg, const char *path, const char *what)
 {
 	struct prof *p = arg;
 	if (!p->quiet)
-		fprintf(stderr, "tracebuf %s: %s: %s\n", p->cmd, path, what);
+		cli_msg(stderr, "tracebuf %s: %s: %s", p->cmd, path, what);
 }
 
 struct prof *prof_open(struct tb_reader *r, const char *cmd, int quiet)

@@ -74,7 +74,7 @@ static void usage(FILE *f)
 static void on_diag(void *arg, const struct tb_rd_diag *d)
 {
 	if (!*(int *)arg)
-		fprintf(stderr, "tracebuf convert: %s, offset %" PRIu64 ": %s\n", d->file, d->offset, d->what);
+		cli_msg(stderr, "tracebuf convert: %s, offset %" PRIu64 ": %s", d->file, d->offset, d->what);
 }
 
 /* --begin/--end: absolute as dump's --from/--to, or +OFFSET from the trace start (rel = 1) */

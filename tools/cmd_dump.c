@@ -49,7 +49,7 @@ static void on_diag(void *arg, const struct tb_rd_diag *d)
 {
 	struct dump_diag *dd = arg;
 	if (!dd->quiet)
-		fprintf(stderr, "tracebuf dump: %s, offset %" PRIu64 ": %s\n", d->file, d->offset, d->what);
+		cli_msg(stderr, "tracebuf dump: %s, offset %" PRIu64 ": %s", d->file, d->offset, d->what);
 }
 
 static int match_event(char **pats, int npat, const char *name)
@@ -112,12 +112,14 @@ struct cls {
 
 static int cls_build(struct cls *c, const char *name, char **pats, int npat)
 {
-	size_t nl = strlen(name), jl = tb_rd_format_string(name, nl, 1, NULL, 0);
-	c->head[0] = malloc(nl + 5);
+	/* the name by the one escaping rule (tb_rd_format_text / _string) */
+	size_t nl = strlen(name), tl = tb_rd_format_text(name, nl, NULL, 0), jl = tb_rd_format_string(name, nl, 1, NULL, 0);
+	c->head[0] = malloc(tl + 5);
 	c->head[1] = malloc(jl + 20);
 	if (!c->head[0] || !c->head[1])
 		return -1;
-	c->len[0] = (size_t)sprintf(c->head[0], "%s: { ", name);
+	tb_rd_format_text(name, nl, c->head[0], tl);
+	c->len[0] = tl + (size_t)sprintf(c->head[0] + tl, ": { ");
 	char *p = put_chars(c->head[1], "\"event\":", 8);
 	p += tb_rd_format_string(name, nl, 1, p, jl);
 	c->len[1] = (size_t)(put_chars(p, ",\"fields\":{", 11) - c->head[1]);
@@ -130,7 +132,7 @@ struct strm {
 	int have;
 	uint32_t pid, tid;
 	size_t len[2];
-	char head[2][400]; /* text " (cpu C) P/T ", JSON ",\"cpu\":C,\"stream\":\"F\",\"pid\":P,\"tid\":T," */
+	char head[2][1700]; /* text " (cpu C) P/T ", JSON ",\"cpu\":C,\"stream\":F,\"pid\":P,\"tid\":T," (F <= 6 * 255 + 2) */
 };
 
 static void strm_build(struct strm *s, const struct tb_reader *r, const struct tb_rd_event *e)
@@ -140,9 +142,13 @@ static void strm_build(struct strm *s, const struct tb_reader *r, const struct t
 	s->tid = tb_rd_tid(e);
 	s->len[0] = (size_t)snprintf(s->head[0], sizeof s->head[0], " (cpu %" PRIu32 ") %" PRIu32 "/%" PRIu32 " ",
 				     tb_rd_cpu(e), s->pid, s->tid);
+	/* the file name is any name the directory holds: escaped like every string (<= 255 bytes) */
+	char f[6 * 256 + 2];
+	const char *fn = tb_reader_stream_file(r, tb_rd_stream(e));
+	f[tb_rd_format_string(fn, strnlen(fn, 255), 1, f, sizeof f - 1)] = 0;
 	s->len[1] = (size_t)snprintf(s->head[1], sizeof s->head[1],
-				     ",\"cpu\":%" PRIu32 ",\"stream\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",",
-				     tb_rd_cpu(e), tb_reader_stream_file(r, tb_rd_stream(e)), s->pid, s->tid);
+				     ",\"cpu\":%" PRIu32 ",\"stream\":%s,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",",
+				     tb_rd_cpu(e), f, s->pid, s->tid);
 }
 
 /* The seconds of the last time printed ("1700000000."): they change once a second. */
@@ -184,11 +190,15 @@ static char *put_notice(char *p, const struct tb_reader *r, const struct tb_rd_e
 {
 	int kind = tb_rd_kind(e);
 	uint64_t c = tb_rd_count(e);
-	const char *file = tb_reader_stream_file(r, tb_rd_stream(e));
+	/* the file name escaped (<= 255 bytes; JSON quoted): the reserve holds it */
+	char file[6 * 256 + 2];
+	const char *fn = tb_reader_stream_file(r, tb_rd_stream(e));
+	size_t fl = strnlen(fn, 255);
+	file[json ? tb_rd_format_string(fn, fl, 1, file, sizeof file - 1) : tb_rd_format_text(fn, fl, file, sizeof file - 1)] = 0;
 	int64_t ns_end = tb_reader_ticks_to_ns(r, tb_rd_ticks_end(e));
 	if (json) {
 		const char *what = kind == TB_RD_DISCARDED_EVENTS ? "discarded_events" : "discarded_packets";
-		p += sprintf(p, "{\"ts\":%" PRId64 ",\"ticks\":%" PRIu64 ",\"cpu\":%" PRIu32 ",\"stream\":\"%s\",", ns,
+		p += sprintf(p, "{\"ts\":%" PRId64 ",\"ticks\":%" PRIu64 ",\"cpu\":%" PRIu32 ",\"stream\":%s,", ns,
 			     tb_rd_ticks(e), tb_rd_cpu(e), file);
 		if (c)
 			p += sprintf(p, "\"%s\":%" PRIu64, what, c);

@@ -37,14 +37,10 @@ static const char *type_name(unsigned t)
 	return t < sizeof n / sizeof n[0] && n[t] ? n[t] : "?";
 }
 
-/* Control characters of a name from shared memory are not printed raw. */
+/* A name from shared memory, a trace or an ELF file: by the one text rule (cli_puttx). */
 static void put_name(const char *name)
 {
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
+	cli_puttx(stdout, name);
 }
 
 static int list_session(const char *path, int fields)
@@ -89,7 +85,11 @@ static int list_session(const char *path, int fields)
 				printf(": %s", type_name(k.fields[f].type));
 				if (k.fields[f].type == TB_RD_ENUM && *lab) {
 					size_t l = strcspn(lab, "\n");
-					printf(" (%.*s)", (int)l, lab); /* IDLE=0,RUNNING=1 */
+					char *one = strndup(lab, l);
+					printf(" (");
+					put_name(one ? one : "?"); /* IDLE=0,RUNNING=1 */
+					printf(")");
+					free(one);
 					lab += l + (lab[l] == '\n');
 				}
 			}

@@ -505,7 +505,8 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 		record_print_warnings(e);
 		if (tb_engine_error(e) && !reported_err) {
 			reported_err = 1;
-			fprintf(stderr, "\ntracebuf " NAME ": %s\n", tb_engine_errmsg(e));
+			fputc('\n', stderr);
+			cli_msg(stderr, "tracebuf " NAME ": %s", tb_engine_errmsg(e));
 			fprintf(stderr, "tracebuf " NAME ": recording stopped; the command goes on\n");
 		}
 		if (pid < 0)

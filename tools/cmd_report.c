@@ -514,7 +514,9 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	unsigned ns = tb_reader_nstreams(r);
 	uint32_t nc;
 	uint32_t *ids = sorted_classes(rp, &nc);
-	fprintf(f, "trace    %s\n", rp->dir);
+	fputs("trace    ", f);
+	cli_puttx(f, rp->dir);
+	fputc('\n', f);
 	if (!rp->events && !rp->nloss) {
 		fprintf(f, "events   none (%u stream file%s, %s bytes)\n", ns, ns == 1 ? "" : "s", rpt_grp(a, rp->bytes));
 	} else {
@@ -560,10 +562,11 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 
 	if (nc) {
 		size_t w = 11;
+		char nb[4 * 128 + 1]; /* a class name (< 128 bytes) escaped */
 		for (uint32_t i = 0; i < nc; i++) {
 			const char *n = tb_reader_class_name(r, ids[i]);
-			if (n && strlen(n) > w)
-				w = strlen(n);
+			if (n && strlen(cli_tx(nb, sizeof nb, n)) > w)
+				w = strlen(nb);
 		}
 		if (w > 40)
 			w = 40;
@@ -571,7 +574,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		for (uint32_t i = 0; i < nc; i++) {
 			const struct cls_stat *k = &rp->cls[ids[i]];
 			const char *n = tb_reader_class_name(r, ids[i]);
-			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, n ? n : "?", rpt_grp(a, k->n),
+			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, cli_tx(nb, sizeof nb, n ? n : "?"), rpt_grp(a, k->n),
 				100.0 * (double)k->n / (double)rp->events, rate(b, rp, k->n), (double)k->bytes / (double)k->n);
 		}
 	}
@@ -597,8 +600,10 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 				continue;
 			}
 			const char *pn = proc_name(rp, pid);
-			fprintf(f, "  %-16.16s %9" PRIu32 " %9" PRIu32 " %13s %12s  %s\n", pn ? pn : "?", pid, tid,
-				rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n), rp->thr[i].name);
+			char pb[17], tb[4 * sizeof rp->thr[i].name];
+			fprintf(f, "  %-16s %9" PRIu32 " %9" PRIu32 " %13s %12s  %s\n", cli_tx(pb, sizeof pb, pn ? pn : "?"),
+				pid, tid, rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n),
+				cli_tx(tb, sizeof tb, rp->thr[i].name));
 		}
 		if (show < rp->thr_n)
 			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", rp->thr_n - show,
@@ -642,8 +647,9 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 						 l->count == 1 ? "" : "s");
 				else
 					snprintf(cnt, sizeof cnt, "events (count unknown)");
+				char sf[1024];
 				fprintf(f, "    %s .. %s (%s) %s: %s\n", tod(b, b0), tod(c, b1), rpt_dur(d, rpt_diff(b1, b0)),
-					tb_reader_stream_file(r, l->stream), cnt);
+					cli_tx(sf, sizeof sf, tb_reader_stream_file(r, l->stream)), cnt);
 			}
 		}
 	}
@@ -682,7 +688,7 @@ int report_json(struct tb_reader *r, const char *dir, FILE *f)
 static void on_diag(void *arg, const struct tb_rd_diag *d)
 {
 	if (!*(int *)arg)
-		fprintf(stderr, "tracebuf report: %s, offset %" PRIu64 ": %s\n", d->file, d->offset, d->what);
+		cli_msg(stderr, "tracebuf report: %s, offset %" PRIu64 ": %s", d->file, d->offset, d->what);
 }
 
 static int parse_count(const char *s, size_t *out)
@@ -759,7 +765,7 @@ static int report_follow(const char *dir, int quiet, size_t max_threads, size_t 
 		if (rc < 0 && final)
 			return cli_error("report", "%s", tb_errmsg()); /* nothing to follow, or a broken trace */
 		if (rc < 0) /* a recorder that is starting: no metadata yet */
-			printf("(nothing on disk yet: %s)\n", tb_errmsg());
+			cli_msg(stdout, "(nothing on disk yet: %s)", tb_errmsg());
 		if (ferror(stdout))
 			return cli_error("report", "write error on standard output");
 		if (final) {

@@ -51,7 +51,7 @@ static void recover_usage(FILE *f)
 
 static void print_warning(void *arg, const char *sentence)
 {
-	fprintf(stderr, "tracebuf %s: warning: %s\n", (const char *)arg, sentence);
+	cli_msg(stderr, "tracebuf %s: warning: %s", (const char *)arg, sentence);
 }
 
 static int copy_once(int argc, char **argv, unsigned how)

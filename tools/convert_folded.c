@@ -19,10 +19,11 @@
 #include "cli_convert.h"
 #include "cli_profile.h"
 
-/* a frame or process name in a folded line: ';' separates frames, a line is one stack */
+/* a frame or process name in a folded line: ';' separates frames (written '_'), a line is one
+ * stack; the name by the one text rule (tb_rd_format_text: controls as \xNN) */
 static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
 {
-	size_t n = strlen(s);
+	size_t n = raw ? strlen(s) : tb_rd_format_text(s, strlen(s), NULL, 0);
 	if (*o + n + 2 > *cap) {
 		size_t c2 = 2 * (*o + n + 2);
 		char *b = realloc(*buf, c2);
@@ -31,10 +32,15 @@ static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
 		*buf = b;
 		*cap = c2;
 	}
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		(*buf)[(*o)++] = !raw && (ch == ';' || ch == '\n' || ch == '\r') ? '_' : ch;
+	if (raw) {
+		memcpy(*buf + *o, s, n);
+	} else {
+		tb_rd_format_text(s, strlen(s), *buf + *o, n);
+		for (size_t i = 0; i < n; i++)
+			if ((*buf)[*o + i] == ';')
+				(*buf)[*o + i] = '_';
 	}
+	*o += n;
 	(*buf)[*o] = 0;
 	return 0;
 }

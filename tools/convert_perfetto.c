@@ -405,7 +405,7 @@ static void annotations(struct pf *f, const struct tb_rd_event *e, uint32_t id)
 		case TB_RD_ENUM: { /* the label when one names the value, else the number */
 			const char *l = tb_rd_enum_label(e, i);
 			if (l)
-				pb_bytes(&f->b, DA_STRING, l, strlen(l));
+				pb_str(&f->b, DA_STRING, l);
 			else
 				pb_int64(&f->b, DA_INT, tb_rd_i64(e, i));
 			break;
@@ -413,7 +413,7 @@ static void annotations(struct pf *f, const struct tb_rd_event *e, uint32_t id)
 		case TB_RD_STRING: {
 			size_t n;
 			const char *s = tb_rd_str(e, i, &n);
-			pb_bytes(&f->b, DA_STRING, s ? s : "", s ? n : 0);
+			pb_strn(&f->b, DA_STRING, s ? s : "", s ? n : 0);
 			break;
 		}
 		case TB_RD_BYTES: { /* hex: Perfetto has no bytes value */

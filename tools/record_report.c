@@ -143,8 +143,10 @@ void record_warn_unmatched(struct tb_session *s, const char *patterns)
 		unsigned shown = 0;
 		for (unsigned i = 0; i < n; i++)
 			if (ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9)) {
-				if (shown++ < 20)
-					fprintf(stderr, " %s", ev[i].name);
+				if (shown++ < 20) {
+					fputc(' ', stderr);
+					cli_puttx(stderr, ev[i].name);
+				}
 			}
 		fprintf(stderr, shown ? (shown > 20 ? " ... (%u in all)\n" : " (%u)\n") : " none\n", shown);
 	}
@@ -256,6 +258,8 @@ int record_damaged_input(struct tb_engine *e)
 void record_print_warnings(struct tb_engine *e)
 {
 	char msg[300];
-	while (tb_engine_next_warning(e, msg, sizeof msg))
-		fprintf(stderr, "\ntracebuf " NAME ": warning: %s\n", msg);
+	while (tb_engine_next_warning(e, msg, sizeof msg)) {
+		fputc('\n', stderr);
+		cli_msg(stderr, "tracebuf " NAME ": warning: %s", msg);
+	}
 }

@@ -52,17 +52,6 @@ const char *cli_loss_label(unsigned cause)
 	return cause < TB_RD_LOST_NCAUSES ? label[cause] : "?";
 }
 
-int cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "tracebuf %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return TB_EXIT_FAIL;
-}
-
 const char *cli_env_comm(const char *value, char *buf, size_t cap)
 {
 	const char *name = value, *stop = value + strlen(value);
