@@ -99,3 +99,31 @@ case("hostile_names", "ok", [(EV, 1, None, None,
 case("elf32", "err", [(EV, 1, None, None, good)], ident=b"\x7fELF\x01\x01\x01")
 for n, e in cases:
     print(n, e)
+
+
+def sym_elf(path, symsize, total, symoff=0x2000):
+    """for the symboliser (report --profile): an ET_DYN with one PT_LOAD [0, 0x1000) and a .symtab
+    of symsize bytes at symoff, the file extended (sparse) to total bytes"""
+    shstr = b"\0.text\0.symtab\0.strtab\0.shstrtab\0"
+    strtab = b"\0evil_sym\0"
+    body = bytearray(0x2000)
+    body[0x1000:0x1000 + len(strtab)] = strtab
+    body[0x1100:0x1100 + len(shstr)] = shstr
+    sh = bytearray(64)
+    sh += struct.pack(SH, 1, 1, 6, 0x100, 0x100, 0x100, 0, 0, 16, 0)
+    sh += struct.pack(SH, 7, 2, 0, 0, symoff, symsize, 3, 1, 8, 24)
+    sh += struct.pack(SH, 15, 3, 0, 0, 0x1000, len(strtab), 0, 0, 1, 0)
+    sh += struct.pack(SH, 23, 3, 0, 0, 0x1100, len(shstr), 0, 0, 1, 0)
+    body[0x1200:0x1200 + len(sh)] = sh
+    body[64:64 + 56] = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, 0x1000, 0x1000, 0x1000)
+    body[0:64] = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, 0x1200, 0,
+                                                                      64, 56, 1, 64, 5, 4)
+    with open(path, "wb") as f:
+        f.write(body)
+        f.truncate(max(total, len(body)))
+
+
+# the symboliser's corpus (OUT/sym_*, listed by the test itself): a 4 GiB symbol table in a
+# sparse file, and one past the end of the file
+sym_elf(os.path.join(out, "sym_sparse_4g"), G4 - 0x4000, G4)
+sym_elf(os.path.join(out, "sym_past_eof"), 1 << 30, 0)

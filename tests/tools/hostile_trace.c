@@ -10,6 +10,9 @@
  * symbol name holds the same bytes (an asm label), sampled in a profile.
  * The event class name is a placeholder the test edits into the metadata
  * (the metadata writer refuses such a name): "app:HOSTILE_CLASS".
+ * `tb-hostile-trace DIR ELF`: also a mapping of the file ELF (a hostile ELF
+ * file for the symboliser) at 0x7d0000000000, file offset 0, with samples
+ * at 0x7d0000000100.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +36,8 @@ enum { EV_APP = PRT_NCLASSES, EV_TNAME, NCLASSES };
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: tb-hostile-trace DIR\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: tb-hostile-trace DIR [ELF]\n");
 		return 2;
 	}
 	const char *dir = argv[1];
@@ -76,7 +79,9 @@ int main(int argc, char **argv)
 	prt_maps_self(c0, ts, 0, 0);
 	/* a mapping of a file that does not exist, with a hostile path: its problem is said on stderr */
 	prt_map(c0, ts, 0x7e0000000000ull, 0x7e0000010000ull, 0, 0, "/nonexistent/" HOSTILE ".so");
-	uint64_t evil = (uint64_t)(uintptr_t)&evil_fn;
+	if (argc == 3)
+		prt_map(c0, ts, 0x7d0000000000ull, 0x7d0000001000ull, 0, 0, argv[2]);
+	uint64_t evil = (uint64_t)(uintptr_t)&evil_fn, in_elf = 0x7d0000000100ull;
 	uint64_t st[] = { evil + 1, 0x7e0000000100ull };
 	for (int i = 0; i < 20; i++) {
 		ts += 1000000;
@@ -88,6 +93,8 @@ int main(int argc, char **argv)
 		}
 		prt_sample(c0, ts + 100, st, 2, 0, 0);
 		prt_sample(c0, ts + 101, st + 1, 1, 0, 0);
+		if (argc == 3)
+			prt_sample(c0, ts + 102, &in_elf, 1, 0, 0);
 	}
 	tbtrace_close(t);
 	printf("evil_fn %d\n", evil_fn(1));
