@@ -223,7 +223,7 @@ TB_API const void *tb_rd_payload(const struct tb_rd_event *e, size_t *len);
  */
 TB_API size_t tb_rd_format_fields(const struct tb_rd_event *e, int json, char *buf, size_t cap);
 /*
- * The one escaping rule of every output (docs/GUIDE.md, "Strings from a trace"): a
+ * The one escaping rule of every output (docs/READER.md, "Strings from a trace"): a
  * string from a trace, a profile or an ELF file never reaches a terminal or a
  * parser raw.  Text: the bytes of C0 controls (0x00-0x1f), DEL, C1 controls
  * (U+0080-U+009F, bytes C2 80-9F) and of ill-formed UTF-8 (RFC 3629: overlong
