@@ -24,7 +24,7 @@
 static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
 {
 	size_t n = raw ? strlen(s) : tb_rd_format_text(s, strlen(s), NULL, 0);
-	if (*o + n + 2 > *cap) {
+	if (!*buf || *o + n + 2 > *cap) {
 		size_t c2 = 2 * (*o + n + 2);
 		char *b = realloc(*buf, c2);
 		if (!b)

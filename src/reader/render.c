@@ -177,7 +177,10 @@ static char *hex_bytes(char *p, const unsigned char *s, size_t k, int json)
 	static const char hex[] = "0123456789abcdef";
 	if (json) { /* a C0/C1 control or DEL: its code point (valid JSON, the same character) */
 		unsigned cp = k == 2 ? s[1] : s[0];
-		memcpy(p, "\\u00", 4);
+		p[0] = '\\';
+		p[1] = 'u';
+		p[2] = '0';
+		p[3] = '0';
 		p[4] = hex[cp >> 4];
 		p[5] = hex[cp & 15];
 		return p + 6;
