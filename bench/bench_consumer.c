@@ -119,8 +119,8 @@ static void parse(const char *file, struct run *r)
 	while (f && fgets(line, sizeof line, f)) {
 		sscanf(line, "written: %llu", &r->written);
 		sscanf(line, "workload: wall_ns %llu cpu_ns %llu", &r->wl_wall_ns, &r->wl_cpu_ns);
-		sscanf(line, "tracebuf record: %llu events, %lf MiB", &r->delivered, &mib);
-		sscanf(line, "  lost %llu events", &r->lost);
+		sscanf(line, "tracebuf record: %llu event%*[s], %lf MiB", &r->delivered, &mib);
+		sscanf(line, "  lost %llu event", &r->lost);
 		const char *d = strstr(line, "(");
 		const char *g = strstr(line, "direct writes went at ");
 		if (!strncmp(line, "  ring full: ", 13) && g)

@@ -54,6 +54,11 @@ long cli_recorder_of(const char *dir, uint64_t *progress);
 
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);
+/* The plural ending of a count: "1 event", "2 events" (printf("%u event%s", n, cli_s(n))). */
+#define cli_s(n) ((n) == 1 ? "" : "s")
+/* PREFIX-YYYYMMDD-HHMMSS[-N] in the current directory, a name that does not exist yet: the
+ * default output of record ("trace") and profile ("profile"). */
+void cli_default_out(const char *prefix, char *out, size_t len);
 
 /* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

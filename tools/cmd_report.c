@@ -554,8 +554,8 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	}
 	if (rp->best_bucket >= 0) {
 		int64_t s0 = rpt_sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
-		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s events%s\n", rp->best_bucket + 1, tod(a, s0),
-			rpt_grp(b, rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
+		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s event%s%s\n", rp->best_bucket + 1, tod(a, s0),
+			rpt_grp(b, rp->best_n), cli_s(rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
 	}
 
 	if (nc) {
