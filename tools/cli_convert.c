@@ -77,7 +77,7 @@ int cv_window_take(struct cv_window *w, const struct tb_rd_event *e)
 void cv_window_drain(struct cv_window *w, struct tb_reader *r)
 {
 	const struct tb_rd_event *e;
-	while (tb_reader_next(r, &e) > 0)
+	while (cli_next(r, &e) > 0)
 		w->after += tb_rd_kind(e) == TB_RD_EVENT;
 }
 

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"                       every --interval (a terminal is cleared first), then the\n"
 		"                       final report when the recorder finishes (text only)\n"
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
+		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
 		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
@@ -262,7 +263,7 @@ static int collect(struct report *rp)
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
 	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
-	while (tb_reader_next(r, &e) > 0) {
+	while (cli_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (kind != TB_RD_EVENT) {
 			if (add_loss(rp, e))

@@ -761,7 +761,7 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 	cv_window_start(&w, r, o);
 	const struct tb_rd_event *e;
 	last_ns = f.t0;
-	while (!rc && tb_reader_next(r, &e) > 0) {
+	while (!rc && cli_next(r, &e) > 0) {
 		int k = cv_window_take(&w, e);
 		if (k < 0)
 			break;

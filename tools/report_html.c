@@ -226,7 +226,7 @@ static int count_threads(struct html *h)
 {
 	const struct tb_rd_event *e;
 	tb_reader_seek_ticks(h->r, 0);
-	while (tb_reader_next(h->r, &e) > 0) {
+	while (cli_next(h->r, &e) > 0) {
 		if (tb_rd_kind(e) != TB_RD_EVENT)
 			continue;
 		int isnew;
@@ -265,7 +265,7 @@ static int main_pass(struct html *h)
 	tb_reader_seek_ticks(h->r, 0);
 	if (h->prof && prof_load(h->prof)) /* a pass from where the reader is, then rewinds */
 		return -ENOMEM;
-	while (tb_reader_next(h->r, &e) > 0) {
+	while (cli_next(h->r, &e) > 0) {
 		int64_t ns = tb_rd_ns(e);
 		if (tb_rd_kind(e) != TB_RD_EVENT) {
 			lost_item(h, e);
