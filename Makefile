@@ -26,8 +26,13 @@ demo: build
 
 # Every test; the protocol tier with rseq and with the fallback protocol
 # (TRACEBUF_NO_RSEQ=1).  One tier: ctest --test-dir build -L unit (tests/CMakeLists.txt).
+# ctest shows no output of a skipped test: the list of skipped tests and the reason each
+# printed follows (tests/lib/skip_reasons.sh, from ctest's log).  TEST_ARGS: more ctest options.
+TEST_ARGS ?=
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j2
+	@{ ctest --test-dir $(BUILD) --output-on-failure -j2 $(TEST_ARGS); echo $$? > $(BUILD)/ctest.rc; } 2>&1 | tee $(BUILD)/ctest.out
+	@sh $(CURDIR)/tests/lib/skip_reasons.sh $(BUILD)/ctest.out $(BUILD)/Testing/Temporary/LastTest.log
+	@exit $$(cat $(BUILD)/ctest.rc)
 
 test-asan:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTB_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"

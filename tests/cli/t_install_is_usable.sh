@@ -81,6 +81,10 @@ check_prefix() { # check_prefix PREFIX LABEL
 	grep -q 'the trace holds no event: norpath.* exited with status 127 .*did not find a library.*LD_LIBRARY_PATH' "$T/norpath.err" ||
 		{ cat "$T/norpath.err"; fail "$what: record did not say why the trace is empty (library not found)"; }
 	[ -f "$P/share/man/man1/tracebuf.1" ] || fail "$what: no man page installed"
+	# the documents the man page points to are installed where it says
+	grep -q 'share/doc/tracebuf' "$P/share/man/man1/tracebuf.1" || fail "$what: the man page does not say where the docs are"
+	[ -f "$P/share/doc/tracebuf/GUIDE.md" ] && [ -f "$P/share/doc/tracebuf/RECORDER.md" ] &&
+		[ -f "$P/share/doc/tracebuf/README.md" ] || fail "$what: docs not installed in share/doc/tracebuf"
 	[ -f "$P/share/bash-completion/completions/tracebuf" ] || fail "$what: no bash completion installed"
 	echo "ok: $what"
 }
