@@ -89,16 +89,16 @@ const char *cv_window_note(const struct cv_window *w, char *buf, size_t cap)
 		cv_utc(when, sizeof when, w->cut_ns);
 		if (w->cut == 2)
 			snprintf(buf, cap, "cut after --max-events %" PRIu64 " at %s: the %" PRIu64
-					   " later event%s not in this file", w->o->max_events, when, w->after,
-				 w->after == 1 ? " is" : "s are");
+					   " later event%s %s not in this file", w->o->max_events, when, w->after,
+				 cli_s(w->after), w->after == 1 ? "is" : "are");
 		else
-			snprintf(buf, cap, "cut at --end: the %" PRIu64 " event%s after it not in this file", w->after,
-				 w->after == 1 ? " is" : "s are");
+			snprintf(buf, cap, "cut at --end: the %" PRIu64 " event%s after it %s not in this file", w->after,
+				 cli_s(w->after), w->after == 1 ? "is" : "are");
 	}
 	if (w->before) {
 		size_t n = strlen(buf);
-		snprintf(buf + n, cap - n, "%sthe %" PRIu64 " event%s before --begin not in this file", n ? "; " : "cut: ",
-			 w->before, w->before == 1 ? " is" : "s are");
+		snprintf(buf + n, cap - n, "%sthe %" PRIu64 " event%s before --begin %s not in this file", n ? "; " : "cut: ",
+			 w->before, cli_s(w->before), w->before == 1 ? "is" : "are");
 	}
 	return buf;
 }

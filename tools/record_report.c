@@ -251,8 +251,8 @@ int record_relay_only_lost(const char *out, struct tb_engine *e)
 	if (out || !rs.enabled || rs.alive)
 		return 0;
 	cli_error(NAME, "the relay daemon was lost and did not come back before the end: its copy of the trace (the "
-			"only one: no -o DIR) misses %" PRIu64 " events, and %s",
-		  rs.lost_events,
+			"only one: no -o DIR) misses %" PRIu64 " event%s, and %s",
+		  rs.lost_events, cli_s(rs.lost_events),
 		  rs.reconnects ? "its last relay session does not say so" : "does not say so");
 	return 1;
 }
