@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include <tracebuf/reader.h>
+
 #define TB_EXIT_OK 0
 #define TB_EXIT_FAIL 1
 #define TB_EXIT_USAGE 2
@@ -54,6 +56,11 @@ long cli_recorder_of(const char *dir, uint64_t *progress);
 
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);
+/* The plural ending of a count: "1 event", "2 events" (printf("%u event%s", n, cli_s(n))). */
+#define cli_s(n) ((n) == 1 ? "" : "s")
+/* PREFIX-YYYYMMDD-HHMMSS[-N] in the current directory, a name that does not exist yet: the
+ * default output of record ("trace") and profile ("profile"). */
+void cli_default_out(const char *prefix, char *out, size_t len);
 
 /* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -70,5 +77,39 @@ const char *cli_proc_name(struct tb_reader *r, uint32_t pid, char *buf, size_t c
 /* A time: ns since the Unix epoch ("1700000000000000000", "…ns"), or seconds
  * with a '.' or an 's' suffix ("1700000000.5", "12s").  0, or -1 when malformed. */
 int cli_parse_time(const char *s, int64_t *out);
+
+/* cli_progress.c: the meter of long reads and the big-output warning. */
+struct tb_reader;
+struct tb_rd_event;
+extern int cli_progress_on;
+extern uint64_t cli_progress_n;
+/* Takes --progress / --no-progress out of argv (before "--") and decides, for command cmd. */
+void cli_progress_init(const char *cmd, int *argc, char **argv);
+void cli_progress_tick(const struct tb_reader *r, const struct tb_rd_event *e);
+/* Erases the meter (also done at the end of a pass and at exit). */
+void cli_progress_done(void);
+/* tb_reader_next() of the loops that read a whole trace: the meter follows it. */
+static inline int cli_next(struct tb_reader *r, const struct tb_rd_event **e)
+{
+	int rc = tb_reader_next(r, e);
+	if (cli_progress_on) {
+		if (rc > 0 && (++cli_progress_n & 4095) == 0)
+			cli_progress_tick(r, *e);
+		else if (rc <= 0)
+			cli_progress_done();
+	}
+	return rc;
+}
+/* Before writing `out` (format, ~ratio output bytes per trace byte, share: the part of the
+ * trace written): when the estimate is above TRACEBUF_BIG_OUTPUT (1G), says it, and the
+ * better format for that size (better, its ratio; NULL: none). */
+void cli_big_output(const struct tb_reader *r, const char *cmd, const char *out, const char *format, double ratio,
+		    double share, const char *better, double better_ratio);
+/* The bytes of the trace's stream files. */
+uint64_t cli_trace_bytes(const struct tb_reader *r);
+/* The usage line of --progress / --no-progress. */
+#define CLI_PROGRESS_USAGE \
+	"  --progress, --no-progress  a progress line on stderr during long reads (default: when\n" \
+	"                       stderr is a terminal)\n"
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -101,4 +102,18 @@ long cli_recorder_of(const char *dir, uint64_t *progress)
 	}
 	fclose(f);
 	return pid > 0 ? pid : -1;
+}
+
+void cli_default_out(const char *prefix, char *out, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char base[64], stamp[32];
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	snprintf(base, sizeof base, "%s-%s", prefix, stamp);
+	snprintf(out, len, "%s", base);
+	struct stat st;
+	for (int i = 2; i < 100 && lstat(out, &st) == 0; i++)
+		snprintf(out, len, "%s-%d", base, i);
 }

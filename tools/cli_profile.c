@@ -327,7 +327,7 @@ int prof_load(struct prof *p)
 {
 	const struct tb_rd_event *e;
 	int rc = 0;
-	while (!rc && tb_reader_next(p->r, &e) > 0) {
+	while (!rc && cli_next(p->r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (kind == TB_RD_DISCARDED_EVENTS) {
 			if (tb_rd_count(e))
@@ -717,7 +717,7 @@ int prof_load_samples(struct prof *p, const char *dir, const char *to)
 int prof_next_sample(struct prof *p, struct tb_reader *r, struct prof_sample *s)
 {
 	const struct tb_rd_event *e;
-	while (tb_reader_next(r, &e) > 0) {
+	while (cli_next(r, &e) > 0) {
 		int k = prof_event(p, e, s);
 		if (k)
 			return k; /* 1: a sample; -ENOMEM */

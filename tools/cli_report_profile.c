@@ -54,7 +54,7 @@ static int profile_collect(struct preport *pr)
 	if (!s)
 		return -ENOMEM;
 	int any = 0;
-	while (!rc && tb_reader_next(pr->r, &e) > 0) {
+	while (!rc && cli_next(pr->r, &e) > 0) {
 		int k = prof_event(pr->p, e, s);
 		if (k <= 0) {
 			rc = k;

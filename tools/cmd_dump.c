@@ -35,6 +35,7 @@ static void usage(FILE *f)
 		"  --follow             DIR is being recorded: print its events as packets land, in\n"
 		"                       time order, until the recorder finishes (exit 1 if it dies)\n"
 		"  -q, --quiet          do not print the diagnostics about damaged input\n"
+		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
 }
@@ -301,7 +302,7 @@ static int dump_pass(struct dump_run *d, struct tb_reader *r, uint64_t bound)
 		tb_reader_seek_ns(r, d->from);
 	}
 	const struct tb_rd_event *e;
-	while (!oom && !ob->err && tb_reader_next(r, &e) > 0) {
+	while (!oom && !ob->err && cli_next(r, &e) > 0) {
 		uint64_t ticks = tb_rd_ticks(e);
 		if (ticks > bound)
 			break;

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"                       every --interval (a terminal is cleared first), then the\n"
 		"                       final report when the recorder finishes (text only)\n"
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
+		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
 		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
@@ -262,7 +263,7 @@ static int collect(struct report *rp)
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
 	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
-	while (tb_reader_next(r, &e) > 0) {
+	while (cli_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (kind != TB_RD_EVENT) {
 			if (add_loss(rp, e))
@@ -554,8 +555,8 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	}
 	if (rp->best_bucket >= 0) {
 		int64_t s0 = rpt_sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
-		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s events%s\n", rp->best_bucket + 1, tod(a, s0),
-			rpt_grp(b, rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
+		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s event%s%s\n", rp->best_bucket + 1, tod(a, s0),
+			rpt_grp(b, rp->best_n), cli_s(rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
 	}
 
 	if (nc) {

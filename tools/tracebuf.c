@@ -130,5 +130,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return TB_EXIT_USAGE;
 	}
-	return fn(argc - 1, argv + 1);
+	argc--;
+	argv++;
+	/* the readers of whole traces: --progress / --no-progress (cli_progress.c) */
+	if (fn == cmd_dump || fn == cmd_report || fn == cmd_convert)
+		cli_progress_init(argv[0], &argc, argv);
+	return fn(argc, argv);
 }
