@@ -397,15 +397,18 @@ static int dump_follow(struct dump_run *d, const char *dir)
 	 * no record stamped before it can still come), after what earlier
 	 * passes printed; the last pass, once the recorder finished (or died),
 	 * prints the rest.  So the output is a plain dump's, in pieces. */
-	uint64_t progress = 0;
+	struct cli_recorder rec = { .progress = 0 };
 	int rc = TB_EXIT_OK, seen_recorder = 0;
 	for (;;) {
-		long pid = cli_recorder_of(dir, &progress);
-		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-		if (pid > 0)
+		int state = cli_recorder_state(dir, &rec);
+		if (state == CLI_REC_LIVE)
 			seen_recorder = 1;
-		/* final: the recorder finished (its marker is gone) or died */
-		int final = pid == 0 || (pid > 0 && !alive);
+		/* final: the recorder finished (its mark is gone), died, or the mark is none */
+		int final = state != CLI_REC_LIVE;
+		long pid = state == CLI_REC_NONE ? 0 : rec.pid;
+		uint64_t progress = rec.progress;
+		if (state == CLI_REC_BAD)
+			fprintf(stderr, "tracebuf dump: %s: reading what is there, as a finished trace\n", rec.why);
 		d->dd.growing = !final;
 		struct tb_reader_opts ro = { .size = sizeof ro, .flags = d->flags, .diag = follow_diag, .diag_arg = &d->dd };
 		struct tb_reader *r = NULL;
@@ -418,16 +421,18 @@ static int dump_follow(struct dump_run *d, const char *dir)
 			tb_reader_close(r);
 			if (prc < 0)
 				break;
-		} else if (final && (orc != -ENOENT || seen_recorder || pid == 0)) {
+		} else if (final && (orc != -ENOENT || seen_recorder || state != CLI_REC_GONE)) {
 			/* nothing to follow: no trace there, and nobody writing one */
 			rc = cli_error("dump", "%s", tb_errmsg());
 			break;
 		}
 		if (final) {
-			if (pid > 0) {
+			if (state == CLI_REC_GONE) {
 				fprintf(stderr, "tracebuf dump: the recorder (pid %ld) of %s is gone without finishing the "
-						"trace (killed?): printed what it wrote\n", pid, dir);
+						"trace (%s): printed what it wrote\n", pid, dir, rec.why);
 				rc = TB_EXIT_FAIL;
+			} else if (state == CLI_REC_BAD && rc == TB_EXIT_OK) {
+				rc = TB_EXIT_PARTIAL; /* the mark was damaged input */
 			}
 			break;
 		}
@@ -436,7 +441,7 @@ static int dump_follow(struct dump_run *d, const char *dir)
 	return rc;
 }
 
-int cmd_dump(int argc, char **argv)
+static int dump_main(struct dump_run *dr, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "format", required_argument, 0, 'f' }, { "event", required_argument, 0, 'e' },
@@ -447,8 +452,7 @@ int cmd_dump(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	char *pats[64];
-	struct dump_run d = { .cpu = -1, .tid = -1, .from = INT64_MIN, .to = INT64_MAX, .pats = pats };
+	struct dump_run d = *dr;
 	int opt;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "f:e:c:t:F:T:qh", lo, NULL)) != -1) {
@@ -460,17 +464,21 @@ int cmd_dump(int argc, char **argv)
 				return cli_error("dump", "--format %s: use text or json", optarg), TB_EXIT_USAGE;
 			break;
 		case 'e':
-			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
-				if (d.npat < 64)
-					pats[d.npat++] = tok;
+			/* any number of patterns: the array grows */
+			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+				char **np = realloc(d.pats, ((size_t)d.npat + 1) * sizeof *np);
+				if (!np)
+					return cli_error("dump", "out of memory");
+				d.pats = dr->pats = np;
+				d.pats[d.npat++] = tok;
+			}
 			break;
 		case 'c': case 't': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0)
-				return cli_error("dump", "--%s %s: expected a number", opt == 'c' ? "cpu" : "tid", optarg),
-				       TB_EXIT_USAGE;
-			*(opt == 'c' ? &d.cpu : &d.tid) = v;
+			uint64_t v;
+			if (cli_parse_uint(optarg, UINT32_MAX, &v))
+				return cli_error("dump", "--%s %s: expected a number from 0 to %u", opt == 'c' ? "cpu" : "tid",
+						 optarg, UINT32_MAX), TB_EXIT_USAGE;
+			*(opt == 'c' ? &d.cpu : &d.tid) = (long)v;
 			break;
 		}
 		case 'F': case 'T':
@@ -515,4 +523,12 @@ int cmd_dump(int argc, char **argv)
 	if (err)
 		return cli_error("dump", "write error on standard output: %s", strerror(err));
 	return code;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_run d = { .cpu = -1, .tid = -1, .from = INT64_MIN, .to = INT64_MAX };
+	int rc = dump_main(&d, argc, argv);
+	free(d.pats); /* the patterns --event gave (dump_main keeps d.pats up to date) */
+	return rc;
 }
