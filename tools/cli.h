@@ -73,6 +73,13 @@ int cli_recorder_state(const char *dir, struct cli_recorder *rec);
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);
 
+/* When glob pat matches none of names[0..n) (NULL entries skipped), says so
+ * on stderr ("tracebuf CMD: warning: OPT pattern 'PAT' matched none of WHAT:")
+ * with the closest names first, and returns 1; else 0.  `record --events`
+ * and `dump --event` share it. */
+int cli_warn_unmatched(const char *cmd, const char *opt, const char *what, const char *pat,
+		       const char *const *names, unsigned n);
+
 /* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
