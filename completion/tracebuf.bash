@@ -33,7 +33,7 @@ _tracebuf()
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
 		      --live-timer -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
-	dump) opts="--format --event --cpu --tid --from --to --thread-records --ticks --follow --progress --no-progress -q --quiet --help" ;;
+	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
 	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --progress --no-progress -q --quiet --help" ;;
 	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --progress --no-progress -q --quiet --help" ;;
 	profile) opts="-F --freq -o --output --unwind --depth --channel --events --flush-period --mode --sb-count

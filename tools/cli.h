@@ -42,17 +42,35 @@ int cmd_disable(int argc, char **argv);
 int cli_parse_size(const char *str, uint64_t *out);
 /* "250ms", "1s", "500us", "100ns"; a bare number is milliseconds.  Return 0 or -EINVAL. */
 int cli_parse_duration(const char *str, uint64_t *ns);
+/* A decimal number, digits only, at most max: "4294967296" for a CPU is
+ * out of range, not CPU 0.  Return 0, -EINVAL (not a number) or -ERANGE. */
+int cli_parse_uint(const char *str, uint64_t max, uint64_t *out);
+/* 1 (why says which, in cap bytes) when writing file out would write over a
+ * file of trace directory dir, or into that directory; else 0.  Every
+ * command that writes a file from a trace asks it before opening out. */
+int cli_output_clobbers_input(const char *out, const char *dir, char *why, size_t cap);
 /* SESSION argument -> path: as given if it contains '/' or exists, else in $TRACEBUF_SHM_DIR or /dev/shm. */
 void cli_session_path(const char *arg, char *path, unsigned len);
 
 /*
- * DIR/.tracebuf-recorder, "PID PROGRESS" (src/consumer/engine.c): the pid of
- * the recorder writing DIR, and the time up to which every record is on disk
- * (*progress raised to it, never lowered).  Return: >0 the pid (recording);
- * 0 no such file (finished, or never recorded by `tracebuf record`); -1
- * unreadable.
+ * Who writes trace directory DIR, from its DIR/.tracebuf-recorder
+ * (src/consumer/mark.c writes and locks it and says why it
+ * is trusted).  Never blocks, whatever the mark is (FIFO, directory, ...).
  */
-long cli_recorder_of(const char *dir, uint64_t *progress);
+enum {
+	CLI_REC_NONE, /* no mark: finished (or never recorded by `tracebuf record`) */
+	CLI_REC_LIVE, /* the recorder that wrote the mark holds its lock: recording */
+	CLI_REC_GONE, /* a mark of a recorder that is no longer at work (killed, or a copy): why says */
+	CLI_REC_BAD,  /* a mark that is not one (garbage, FIFO, unreadable, ...): why says */
+};
+struct cli_recorder {
+	long pid;               /* the mark's (LIVE, GONE) */
+	unsigned long long start;
+	uint64_t mark_progress; /* the mark's progress */
+	uint64_t progress;      /* raised to the mark's progress, never lowered: set to 0 first */
+	char why[4608];
+};
+int cli_recorder_state(const char *dir, struct cli_recorder *rec);
 
 /* How a loss cause (enum tb_rd_loss) is called in text output: "ring full", "too big", ... */
 const char *cli_loss_label(unsigned cause);
@@ -61,6 +79,13 @@ const char *cli_loss_label(unsigned cause);
 /* PREFIX-YYYYMMDD-HHMMSS[-N] in the current directory, a name that does not exist yet: the
  * default output of record ("trace") and profile ("profile"). */
 void cli_default_out(const char *prefix, char *out, size_t len);
+
+/* When glob pat matches none of names[0..n) (NULL entries skipped), says so
+ * on stderr ("tracebuf CMD: warning: OPT pattern 'PAT' matched none of WHAT:")
+ * with the closest names first, and returns 1; else 0.  `record --events`
+ * and `dump --event` share it. */
+int cli_warn_unmatched(const char *cmd, const char *opt, const char *what, const char *pat,
+		       const char *const *names, unsigned n);
 
 /* Prints "tracebuf NAME: message\n" to stderr; returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

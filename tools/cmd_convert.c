@@ -106,7 +106,6 @@ int cmd_convert(int argc, char **argv)
 	const char *to = NULL;
 	struct cv_opts o = { .compress = 1 };
 	int opt, rel_begin = 0, rel_end = 0, timeline_opt = 0;
-	char *end;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:o:qh", lo, NULL)) != -1) {
 		switch (opt) {
@@ -124,9 +123,7 @@ int cmd_convert(int argc, char **argv)
 			timeline_opt = 1;
 			break;
 		case 'M':
-			errno = 0;
-			o.max_events = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !o.max_events)
+			if (cli_parse_uint(optarg, UINT64_MAX, &o.max_events) || !o.max_events)
 				return cli_error("convert", "--max-events %s: expected a number > 0", optarg), TB_EXIT_USAGE;
 			timeline_opt = 1;
 			break;
@@ -153,6 +150,9 @@ int cmd_convert(int argc, char **argv)
 	if (!o.out)
 		o.out = "-";
 	o.dir = argv[optind];
+	char why[8400];
+	if (cli_output_clobbers_input(o.out, o.dir, why, sizeof why))
+		return cli_error("convert", "-o %s: %s (never written over its input)", o.out, why), TB_EXIT_USAGE;
 	struct tb_reader_opts ro = { .size = sizeof ro, .diag = on_diag, .diag_arg = &o.quiet };
 	struct tb_reader *r;
 	int rc = tb_reader_open(o.dir, &ro, &r);

@@ -99,12 +99,10 @@ static const char *record_opt(int c)
 
 static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+	uint64_t v;
+	if (cli_parse_uint(s, hi, &v) || v < lo)
 		return -1;
-	*out = v;
+	*out = (unsigned long)v;
 	return 0;
 }
 

@@ -143,6 +143,20 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* NAME:SB_SIZE:COUNT:MODE[:vtid]; empty fields take the defaults */
+/* The library's bounds (src/core/format.h TB_MAX_SB_SIZE, TB_MIN/MAX_SB_COUNT,
+ * checked again by src/session/layout.c): said here as usage errors, exit 2,
+ * rather than as a failure to create the session, exit 1 */
+static int sb_size_ok(uint64_t v)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	return v && !(v & (v - 1)) && v >= (uint64_t)(page > 0 ? page : 4096) && v <= (256u << 20);
+}
+
+static int sb_count_ok(uint64_t v)
+{
+	return v >= 2 && v <= 65536 && !(v & (v - 1));
+}
+
 static int parse_channel(struct rec_opts *o, const char *arg)
 {
 	if (o->nchan >= TB_MAX_CHANNELS)
@@ -175,11 +189,13 @@ static int parse_channel(struct rec_opts *o, const char *arg)
 			return usage_error("--channel %s: the name may hold only A-Z a-z 0-9 _ -", arg);
 	snprintf(o->chan_names[o->nchan], TB_CHAN_NAME_MAX, "%s", f[0]);
 	c->name = o->chan_names[o->nchan];
-	if (*f[1] && (cli_parse_size(f[1], &c->sb_size) < 0 || c->sb_size == 0))
-		return usage_error("--channel %s: bad sub-buffer size (at least 4096; empty for the default)", arg);
+	if (*f[1] && (cli_parse_size(f[1], &c->sb_size) < 0 || !sb_size_ok(c->sb_size)))
+		return usage_error("--channel %s: bad sub-buffer size (a power of two, at least 4096 and at most "
+				   "256M; empty for the default)", arg);
 	uint64_t n = 0;
-	if (*f[2] && (cli_parse_size(f[2], &n) < 0 || n > UINT32_MAX || n < 2))
-		return usage_error("--channel %s: bad sub-buffer count (at least 2; empty for the default)", arg);
+	if (*f[2] && (cli_parse_size(f[2], &n) < 0 || !sb_count_ok(n)))
+		return usage_error("--channel %s: bad sub-buffer count (a power of two from 2 to 65536; empty for "
+				   "the default)", arg);
 	c->sb_count = (uint32_t)n;
 	if (*f[3] && parse_mode(f[3], &c->mode) < 0)
 		return usage_error("--channel %s: mode must be discard, overwrite or block", arg);
@@ -239,6 +255,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (o->dflt.sb_size == 0) /* 0 would mean "the default" to the library */
 				return usage_error("--sb-size %s: a sub-buffer holds at least a page (4096); leave "
 						   "the option out for the default", optarg);
+			if (!sb_size_ok(o->dflt.sb_size))
+				return usage_error("--sb-size %s: a power of two from the page size (4K) to 256M, e.g. "
+						   "4K, 64K, 1M", optarg);
 			break;
 		case OPT_SB_COUNT:
 			if (cli_parse_size(optarg, &v) < 0 || v > UINT32_MAX)
@@ -246,6 +265,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (v < 2)
 				return usage_error("--sb-count %s: a ring has at least 2 sub-buffers; leave the option "
 						   "out for the default", optarg);
+			if (!sb_count_ok(v))
+				return usage_error("--sb-count %s: a power of two from 2 to 65536", optarg);
 			o->dflt.sb_count = (uint32_t)v;
 			break;
 		case OPT_MODE:

@@ -690,10 +690,8 @@ static int parse_count(const char *s, size_t *out)
 {
 	if (!s)
 		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-')
+	uint64_t v;
+	if (cli_parse_uint(s, SIZE_MAX, &v))
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -739,13 +737,15 @@ static int report_once(const char *dir, int quiet, int growing, size_t max_threa
 static int report_follow(const char *dir, int quiet, size_t max_threads, size_t max_ranges, uint64_t interval_ns)
 {
 	int tty = isatty(1);
-	uint64_t progress = 0;
+	struct cli_recorder rec = { .progress = 0 };
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		long pid = cli_recorder_of(dir, &progress);
-		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-		int final = pid == 0 || (pid > 0 && !alive);
+		int state = cli_recorder_state(dir, &rec);
+		long pid = rec.pid;
+		int final = state != CLI_REC_LIVE;
+		if (state == CLI_REC_BAD)
+			fprintf(stderr, "tracebuf report: %s: reporting what is there, as a finished trace\n", rec.why);
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		if (final) {
@@ -764,11 +764,13 @@ static int report_follow(const char *dir, int quiet, size_t max_threads, size_t 
 		if (ferror(stdout))
 			return cli_error("report", "write error on standard output");
 		if (final) {
-			if (pid > 0) {
+			if (state == CLI_REC_GONE) {
 				fprintf(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
-						"trace (killed?): reported what it wrote\n", pid, dir);
+						"trace (%s): reported what it wrote\n", pid, dir, rec.why);
 				return TB_EXIT_FAIL;
 			}
+			if (state == CLI_REC_BAD && rc == TB_EXIT_OK)
+				return TB_EXIT_PARTIAL; /* the mark was damaged input */
 			return rc < 0 ? TB_EXIT_FAIL : rc;
 		}
 		struct timespec d = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) };
@@ -854,6 +856,9 @@ int cmd_report(int argc, char **argv)
 	if (follow && (json || html))
 		return cli_error("report", "--follow prints text reports (a JSON or HTML report is of a finished "
 					   "trace)"), TB_EXIT_USAGE;
+	char why[8400];
+	if (outp && cli_output_clobbers_input(outp, argv[optind], why, sizeof why))
+		return cli_error("report", "-o %s: %s (never written over its input)", outp, why), TB_EXIT_USAGE;
 	if (follow)
 		return report_follow(argv[optind], quiet, max_threads, max_ranges, interval_ns);
 	struct report rp;

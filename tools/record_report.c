@@ -138,6 +138,13 @@ void record_warn_unmatched(struct tb_session *s, const char *patterns)
 		if (tb_session_class(s, i, &ev[i]) < 0)
 			ev[i].valid = 0;
 	}
+	const char **names = calloc(n ? n : 1, sizeof *names);
+	if (!names) {
+		free(ev);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		names[i] = ev[i].valid ? ev[i].name : NULL;
 	char buf[256], *save = NULL; /* patterns are at most 255 bytes (tb_session_set_events) */
 	snprintf(buf, sizeof buf, "%s", patterns);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -145,21 +152,9 @@ void record_warn_unmatched(struct tb_session *s, const char *patterns)
 			tok++;
 		if (!*tok || *tok == '!')
 			continue;
-		int hit = 0;
-		for (unsigned i = 0; i < n && !hit; i++)
-			hit = ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9) && !fnmatch(tok, ev[i].name, 0);
-		if (hit)
-			continue;
-		fprintf(stderr, "tracebuf %s: warning: --events pattern '%s' matched none of the event classes "
-				"the program registered:", NAME, tok);
-		unsigned shown = 0;
-		for (unsigned i = 0; i < n; i++)
-			if (ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9)) {
-				if (shown++ < 20)
-					fprintf(stderr, " %s", ev[i].name);
-			}
-		fprintf(stderr, shown ? (shown > 20 ? " ... (%u in all)\n" : " (%u)\n") : " none\n", shown);
+		cli_warn_unmatched(NAME, "--events", "the event classes the program registered", tok, names, n);
 	}
+	free(names);
 	free(ev);
 }
 
