@@ -423,10 +423,10 @@ static int replace_trace(const char *dir)
 						(uint8_t)head[2] == 0xd1 && (uint8_t)head[3] == 0x75))
 		return cli_error(rec_name, "--force: %s is not empty and does not look like a trace (no CTF metadata "
 				 "file): not removed; give a new or empty directory", dir);
-	uint64_t progress = 0;
-	long pid = cli_recorder_of(dir, &progress);
-	if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-		return cli_error(rec_name, "--force: %s is being recorded by process %ld: not removed", dir, pid);
+	/* the recorder's locked mark, not a pid that may name another process now (cli.h) */
+	struct cli_recorder rec = { 0 };
+	if (cli_recorder_state(dir, &rec) == CLI_REC_LIVE)
+		return cli_error(rec_name, "--force: %s is being recorded by process %ld: not removed", dir, rec.pid);
 	DIR *d = opendir(dir);
 	if (!d)
 		return cli_error(rec_name, "output directory %s: %s", dir, strerror(errno));
