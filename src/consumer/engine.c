@@ -133,6 +133,11 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		return tb_fail(-ENOMEM, "out of memory");
 	e->s = s;
 	e->flags = cfg ? cfg->flags : 0;
+	e->live_ns = cfg && cfg->live_period_ns ? cfg->live_period_ns : TB_LIVE_PERIOD_DEFAULT_NS;
+	if (e->live_ns == UINT64_MAX)
+		e->live_ns = 0;
+	else if (e->live_ns < 4000000ull)
+		e->live_ns = 4000000ull; /* visits at most every 1 ms */
 	if (s->readonly)
 		e->flags |= TB_ENG_READONLY | TB_ENG_NO_FLUSHERS;
 	e->dirfd = -1;
@@ -289,14 +294,17 @@ static void recorder_unmark(struct tb_engine *e)
  * now on is stamped after the clock read below, less 1 ms: see
  * tb_engine_relay_tick() for the same argument).  Relaxed loads of shared
  * memory: a hint for followers, never trusted for the trace itself.
+ * At most every 50 ms; returns 1 when this call was too soon (the drain
+ * thread then sleeps at most 50 ms, so that the packets it just wrote are
+ * not held back from followers for a whole futex timeout).
  */
-void tb_engine_progress_tick(struct tb_engine *e)
+int tb_engine_progress_tick(struct tb_engine *e)
 {
 	if (!e->marked)
-		return;
+		return 0;
 	uint64_t now = tb_mono_ns();
 	if (now - e->progress_ns < 50000000ull)
-		return;
+		return 1; /* the caller comes back within 50 ms (a packet may just have been written) */
 	e->progress_ns = now;
 	struct tb_session *s = e->s;
 	uint64_t t = tb_clock_read(s->clock_kind), margin = s->clock_freq / 1000;
@@ -329,6 +337,7 @@ void tb_engine_progress_tick(struct tb_engine *e)
 			/* followers keep the last progress they read */
 		}
 	}
+	return 0;
 }
 
 

@@ -189,6 +189,7 @@ struct tb_engine {
 	pthread_mutex_t fl_lock;
 	pthread_cond_t fl_cond; /* CLOCK_MONOTONIC */
 	int fl_stop;            /* under fl_lock */
+	uint64_t live_ns;       /* the live period (tb_engine_cfg.live_period_ns); 0: off */
 	struct tb_flusher *fl;
 	unsigned nfl;
 
@@ -318,7 +319,7 @@ TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attri
 /* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */
 
 /* Writes the follower's progress mark (DIR/.tracebuf-recorder) when it moved. */
-TB_HIDDEN void tb_engine_progress_tick(struct tb_engine *e);
+TB_HIDDEN int tb_engine_progress_tick(struct tb_engine *e);
 /* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
 /* One pass of the drain thread over every drained ring; returns packets taken. */
