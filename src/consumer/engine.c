@@ -33,6 +33,7 @@
 
 #include "consumer/engine_impl.h"
 #include "core/classes.h"
+#include "core/record.h"
 #include "core/walk.h"
 #include "platform/clock.h"
 #include "platform/futex.h"
@@ -324,9 +325,21 @@ int tb_engine_progress_tick(struct tb_engine *e)
 				at = head & ~(S - 1);
 			if (at == UINT64_MAX)
 				continue;
+			const uint8_t *pk = tb_sb_at(s, ch, cpu, at);
 			uint64_t tsb;
-			memcpy(&tsb, tb_sb_at(s, ch, cpu, at) + offsetof(struct tb_packet_header, timestamp_begin),
-			       sizeof tsb);
+			memcpy(&tsb, pk + offsetof(struct tb_packet_header, timestamp_begin), sizeof tsb);
+			if (at == (head & ~(S - 1)) && head - at > TB_PACKET_HEADER_SIZE) {
+				/* the open packet holds records: none is older than its
+				 * first (time-ordered ring), which the live period closes
+				 * within a period; its timestamp_begin may be much older
+				 * (a packet a flush opened on a quiet ring), and would hold
+				 * every other stream back that long */
+				uint32_t id;
+				uint64_t first = tsb;
+				if (tb_hdr_get(pk + TB_PACKET_HEADER_SIZE, head - at - TB_PACKET_HEADER_SIZE, &id, &first) &&
+				    first > tsb)
+					tsb = first;
+			}
 			if (tsb < t)
 				t = tsb;
 		}

@@ -92,13 +92,16 @@ TB_HIDDEN int tb_ring_flush(struct tb_session *s, unsigned ch, unsigned cpu, int
  *   - a visit that first sees P with records: P was opened after the
  *     previous visit, which saw another packet (or none): ref_ns = that
  *     visit's time.
- * P is closed at the first visit with now - ref_ns >= live_ns.  Visits are
- * at most live_ns / 4 apart while P holds records (live_ns / 2 while the
- * ring holds none), so a packet closed this way held records for at least
- * half a live period: a packet that fills sooner (any producer faster than
- * about two packets per live period) is never cut.  A ring with no record
- * since its last close is read (head), never written: no packet for an idle
- * CPU.
+ * P is closed at the first visit with now - ref_ns >= live_ns, never at the
+ * visit that first saw it with records, and the visit after that one comes
+ * a quarter period later: a packet closed from outside held records for at
+ * least live_ns / 4 whatever the load (a late flusher closes later, never
+ * sooner).  Visits are live_ns / 4 apart while a packet holds records and
+ * live_ns / 2 while the ring holds none, so on time the oldest record of a
+ * closed packet waited between live_ns / 2 and live_ns: a packet that fills
+ * sooner (any producer faster than about two packets per live period) is
+ * never cut.  A ring with no record since its last close is read (head),
+ * never written: no packet for an idle CPU.
  */
 struct tb_live_ring {
 	uint64_t pkt;    /* position of the packet seen at the last visit (UINT64_MAX: none yet) */
