@@ -197,7 +197,8 @@ int main(int argc, char **argv)
 	uint64_t p50 = lat[n / 2], p99 = lat[n * 99 / 100], mx = lat[n - 1], a99 = adj[n * 99 / 100];
 	printf("%s: %" PRIu64 " events, latency p50 %.0f ms, p99 %.0f ms, max %.0f ms; p99 without the machine's "
 	       "stalls %.0f ms (largest stall in an event's window %.0f ms); bound %.0f ms\n",
-	       mode, n, p50 / 1e6, p99 / 1e6, mx == UINT64_MAX ? -1.0 : mx / 1e6, a99 == UINT64_MAX ? -1.0 : a99 / 1e6,
+	       mode, n, p50 == UINT64_MAX ? -1.0 : p50 / 1e6, p99 == UINT64_MAX ? -1.0 : p99 / 1e6,
+	       mx == UINT64_MAX ? -1.0 : mx / 1e6, a99 == UINT64_MAX ? -1.0 : a99 / 1e6,
 	       stall_max / 1e6, bound_ms);
 	if (missing) {
 		printf("FAIL: %" PRIu64 " of %" PRIu64 " events never shown by the follower\n", missing, n);
