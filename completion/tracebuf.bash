@@ -29,7 +29,7 @@ _tracebuf()
 	esac
 	local opts
 	case $cmd in
-	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --watermark
+	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
 		      --live-timer -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;

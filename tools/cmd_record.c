@@ -67,6 +67,9 @@ static void record_usage(FILE *f)
 		"  --mode MODE               discard | overwrite | block (discard)\n"
 		"  --events PATTERNS         event classes to record, globs, comma separated (*)\n"
 		"  --flush-period DUR        close a CPU's partial packet idle that long (1s)\n"
+		"  --live-period DUR         every event is on disk (and sent) within DUR, whatever\n"
+		"                            the rate: a partial packet is closed when its first\n"
+		"                            event is that old (1s; 0: off)\n"
 		"  --watermark N             full sub-buffers that wake the consumer (1)\n"
 		"  --block-timeout DUR       block mode: longest wait of a producer (100ms, at most 10s)\n"
 		"  --no-attribution          no tracebuf:thread records\n"
@@ -97,7 +100,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
-	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD,
 };
 
 struct rec_opts {
@@ -118,6 +121,7 @@ struct rec_opts {
 	const char *relay_name;   /* --session-name */
 	const char *relay_host;   /* --hostname */
 	uint64_t live_ns;         /* --live-timer */
+	uint64_t live_period_ns;  /* --live-period (tb_engine_cfg.live_period_ns: 0 default, UINT64_MAX off) */
 	struct tb_relay_cfg relay;
 };
 
@@ -227,6 +231,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "session-name", required_argument, 0, OPT_RELAY_NAME },
 		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
+		{ "live-period", required_argument, 0, OPT_LIVE_PERIOD },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
@@ -318,6 +323,14 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case OPT_LIVE_TIMER:
 			if (cli_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
 				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; 0: off)", optarg);
+			break;
+		case OPT_LIVE_PERIOD:
+			if (cli_parse_duration(optarg, &o->live_period_ns) < 0 || o->live_period_ns > 3600000000000ull ||
+			    (o->live_period_ns && o->live_period_ns < 10000000ull))
+				return usage_error("--live-period %s: want a duration from 10ms to 1h (e.g. 1s, 500ms; 0: off)",
+						   optarg);
+			if (!o->live_period_ns)
+				o->live_period_ns = UINT64_MAX;
 			break;
 		default: return usage_error("%s", "unknown option");
 		}
@@ -636,7 +649,7 @@ static int run_attach(struct rec_opts *o)
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
 	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3,
-				     .relay = o->relay_url ? &o->relay : NULL };
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, o->out, &cfg, &e);
 	if (rc < 0) {
@@ -738,7 +751,8 @@ int cmd_record(int argc, char **argv)
 		{ "recorder", "tracebuf record", 0 },
 		{ "cmd_pid", NULL, 0 }, /* set below, before any metadata is written */
 	};
-	struct tb_engine_cfg cfg = { .env = env, .nenv = 3, .relay = o.relay_url ? &o.relay : NULL };
+	struct tb_engine_cfg cfg = { .env = env, .nenv = 3, .relay = o.relay_url ? &o.relay : NULL,
+				     .live_period_ns = o.live_period_ns };
 	/* the engine copies env at creation, but CMD's pid is known only
 	 * after fork: create the engine after the fork, start CMD held on a
 	 * pipe until the consumer runs, so that no event can be missed */

@@ -132,6 +132,11 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		return tb_fail(-ENOMEM, "out of memory");
 	e->s = s;
 	e->flags = cfg ? cfg->flags : 0;
+	e->live_ns = cfg && cfg->live_period_ns ? cfg->live_period_ns : TB_LIVE_PERIOD_DEFAULT_NS;
+	if (e->live_ns == UINT64_MAX)
+		e->live_ns = 0;
+	else if (e->live_ns < 4000000ull)
+		e->live_ns = 4000000ull; /* visits at most every 1 ms */
 	if (s->readonly)
 		e->flags |= TB_ENG_READONLY | TB_ENG_NO_FLUSHERS;
 	e->dirfd = -1;

@@ -189,6 +189,7 @@ struct tb_engine {
 	pthread_mutex_t fl_lock;
 	pthread_cond_t fl_cond; /* CLOCK_MONOTONIC */
 	int fl_stop;            /* under fl_lock */
+	uint64_t live_ns;       /* the live period (tb_engine_cfg.live_period_ns); 0: off */
 	struct tb_flusher *fl;
 	unsigned nfl;
 
@@ -322,7 +323,9 @@ TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attri
  * (tb_engine_create), its progress moved when it moved (drain thread),
  * removed (finish, destroy; idempotent). */
 TB_HIDDEN void tb_recorder_mark(struct tb_engine *e);
-TB_HIDDEN void tb_engine_progress_tick(struct tb_engine *e);
+/* Returns 1 when called too soon (within 50 ms of the last): the drain
+ * thread then sleeps at most 50 ms. */
+TB_HIDDEN int tb_engine_progress_tick(struct tb_engine *e);
 TB_HIDDEN void tb_recorder_unmark(struct tb_engine *e);
 /* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "consumer/engine_impl.h"
+#include "core/record.h"
 #include "platform/clock.h"
 
 /*
@@ -131,13 +132,13 @@ void tb_recorder_unmark(struct tb_engine *e)
  * tb_engine_relay_tick() for the same argument).  Relaxed loads of shared
  * memory: a hint for followers, never trusted for the trace itself.
  */
-void tb_engine_progress_tick(struct tb_engine *e)
+int tb_engine_progress_tick(struct tb_engine *e)
 {
 	if (!e->marked)
-		return;
+		return 0;
 	uint64_t now = tb_mono_ns();
 	if (now - e->progress_ns < 50000000ull)
-		return;
+		return 1; /* the caller comes back within 50 ms (a packet may just have been written) */
 	e->progress_ns = now;
 	struct tb_session *s = e->s;
 	uint64_t t = tb_clock_read(s->clock_kind), margin = s->clock_freq / 1000;
@@ -157,9 +158,21 @@ void tb_engine_progress_tick(struct tb_engine *e)
 				at = head & ~(S - 1);
 			if (at == UINT64_MAX)
 				continue;
+			const uint8_t *pk = tb_sb_at(s, ch, cpu, at);
 			uint64_t tsb;
-			memcpy(&tsb, tb_sb_at(s, ch, cpu, at) + offsetof(struct tb_packet_header, timestamp_begin),
-			       sizeof tsb);
+			memcpy(&tsb, pk + offsetof(struct tb_packet_header, timestamp_begin), sizeof tsb);
+			if (at == (head & ~(S - 1)) && head - at > TB_PACKET_HEADER_SIZE) {
+				/* the open packet holds records: none is older than its
+				 * first (time-ordered ring), which the live period closes
+				 * within a period; its timestamp_begin may be much older
+				 * (a packet a flush opened on a quiet ring), and would hold
+				 * every other stream back that long */
+				uint32_t id;
+				uint64_t first = tsb;
+				if (tb_hdr_get(pk + TB_PACKET_HEADER_SIZE, head - at - TB_PACKET_HEADER_SIZE, &id, &first) &&
+				    first > tsb)
+					tsb = first;
+			}
 			if (tsb < t)
 				t = tsb;
 		}
@@ -170,4 +183,5 @@ void tb_engine_progress_tick(struct tb_engine *e)
 			/* followers keep the last progress they read */
 		}
 	}
+	return 0;
 }
