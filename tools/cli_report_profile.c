@@ -394,7 +394,7 @@ int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, si
 		rc = cli_error("report", "out of memory");
 	} else {
 		/* busiest first; the (pid, tid) index is not used after this */
-		qsort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
+		cli_sort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
 		if (json)
 			profile_json(&pr, out, top, threads, max_threads);
 		else

@@ -253,8 +253,7 @@ static int collect(struct report *rp)
 		if (!cpu_of(rp, c))
 			rp->cpus[rp->ncpus++].cpu = c;
 	}
-	if (rp->ncpus > 1) /* qsort(NULL, 0) is undefined */
-		qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
+	cli_sort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
@@ -323,8 +322,7 @@ static int collect(struct report *rp)
 		const char *tn = tb_reader_thread_name(r, (uint32_t)rp->thr[i].key);
 		snprintf(rp->thr[i].name, sizeof rp->thr[i].name, "%s", tn ? tn : "");
 	}
-	if (rp->thr_n > 1)
-		qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
+	cli_sort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
 }
 
@@ -389,8 +387,7 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 		if (rp->cls[i].n)
 			ids[(*n)++] = i;
 	cmp_cls_base = rp->cls;
-	if (*n > 1)
-		qsort(ids, *n, sizeof *ids, cmp_cls);
+	cli_sort(ids, *n, sizeof *ids, cmp_cls);
 	return ids;
 }
 

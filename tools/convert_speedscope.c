@@ -153,8 +153,7 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		rc = cli_error("convert", "out of memory");
 		goto out;
 	}
-	if (thr.n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
+	cli_sort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
 	FILE *f = cv_open_out(o);
 	if (!f) {
 		rc = TB_EXIT_FAIL;
