@@ -34,8 +34,8 @@ _tracebuf()
 		      --live-timer -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --ticks --follow -q --quiet --help" ;;
-	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval -q --quiet --help" ;;
-	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress -q --quiet --help" ;;
+	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --no-demangle -q --quiet --help" ;;
+	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --no-demangle -q --quiet --help" ;;
 	profile) opts="-F --freq -o --output --unwind --depth --channel --events --flush-period --mode --sb-count
 		       --sb-size --session --shm-dir --watermark -q --quiet --help --" ;;
 	stat) opts="-a --help" ;;

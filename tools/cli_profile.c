@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_symbols.h"
 
 /* ---------------------------------------------------------------------- */
@@ -387,7 +388,8 @@ static int new_fn(struct prof *p, const char *key, int kind, const char *name, c
 	f->kind = kind;
 	f->off = off;
 	f->file_offset = file_offset;
-	f->name = strdup(name ? name : "[unknown]");
+	char *readable = kind == PROF_SYM ? cli_demangle(name) : NULL; /* NULL: not mangled, or --no-demangle */
+	f->name = readable ? readable : strdup(name ? name : "[unknown]");
 	char *label = NULL;
 	if (m) {
 		const char *path = m->path[0] ? m->path : "[anon]";

@@ -21,6 +21,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_convert.h"
 
 static const struct {
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 		"                       the trace start; viewers keep ns only with relative times)\n"
 		"  --no-compress        perfetto: plain packets (default: deflate-compressed\n"
 		"                       packets, which Perfetto reads the same)\n"
+		"  --no-demangle        profile samples: C++ and Rust symbols as mangled\n"
+		"                       (default: demangled, as c++filt shows them)\n"
 		"  -q, --quiet          no diagnostics, no summary on stderr\n"
 		"  -h, --help\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
@@ -91,7 +94,8 @@ int cmd_convert(int argc, char **argv)
 		{ "absolute", no_argument, 0, 'a' },      { "quiet", no_argument, 0, 'q' },
 		{ "begin", required_argument, 0, 'B' },   { "end", required_argument, 0, 'E' },
 		{ "max-events", required_argument, 0, 'M' }, { "no-compress", no_argument, 0, 'Z' },
-		{ "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' },   { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *to = NULL;
 	struct cv_opts o = { .compress = 1 };
@@ -105,6 +109,7 @@ int cmd_convert(int argc, char **argv)
 		case 'a': o.absolute = 1; timeline_opt = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 'Z': o.compress = 0; break;
+		case 'D': cli_demangle_set(0); break;
 		case 'B': case 'E':
 			if (parse_when(optarg, opt == 'B' ? &o.begin_ns : &o.end_ns, opt == 'B' ? &rel_begin : &rel_end))
 				return cli_error("convert", "--%s %s: expected ns since the Unix epoch, seconds (1700000000.5 "

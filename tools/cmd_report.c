@@ -27,6 +27,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
 
@@ -46,7 +47,7 @@ static void usage(FILE *f)
 		"                       final report when the recorder finishes (text only)\n"
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
 		"  -h, --help\n\n"
-		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
+		"usage: tracebuf report --html -o FILE.html [-q] [--no-demangle] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
 		"  with a lane per CPU and per thread (zoom: wheel, pan: drag), the event\n"
 		"  rate and the loss ranges over time, the tables above, and for a profile\n"
@@ -56,11 +57,13 @@ static void usage(FILE *f)
 		"  A `tracebuf profile` trace: samples, rate, threads, unwinder, oprofile's\n"
 		"  counters (received, lost to overflow, invalid PC, backtrace aborted,\n"
 		"  truncated) and the hottest functions by self and total, symbolised from\n"
-		"  the ELF symbol tables of the files the processes had mapped.\n\n"
+		"  the ELF symbol tables of the files the processes had mapped, C++ and Rust\n"
+		"  names demangled.\n\n"
 		"  --top N              N functions per table (default 20, 0 = all)\n"
 		"  --threads[=N]        also a table per thread (the N busiest; default all)\n"
 		"  --format text|json   json: one JSON object (docs/PROFILE-READING.md)\n"
-		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n\n"
+		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n"
+		"  --no-demangle        show C++ and Rust symbols as mangled (here and --html)\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
 }
 
@@ -780,7 +783,8 @@ int cmd_report(int argc, char **argv)
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ "follow", no_argument, 0, 'w' },      { "interval", required_argument, 0, 'i' },
-		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
 	static const struct option lo_prof[] = {
@@ -788,7 +792,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, 0, 't' },   { "profile", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
-		{ 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { 0, 0, 0, 0 },
 	};
 	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0, follow = 0;
 	uint64_t interval_ns = 1000000000ull;
@@ -824,6 +828,7 @@ int cmd_report(int argc, char **argv)
 						 optarg), TB_EXIT_USAGE;
 			break;
 		case 'q': quiet = 1; break;
+		case 'D': cli_demangle_set(0); break;
 		case 'w': follow = 1; break;
 		case 'i':
 			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||
