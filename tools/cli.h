@@ -93,6 +93,11 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 #include <stddef.h>
 #include <stdint.h>
 struct tb_reader;
+/* qsort() for arrays that may be empty: qsort(NULL, 0, ...) is undefined
+ * (C11 7.22.5: the pointer must be valid even for 0 elements; UBSan says
+ * so), and an empty table's array is NULL.  Use it for every sort. */
+void cli_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* The name in a metadata env value "comm=NAME exe=EXE ..." (written by
  * src/consumer/metadata.c for key proc_<pid>), else the whole value, into buf. */
 const char *cli_env_comm(const char *value, char *buf, size_t cap);

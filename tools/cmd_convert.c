@@ -22,6 +22,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_convert.h"
 
 static const struct {
@@ -73,6 +74,8 @@ static void usage(FILE *f)
 		"                       packets, which Perfetto reads the same, but which\n"
 		"                       `protoc --decode_raw` shows as one compressed blob each;\n"
 		"                       ~2.5x larger)\n"
+		"  --no-demangle        profile samples: C++ and Rust symbols as mangled\n"
+		"                       (default: demangled, as c++filt shows them)\n"
 		"  -q, --quiet          no diagnostics, no summary, no size warning on stderr\n"
 		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
@@ -101,7 +104,8 @@ int cmd_convert(int argc, char **argv)
 		{ "absolute", no_argument, 0, 'a' },      { "quiet", no_argument, 0, 'q' },
 		{ "begin", required_argument, 0, 'B' },   { "end", required_argument, 0, 'E' },
 		{ "max-events", required_argument, 0, 'M' }, { "no-compress", no_argument, 0, 'Z' },
-		{ "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' },   { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *to = NULL;
 	struct cv_opts o = { .compress = 1 };
@@ -114,6 +118,7 @@ int cmd_convert(int argc, char **argv)
 		case 'a': o.absolute = 1; timeline_opt = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 'Z': o.compress = 0; break;
+		case 'D': cli_demangle_set(0); break;
 		case 'B': case 'E':
 			if (parse_when(optarg, opt == 'B' ? &o.begin_ns : &o.end_ns, opt == 'B' ? &rel_begin : &rel_end))
 				return cli_error("convert", "--%s %s: expected ns since the Unix epoch, seconds (1700000000.5 "

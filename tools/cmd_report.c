@@ -27,6 +27,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
 
@@ -47,7 +48,7 @@ static void usage(FILE *f)
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
 		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
-		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
+		"usage: tracebuf report --html -o FILE.html [-q] [--no-demangle] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
 		"  with a lane per CPU and per thread (zoom: wheel, pan: drag), the event\n"
 		"  rate and the loss ranges over time, the tables above, and for a profile\n"
@@ -57,11 +58,13 @@ static void usage(FILE *f)
 		"  A `tracebuf profile` trace: samples, rate, threads, unwinder, oprofile's\n"
 		"  counters (received, lost to overflow, invalid PC, backtrace aborted,\n"
 		"  truncated) and the hottest functions by self and total, symbolised from\n"
-		"  the ELF symbol tables of the files the processes had mapped.\n\n"
+		"  the ELF symbol tables of the files the processes had mapped, C++ and Rust\n"
+		"  names demangled.\n\n"
 		"  --top N              N functions per table (default 20, 0 = all)\n"
 		"  --threads[=N]        also a table per thread (the N busiest; default all)\n"
 		"  --format text|json   json: one JSON object (docs/PROFILE-READING.md)\n"
-		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n\n"
+		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n"
+		"  --no-demangle        show C++ and Rust symbols as mangled (here and --html)\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
 }
 
@@ -254,8 +257,7 @@ static int collect(struct report *rp)
 		if (!cpu_of(rp, c))
 			rp->cpus[rp->ncpus++].cpu = c;
 	}
-	if (rp->ncpus > 1) /* qsort(NULL, 0) is undefined */
-		qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
+	cli_sort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
@@ -324,8 +326,7 @@ static int collect(struct report *rp)
 		const char *tn = tb_reader_thread_name(r, (uint32_t)rp->thr[i].key);
 		snprintf(rp->thr[i].name, sizeof rp->thr[i].name, "%s", tn ? tn : "");
 	}
-	if (rp->thr_n > 1)
-		qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
+	cli_sort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
 }
 
@@ -390,8 +391,7 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 		if (rp->cls[i].n)
 			ids[(*n)++] = i;
 	cmp_cls_base = rp->cls;
-	if (*n > 1)
-		qsort(ids, *n, sizeof *ids, cmp_cls);
+	cli_sort(ids, *n, sizeof *ids, cmp_cls);
 	return ids;
 }
 
@@ -786,7 +786,8 @@ int cmd_report(int argc, char **argv)
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ "follow", no_argument, 0, 'w' },      { "interval", required_argument, 0, 'i' },
-		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
 	static const struct option lo_prof[] = {
@@ -794,7 +795,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, 0, 't' },   { "profile", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
-		{ 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { 0, 0, 0, 0 },
 	};
 	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0, follow = 0;
 	uint64_t interval_ns = 1000000000ull;
@@ -830,6 +831,7 @@ int cmd_report(int argc, char **argv)
 						 optarg), TB_EXIT_USAGE;
 			break;
 		case 'q': quiet = 1; break;
+		case 'D': cli_demangle_set(0); break;
 		case 'w': follow = 1; break;
 		case 'i':
 			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||

@@ -101,8 +101,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 	for (size_t i = 0; i < n; i++)
 		ord[i] = i;
 	cmp_keys = keys;
-	if (n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(ord, n, sizeof *ord, cmp_folded);
+	cli_sort(ord, n, sizeof *ord, cmp_folded);
 	int to_stdout = !strcmp(outp, "-");
 	FILE *f = to_stdout ? stdout : fopen(outp, "w");
 	if (!f) {

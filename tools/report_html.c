@@ -595,8 +595,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 		if (lane + 1 > h.ncpu_lanes)
 			h.ncpu_lanes = lane + 1;
 	}
-	if (h.thr.n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(h.thr.v, h.thr.n, sizeof(struct hthr), cmp_thr_n);
+	cli_sort(h.thr.v, h.thr.n, sizeof(struct hthr), cmp_thr_n);
 	cli_map_free(&h.thr.idx); /* sorted: rebuild the index */
 	memset(&h.thr.idx, 0, sizeof h.thr.idx);
 	h.nlanes = h.ncpu_lanes;

@@ -127,6 +127,12 @@ int cli_warn_unmatched(const char *cmd, const char *opt, const char *what, const
 	return 1;
 }
 
+void cli_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 const char *cli_env_comm(const char *value, char *buf, size_t cap)
 {
 	const char *name = value, *stop = value + strlen(value);
