@@ -116,7 +116,8 @@ static inline void pb_bytes(struct pb *p, uint32_t field, const void *s, size_t 
 		return;
 	p->n += pb_put_varint(p->b + p->n, (uint64_t)field << 3 | 2);
 	p->n += pb_put_varint(p->b + p->n, n);
-	memcpy(p->b + p->n, s, n);
+	if (n) /* s may be NULL for 0 bytes: memcpy(dst, NULL, 0) is undefined */
+		memcpy(p->b + p->n, s, n);
 	p->n += n;
 }
 

@@ -54,7 +54,7 @@ static int profile_collect(struct preport *pr)
 	if (!s)
 		return -ENOMEM;
 	int any = 0;
-	while (!rc && tb_reader_next(pr->r, &e) > 0) {
+	while (!rc && cli_next(pr->r, &e) > 0) {
 		int k = prof_event(pr->p, e, s);
 		if (k <= 0) {
 			rc = k;
@@ -249,10 +249,15 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 		for (size_t i = 0; i < show; i++) {
 			const struct pthr *th = (const struct pthr *)cli_table_at(&pr->thr_tab, i);
 			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
-			char qn[256];
-			fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid,
-				cli_tx(qn, sizeof qn, q ? q->name : "?"),
-				rpt_grp(a, th->agg.periods));
+			const char *tn = tb_reader_thread_name(pr->r, th->tid); /* the last name the trace gave it */
+			char qn[256], tnx[4 * 16 + 1];
+			cli_tx(qn, sizeof qn, q ? q->name : "?");
+			if (tn && *tn)
+				fprintf(f, "\nthread %s (tid %" PRIu32 "; pid %" PRIu32 " %s): %s samples\n",
+					cli_tx(tnx, sizeof tnx, tn), th->tid, th->pid, qn, rpt_grp(a, th->agg.periods));
+			else
+				fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid, qn,
+					rpt_grp(a, th->agg.periods));
 			fprintf(f, "  self\n");
 			text_table(pr, f, &th->agg, 0, top, "    ");
 			fprintf(f, "  total\n");
@@ -376,6 +381,12 @@ static void profile_json(const struct preport *pr, FILE *f, size_t top, int thre
 			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
 			fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", th->pid, th->tid);
 			rpt_jstr(f, q ? q->name : "?");
+			const char *tn = tb_reader_thread_name(pr->r, th->tid);
+			fputs(",\"thread\":", f);
+			if (tn && *tn)
+				rpt_jstr(f, tn);
+			else
+				fputs("null", f);
 			fprintf(f, ",\"samples\":%" PRIu64 ",\"periods\":%" PRIu64 ",\"self\":", th->agg.samples, th->agg.periods);
 			json_rows(pr, f, &th->agg, 0, top);
 			fputs(",\"total\":", f);
@@ -406,7 +417,7 @@ int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, si
 		rc = cli_error("report", "out of memory");
 	} else {
 		/* busiest first; the (pid, tid) index is not used after this */
-		qsort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
+		cli_sort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
 		if (json)
 			profile_json(&pr, out, top, threads, max_threads);
 		else

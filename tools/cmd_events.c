@@ -316,8 +316,7 @@ static int list_binary(const char *path, int fields, int *rc)
 		/* a class used in several translation units has an entry in each:
 		 * sorted by "NAME\0{...}" (names and fields compared), shown once */
 		int nbad = 0;
-		if (n)
-			qsort(names, n, sizeof *names, cmp_str);
+		cli_sort(names, n, sizeof *names, cmp_str);
 		for (size_t i = 0; i < n; i++) {
 			const char *f = names[i] + strlen(names[i]) + 1;
 			if (i && !strcmp(names[i], names[i - 1]) && !strcmp(f, names[i - 1] + strlen(names[i - 1]) + 1))

@@ -27,6 +27,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
 
@@ -45,8 +46,9 @@ static void usage(FILE *f)
 		"                       every --interval (a terminal is cleared first), then the\n"
 		"                       final report when the recorder finishes (text only)\n"
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
+		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
-		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
+		"usage: tracebuf report --html -o FILE.html [-q] [--no-demangle] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
 		"  with a lane per CPU and per thread (zoom: wheel, pan: drag), the event\n"
 		"  rate and the loss ranges over time, the tables above, and for a profile\n"
@@ -56,11 +58,13 @@ static void usage(FILE *f)
 		"  A `tracebuf profile` trace: samples, rate, threads, unwinder, oprofile's\n"
 		"  counters (received, lost to overflow, invalid PC, backtrace aborted,\n"
 		"  truncated) and the hottest functions by self and total, symbolised from\n"
-		"  the ELF symbol tables of the files the processes had mapped.\n\n"
+		"  the ELF symbol tables of the files the processes had mapped, C++ and Rust\n"
+		"  names demangled.\n\n"
 		"  --top N              N functions per table (default 20, 0 = all)\n"
 		"  --threads[=N]        also a table per thread (the N busiest; default all)\n"
 		"  --format text|json   json: one JSON object (docs/PROFILE-READING.md)\n"
-		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n\n"
+		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n"
+		"  --no-demangle        show C++ and Rust symbols as mangled (here and --html)\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
 }
 
@@ -253,8 +257,7 @@ static int collect(struct report *rp)
 		if (!cpu_of(rp, c))
 			rp->cpus[rp->ncpus++].cpu = c;
 	}
-	if (rp->ncpus > 1) /* qsort(NULL, 0) is undefined */
-		qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
+	cli_sort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
@@ -262,7 +265,7 @@ static int collect(struct report *rp)
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
 	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
-	while (tb_reader_next(r, &e) > 0) {
+	while (cli_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (kind != TB_RD_EVENT) {
 			if (add_loss(rp, e))
@@ -323,8 +326,7 @@ static int collect(struct report *rp)
 		const char *tn = tb_reader_thread_name(r, (uint32_t)rp->thr[i].key);
 		snprintf(rp->thr[i].name, sizeof rp->thr[i].name, "%s", tn ? tn : "");
 	}
-	if (rp->thr_n > 1)
-		qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
+	cli_sort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
 }
 
@@ -389,8 +391,7 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 		if (rp->cls[i].n)
 			ids[(*n)++] = i;
 	cmp_cls_base = rp->cls;
-	if (*n > 1)
-		qsort(ids, *n, sizeof *ids, cmp_cls);
+	cli_sort(ids, *n, sizeof *ids, cmp_cls);
 	return ids;
 }
 
@@ -556,8 +557,8 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	}
 	if (rp->best_bucket >= 0) {
 		int64_t s0 = rpt_sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
-		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s events%s\n", rp->best_bucket + 1, tod(a, s0),
-			rpt_grp(b, rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
+		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s event%s%s\n", rp->best_bucket + 1, tod(a, s0),
+			rpt_grp(b, rp->best_n), cli_s(rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
 	}
 
 	if (nc) {
@@ -695,10 +696,8 @@ static int parse_count(const char *s, size_t *out)
 {
 	if (!s)
 		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-')
+	uint64_t v;
+	if (cli_parse_uint(s, SIZE_MAX, &v))
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -744,13 +743,15 @@ static int report_once(const char *dir, int quiet, int growing, size_t max_threa
 static int report_follow(const char *dir, int quiet, size_t max_threads, size_t max_ranges, uint64_t interval_ns)
 {
 	int tty = isatty(1);
-	uint64_t progress = 0;
+	struct cli_recorder rec = { .progress = 0 };
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		long pid = cli_recorder_of(dir, &progress);
-		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-		int final = pid == 0 || (pid > 0 && !alive);
+		int state = cli_recorder_state(dir, &rec);
+		long pid = rec.pid;
+		int final = state != CLI_REC_LIVE;
+		if (state == CLI_REC_BAD)
+			cli_msg(stderr, "tracebuf report: %s: reporting what is there, as a finished trace", rec.why); /* echoes the mark */
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		if (final) {
@@ -769,11 +770,13 @@ static int report_follow(const char *dir, int quiet, size_t max_threads, size_t 
 		if (ferror(stdout))
 			return cli_error("report", "write error on standard output");
 		if (final) {
-			if (pid > 0) {
-				fprintf(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
-						"trace (killed?): reported what it wrote\n", pid, dir);
+			if (state == CLI_REC_GONE) {
+				cli_msg(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
+						"trace (%s): reported what it wrote", pid, dir, rec.why);
 				return TB_EXIT_FAIL;
 			}
+			if (state == CLI_REC_BAD && rc == TB_EXIT_OK)
+				return TB_EXIT_PARTIAL; /* the mark was damaged input */
 			return rc < 0 ? TB_EXIT_FAIL : rc;
 		}
 		struct timespec d = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) };
@@ -789,7 +792,8 @@ int cmd_report(int argc, char **argv)
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ "follow", no_argument, 0, 'w' },      { "interval", required_argument, 0, 'i' },
-		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
 	static const struct option lo_prof[] = {
@@ -797,7 +801,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, 0, 't' },   { "profile", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
-		{ 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { 0, 0, 0, 0 },
 	};
 	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0, follow = 0;
 	uint64_t interval_ns = 1000000000ull;
@@ -833,6 +837,7 @@ int cmd_report(int argc, char **argv)
 						 optarg), TB_EXIT_USAGE;
 			break;
 		case 'q': quiet = 1; break;
+		case 'D': cli_demangle_set(0); break;
 		case 'w': follow = 1; break;
 		case 'i':
 			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||
@@ -859,6 +864,9 @@ int cmd_report(int argc, char **argv)
 	if (follow && (json || html))
 		return cli_error("report", "--follow prints text reports (a JSON or HTML report is of a finished "
 					   "trace)"), TB_EXIT_USAGE;
+	char why[8400];
+	if (outp && cli_output_clobbers_input(outp, argv[optind], why, sizeof why))
+		return cli_error("report", "-o %s: %s (never written over its input)", outp, why), TB_EXIT_USAGE;
 	if (follow)
 		return report_follow(argv[optind], quiet, max_threads, max_ranges, interval_ns);
 	struct report rp;

@@ -107,8 +107,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 	for (size_t i = 0; i < n; i++)
 		ord[i] = i;
 	cmp_keys = keys;
-	if (n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(ord, n, sizeof *ord, cmp_folded);
+	cli_sort(ord, n, sizeof *ord, cmp_folded);
 	int to_stdout = !strcmp(outp, "-");
 	FILE *f = to_stdout ? stdout : fopen(outp, "w");
 	if (!f) {
@@ -122,8 +121,9 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 		if (werr)
 			rc = cli_error("convert", "write error on %s", to_stdout ? "standard output" : outp);
 		else if (!quiet)
-			fprintf(stderr, "tracebuf convert: %" PRIu64 " samples -> %s: %zu distinct stacks; %" PRIu64
-					" with an invalid PC left out\n", nsamples, to_stdout ? "standard output" : outp, n, invalid);
+			fprintf(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu distinct stack%s; %" PRIu64
+					" with an invalid PC left out\n", nsamples, cli_s(nsamples),
+				to_stdout ? "standard output" : outp, n, cli_s(n), invalid);
 	}
 	free(ord);
 	free(keys);
