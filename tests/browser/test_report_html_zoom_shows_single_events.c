@@ -77,10 +77,11 @@ int main(void)
 	struct tbtrace_stream *a = tbtrace_stream(t, "chan", 0, 0), *b = tbtrace_stream(t, "chan", 0, 1);
 	tbtrace_set_thread(a, 100, 101);
 	tbtrace_set_thread(b, 100, 102);
+	static const uint8_t none[1]; /* no fields (memcpy takes no NULL, even for 0 bytes) */
 	for (uint64_t i = 0; i < 20000; i++)
-		tbtrace_event(a, 1, T0 + i * 5000, NULL, 0);
+		tbtrace_event(a, 1, T0 + i * 5000, none, 0);
 	for (uint64_t i = 0; i < 280000; i++)
-		tbtrace_event(b, 2, T0 + 200000000ull + i * 50, NULL, 0);
+		tbtrace_event(b, 2, T0 + 200000000ull + i * 50, none, 0);
 	tbtrace_close(t);
 
 	/* the default budget: every event */

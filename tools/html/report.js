@@ -377,7 +377,7 @@
         (byClass.size ? ": " + [...byClass].sort((a, b) => b[1] - a[1]).slice(0, 6)
           .map((x) => x[0] + " " + grp(x[1])).join(", ") + (byClass.size > 6 ? ", ..." : "") : "");
     const c = cutIn(view.t0, view.t1);
-    if (c.windows)
+    if (c.windows && EV.max)
       text += "; not in this page: " + grp(c.missing) + " events of the " + (c.windows === 1 ? "window" : c.windows + " windows") +
         " of " + dur(EV.window_ns) + " this view touches (over the page's budget, each keeps its first " +
         grp(EV.per_window) + ")";
