@@ -801,10 +801,10 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 					"shows events per pixel only)\n", out);
 		else
 			fprintf(stderr, "tracebuf report: %s holds %s of the %s events one by one (its budget: %s, "
-					"--html-events N): windows of %s with more than %" PRIu64 " events keep their "
+					"--html-events N): windows of %s with more than %" PRIu64 " event%s keep their "
 					"first %" PRIu64 "; the page says where\n",
 				out, rpt_grp(a, h.ev_kept), rpt_grp(b, h.ev_total), rpt_grp(c, h.ev_max),
-				rpt_dur(d, h.win_ns), h.per_win, h.per_win);
+				rpt_dur(d, h.win_ns), h.per_win, cli_s(h.per_win), h.per_win);
 	}
 out:
 	if (rc < 0)
