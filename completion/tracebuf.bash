@@ -34,7 +34,7 @@ _tracebuf()
 		      --live-timer -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
-	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
+	report) opts="--format --threads --ranges --html --html-events -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
 	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --no-demangle --progress --no-progress -q --quiet --help" ;;
 	profile) opts="-F --freq -o --output --unwind --depth --channel --events --flush-period --mode --sb-count
 		       --sb-size --session --shm-dir --watermark -q --quiet --help --" ;;
