@@ -80,6 +80,8 @@ static void record_usage(FILE *f)
 		"  --session-name NAME       the relay session's name (default: CMD's name)\n"
 		"  --hostname NAME           the host name the relay files it under (default: this host's)\n"
 		"  --live-timer DUR          idle streams report in this often, for live viewers (1s; 0: off)\n"
+		"  --relay-timeout DUR       connecting, a whole reply or a whole packet that takes longer:\n"
+		"                            the relay is lost, tried again later (5s; 10ms..10min)\n"
 		"\n"
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
@@ -91,7 +93,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
-	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_RELAY_TIMEOUT,
 };
 
 struct rec_opts {
@@ -110,6 +112,7 @@ struct rec_opts {
 	const char *relay_name;   /* --session-name */
 	const char *relay_host;   /* --hostname */
 	uint64_t live_ns;         /* --live-timer */
+	uint64_t relay_timeout_ns; /* --relay-timeout (0: the default) */
 	struct tb_relay_cfg relay;
 };
 
@@ -203,6 +206,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "session-name", required_argument, 0, OPT_RELAY_NAME },
 		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
+		{ "relay-timeout", required_argument, 0, OPT_RELAY_TIMEOUT },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -288,6 +292,11 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (cli_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
 				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; 0: off)", optarg);
 			break;
+		case OPT_RELAY_TIMEOUT:
+			if (cli_parse_duration(optarg, &o->relay_timeout_ns) < 0 || o->relay_timeout_ns < 10000000ull ||
+			    o->relay_timeout_ns > 600000000000ull)
+				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s)", optarg);
+			break;
 		default: return usage_error("%s", "unknown option");
 		}
 	}
@@ -303,7 +312,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		}
 		o->relay = (struct tb_relay_cfg){ .url = o->relay_url, .session_name = nm && *nm ? nm : "tracebuf",
 						  .hostname = o->relay_host,
-						  .live_timer_us = (uint32_t)(o->live_ns / 1000) };
+						  .live_timer_us = (uint32_t)(o->live_ns / 1000),
+						  .timeout_ms = (uint32_t)(o->relay_timeout_ns / 1000000) };
 	}
 	if (o->attach) {
 		if (optind < argc)

@@ -138,7 +138,6 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	e->dirfd = -1;
 	pthread_mutex_init(&e->meta_lock, NULL);
 	pthread_mutex_init(&e->err_lock, NULL);
-	pthread_mutex_init(&e->relay_lock, NULL);
 	pthread_mutex_init(&e->fl_lock, NULL);
 	pthread_mutex_init(&e->wr_lock, NULL);
 	pthread_cond_init(&e->wr_cond, NULL);
@@ -340,7 +339,7 @@ void tb_engine_destroy(struct tb_engine *e)
 	if (e->streams)
 		tb_streams_close(e);
 	tb_ballast_free(e);
-	tb_engine_relay_close(e);
+	tb_engine_relay_free(e);
 	recorder_unmark(e);
 	if (e->dirfd >= 0)
 		close(e->dirfd);

@@ -15,7 +15,7 @@
 #define TB_TRACER_VERSION "0.1.0"
 
 struct tb_ctf_trace_info;
-struct tb_relay;
+struct tb_relay_out;
 #define TB_WARN_SLOTS 32u
 /* Direct I/O of stream files (stream_io.c): offsets, lengths and buffers are
  * multiples of this (every logical block size up to a page), and packets
@@ -114,7 +114,7 @@ struct tb_stream {
 	 * relaxed atomics, values exact at some instant (tb_stat_add/get). */
 	struct tb_stream_stats st;
 	/* events of packets the relay daemon did not get (engine_relay.c, under
-	 * relay_lock; relaxed for the statistics): in a relay-only recording
+	 * its lock; relaxed for the statistics): in a relay-only recording
 	 * they are lost, not delivered (tb_engine_stats) */
 	uint64_t relay_unsent;
 };
@@ -192,19 +192,10 @@ struct tb_engine {
 	struct tb_flusher *fl;
 	unsigned nfl;
 
-	/* relay daemon (relay.c), NULL when none: every packet written is also
-	 * sent; calls serialised by relay_lock (drain thread, flushers' final
-	 * packets, finish) */
-	struct tb_relay *relay;
-	pthread_mutex_t relay_lock;
-	uint64_t relay_beacon_ns; /* monotonic time of the last beacon round */
-	uint64_t relay_retry_ns;  /* lost: monotonic time of the next reconnection attempt */
-	uint64_t relay_backoff_ns;/* ... and the wait after that one (1 s doubling to 30 s) */
+	/* relay daemon (engine_relay.c, its own sender thread and queue), NULL when none */
+	struct tb_relay_out *relay;
 	uint64_t progress;    /* session clock: records before it are all on disk (drain thread; the mark) */
 	uint64_t progress_ns; /* monotonic time of the last progress update */
-	uint32_t relay_nev;       /* event classes the relay's metadata describes (0: none sent yet) */
-	uint32_t relay_live_us;
-	struct tb_relay_stats relay_st; /* under relay_lock */
 
 	int finished;
 	int marked;          /* DIR/.tracebuf-recorder written (engine.c recorder_mark) */
@@ -247,8 +238,11 @@ TB_HIDDEN int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu
 TB_HIDDEN void tb_engine_relay_tick(struct tb_engine *e);
 /* Connects (tb_engine_create with cfg->relay): 0 or -errno (tb_errmsg()). */
 TB_HIDDEN int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg);
-/* Closes its streams and connections (finish, destroy). */
+/* Gives the sender TB_RELAY_CLOSE_NS to send what is queued, stops it,
+ * closes the streams and connections (finish); the statistics stay. */
 TB_HIDDEN void tb_engine_relay_close(struct tb_engine *e);
+/* tb_engine_relay_close() if not done, and frees (destroy). */
+TB_HIDDEN void tb_engine_relay_free(struct tb_engine *e);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
  * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,

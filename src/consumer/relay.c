@@ -2,11 +2,17 @@
 /*
  * relay.c - the relay daemon client (relay.h has the wire format).
  *
- * Blocking sockets with a send/receive timeout: the engine's thread that
- * writes a packet also sends it, so a slow relay slows the drain (producers
- * in discard mode then lose events ring-full, counted as usual; they never
- * wait), and a relay that stops answering for timeout_ms is declared lost
- * rather than waited on.  Memory is bounded: nothing is queued.
+ * Non-blocking sockets and deadlines: connecting, each whole command with
+ * its whole reply, and each whole data packet must be done within
+ * timeout_ms, or the relay is declared lost (a relay that answers one byte
+ * at a time, or reads nothing, costs at most that).  An owner may also set
+ * an absolute cap (tb_relay_cap(), from another thread: the end of the
+ * recording), which cuts any wait at once.  The engine calls this from
+ * its relay sender thread only (engine_relay.c), never from the threads
+ * that write the local copy.
+ * Length: the wire format's commands and the deadline-bound socket calls
+ * they share (struct tb_relay's internals); split when it moves below the
+ * engine (issue 27).
  */
 #define _GNU_SOURCE
 #include "consumer/relay.h"
@@ -19,14 +25,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tracebuf/session.h> /* tb_errmsg */
 
 #include "core/view.h" /* tb_fail */
+#include "platform/clock.h"
 #include "platform/iov.h"
 
 enum {
@@ -67,6 +75,8 @@ struct tb_relay {
 	int lost;
 	unsigned sessions;     /* relay sessions created (reconnections + 1) */
 	unsigned timeout_ms;
+	uint64_t cap_ns;       /* tb_relay_cap(): no wait past this monotonic time (0: none); atomic */
+	int wake_fd;           /* eventfd: readable once a cap was set (wakes a wait in poll) */
 	uint32_t live_us;
 	char err[320];
 	char addr[300];
@@ -128,7 +138,39 @@ static int lose(struct tb_relay *r, int err, const char *what)
 	return -err;
 }
 
-static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n)
+/* The deadline of an operation started now: its timeout, or the cap when sooner. */
+static uint64_t deadline_of(const struct tb_relay *r)
+{
+	uint64_t d = tb_mono_ns() + (uint64_t)r->timeout_ms * 1000000ull;
+	/* relaxed: the cap is a single word; the eventfd write that follows
+	 * its store wakes a wait already in poll(), which loads it again */
+	uint64_t cap = __atomic_load_n(&r->cap_ns, __ATOMIC_RELAXED);
+	return cap && cap < d ? cap : d;
+}
+
+/*
+ * Waits until fd is ready for `events` or the deadline (or the cap, which
+ * may be set meanwhile) passes.  0, or -ETIMEDOUT.
+ */
+static int wait_fd(struct tb_relay *r, int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t cap = __atomic_load_n(&r->cap_ns, __ATOMIC_RELAXED), now = tb_mono_ns();
+		uint64_t d = cap && cap < deadline ? cap : deadline;
+		if (now >= d)
+			return -ETIMEDOUT;
+		uint64_t ms = (d - now + 999999) / 1000000;
+		struct pollfd p[2] = { { fd, events, 0 }, { r->wake_fd, POLLIN, 0 } };
+		int n = poll(p, r->wake_fd >= 0 ? 2 : 1, ms > 60000 ? 60000 : (int)ms);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0 && p[0].revents)
+			return 0; /* ready, or an error the next call reports */
+	}
+}
+
+/* Sends iov[0..n) whole before `deadline`: 0, or -errno (the relay is lost). */
+static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n, uint64_t deadline)
 {
 	struct iovec iov[4];
 	if (n > 4)
@@ -137,26 +179,40 @@ static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n)
 	struct iovec *v = iov;
 	while (n > 0) {
 		struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)n };
-		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "send");
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return lose(r, errno, "send");
+			int rc = wait_fd(r, fd, POLLOUT, deadline);
+			if (rc)
+				return lose(r, -rc, fd == r->data ? "the data connection takes nothing (a packet not "
+								 "sent whole within its deadline)"
+								: "a command not taken within its deadline");
+			continue;
 		}
 		tb_iov_advance(&v, &n, (size_t)w);
 	}
 	return 0;
 }
 
-static int recv_all(struct tb_relay *r, void *buf, size_t len)
+/* Receives len bytes whole before `deadline` (a reply, not one recv()). */
+static int recv_all(struct tb_relay *r, void *buf, size_t len, uint64_t deadline)
 {
 	uint8_t *p = buf;
 	while (len) {
-		ssize_t g = recv(r->ctl, p, len, 0);
+		ssize_t g = recv(r->ctl, p, len, MSG_DONTWAIT);
 		if (g < 0 && errno == EINTR)
 			continue;
+		if (g < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int rc = wait_fd(r, r->ctl, POLLIN, deadline);
+			if (rc)
+				return lose(r, -rc, "no whole reply within its deadline");
+			continue;
+		}
 		if (g < 0)
-			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "no reply");
+			return lose(r, errno, "no reply");
 		if (g == 0)
 			return lose(r, ECONNRESET, "the relay daemon closed the connection");
 		p += g;
@@ -165,24 +221,26 @@ static int recv_all(struct tb_relay *r, void *buf, size_t len)
 	return 0;
 }
 
-/* A control command and, when reply != NULL, its reply. */
+/* A control command and, when reply != NULL, its reply: both within one deadline. */
 static int command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
 		   void *reply, size_t rlen)
 {
 	if (r->lost)
 		return -EPIPE;
+	uint64_t deadline = deadline_of(r);
 	struct __attribute__((packed)) {
 		uint64_t circuit, size;
 		uint32_t cmd, version;
 	} h = { 0, htobe64(len + len2), htobe32(cmd), 0 };
 	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pl, len }, { (void *)pl2, len2 } };
-	int rc = send_all(r, r->ctl, iov, 1 + (len > 0) + (len2 > 0 ? 1 : 0));
+	int rc = send_all(r, r->ctl, iov, 1 + (len > 0) + (len2 > 0 ? 1 : 0), deadline);
 	if (rc == 0 && reply)
-		rc = recv_all(r, reply, rlen);
+		rc = recv_all(r, reply, rlen, deadline);
 	return rc;
 }
 
-static int connect_to(struct tb_relay *r, const char *host, unsigned port, unsigned timeout_ms)
+/* A non-blocking socket connected to host:port before the deadline, or -errno with tb_errmsg(). */
+static int connect_to(struct tb_relay *r, const char *host, unsigned port)
 {
 	char ps[8];
 	snprintf(ps, sizeof ps, "%u", port);
@@ -190,21 +248,30 @@ static int connect_to(struct tb_relay *r, const char *host, unsigned port, unsig
 	int g = getaddrinfo(host, ps, &hints, &ai);
 	if (g)
 		return tb_fail(-EHOSTUNREACH, "relay %s: cannot resolve '%s': %s", r->addr, host, gai_strerror(g));
+	uint64_t deadline = deadline_of(r);
 	int fd = -1, err = ECONNREFUSED;
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
 		if (fd < 0) {
 			err = errno;
 			continue;
 		}
-		struct timeval tv = { (time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000 };
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+		int c = connect(fd, a->ai_addr, a->ai_addrlen);
+		if (c < 0 && errno == EINPROGRESS) {
+			/* a peer that does not answer the SYN: the deadline, not the kernel's minutes */
+			socklen_t sl = sizeof err;
+			if (wait_fd(r, fd, POLLOUT, deadline) != 0)
+				err = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
+				err = errno;
+			c = err ? -1 : 0;
+		} else if (c < 0) {
+			err = errno;
+		}
+		if (c == 0)
 			break;
-		err = errno == EINPROGRESS ? ETIMEDOUT : errno;
 		close(fd);
 		fd = -1;
 	}
@@ -213,6 +280,18 @@ static int connect_to(struct tb_relay *r, const char *host, unsigned port, unsig
 		return tb_fail(-err, "relay %s: cannot connect to %s port %u: %s (is lttng-relayd running, with "
 				     "--control-port/--data-port there?)", r->addr, host, port, strerror(err));
 	return fd;
+}
+
+void tb_relay_cap(struct tb_relay *r, uint64_t cap_ns)
+{
+	/* relaxed store, then the eventfd write: a poll() already waiting
+	 * wakes and loads the cap again (wait_fd()); a later wait loads it
+	 * before it polls */
+	__atomic_store_n(&r->cap_ns, cap_ns ? cap_ns : 1, __ATOMIC_RELAXED);
+	uint64_t one = 1;
+	if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof one) < 0) {
+		/* the counter is full: it is readable anyway */
+	}
 }
 
 static int put_name(char *dst, size_t cap, const char *src)
@@ -265,8 +344,7 @@ static int relay_session(struct tb_relay *r)
 		return rc;
 	r->lost = 0;
 	r->err[0] = 0;
-	if ((rc = r->ctl = connect_to(r, host, cport, r->timeout_ms)) < 0 ||
-	    (rc = r->data = connect_to(r, host, dport, r->timeout_ms)) < 0)
+	if ((rc = r->ctl = connect_to(r, host, cport)) < 0 || (rc = r->data = connect_to(r, host, dport)) < 0)
 		return rc;
 
 	struct {
@@ -336,6 +414,8 @@ static void relay_disconnect(struct tb_relay *r)
 static void relay_free(struct tb_relay *r)
 {
 	relay_disconnect(r);
+	if (r->wake_fd >= 0)
+		close(r->wake_fd);
 	free(r->streams);
 	free(r);
 }
@@ -360,6 +440,7 @@ int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char 
 	r->streams = st;
 	r->n = nstreams;
 	r->ctl = r->data = -1;
+	r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	snprintf(r->addr, sizeof r->addr, "%s", cfg->url);
 	snprintf(r->url, sizeof r->url, "%s", cfg->url);
 	snprintf(r->name, sizeof r->name, "%s", cfg->session_name);
@@ -495,7 +576,7 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	} dh = { 0, htobe64(s->handle), htobe64(s->next_seq), htobe32((uint32_t)data),
 		 htobe32((uint32_t)(packet - data)) };
 	struct iovec iov[3] = { { &dh, sizeof dh }, { (void *)h, sizeof *h }, { (void *)rest, rest_len } };
-	int rc = send_all(r, r->data, iov, rest_len ? 3 : 2);
+	int rc = send_all(r, r->data, iov, rest_len ? 3 : 2, deadline_of(r));
 	if (rc)
 		return rc;
 	struct index_msg m = {

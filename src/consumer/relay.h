@@ -32,7 +32,10 @@
  * A lost relay can be reconnected (tb_relay_reconnect(): a new relay
  * session); events that were not sent are then carried, per stream, as the
  * lost_relay cause of the packets sent afterwards.
- * Not thread-safe: the engine serialises calls (relay_lock).
+ * Every wait has a deadline: connecting, a whole command with its whole
+ * reply, a whole data packet (timeout_ms each); a relay that misses one is
+ * lost.  Not thread-safe: one thread makes the calls (the engine's relay
+ * sender, engine_relay.c), except tb_relay_cap(), which any thread may call.
  */
 #ifndef TB_CONSUMER_RELAY_H
 #define TB_CONSUMER_RELAY_H
@@ -50,7 +53,8 @@ struct tb_relay_cfg {
 	const char *session_name; /* the relay session's name (viewers' URL) */
 	const char *hostname;     /* NULL: gethostname() */
 	uint32_t live_timer_us;   /* 0: no live viewing; else beacons this often for idle streams */
-	uint32_t timeout_ms;      /* a send or reply that takes longer: the relay is lost (0: 5000) */
+	uint32_t timeout_ms;      /* connecting, a command and its whole reply, or a whole packet that takes
+				   * longer: the relay is lost (0: 5000) */
 };
 
 /*
@@ -97,6 +101,13 @@ void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribut
  * the ring holds no record not yet sent, and none can be stamped before ts.
  */
 int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts) __attribute__((visibility("hidden")));
+
+/*
+ * No wait of any call may go past monotonic time cap_ns (tb_mono_ns()) from
+ * now on, including one in progress: the end of a recording, which must not
+ * wait for a slow relay.  Any thread.
+ */
+void tb_relay_cap(struct tb_relay *r, uint64_t cap_ns) __attribute__((visibility("hidden")));
 
 /* 1 while connected; 0 once lost. */
 int tb_relay_alive(const struct tb_relay *r) __attribute__((visibility("hidden")));
