@@ -222,6 +222,10 @@ static inline int tb_chan_drained(const struct tb_engine *e, unsigned ch)
 }
 
 TB_HIDDEN void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len);
+/* The header of an empty packet of ring (ch, cpu): number seq, at time ts, carrying the loss
+ * causes `lost` (NULL: none) (stream.c). */
+TB_HIDDEN void tb_stream_empty_header(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq,
+				      uint64_t ts, const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h);
 /* Sends the packets of iov[0..n) (each a tb_packet_header iovec, then its
  * content when longer) of ring (ch, cpu) to the relay, if any; holding
  * `events` events in all.  A lost relay counts them (tb_relay_stats). */

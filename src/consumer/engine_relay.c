@@ -159,7 +159,9 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	default:
 		for (unsigned i = 0; i < it->len; i++)
 			if (it->data[i] == RB_IDLE) {
-				int rc = tb_relay_beacon(r, i, it->ts);
+				/* a tick earlier per stream: no two streams' inactivity
+				 * messages alike (babeltrace2 warns that it cannot order them) */
+				int rc = tb_relay_beacon(r, i, it->ts > i ? it->ts - i : 0);
 				if (rc)
 					return rc;
 			}
@@ -436,8 +438,21 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 			tb_stream_name(e, ch, cpu, n, TB_CHAN_NAME_MAX + 16);
 			names[ch * e->s->ncpus + cpu] = n;
 		}
+	/* the drained channels' streams are announced at the start, each with
+	 * an empty packet at time 0 (relay.h: live viewers must know every
+	 * stream before any shows an event) */
+	struct tb_packet_header *first = rc ? NULL : calloc(e->nstreams ? e->nstreams : 1, sizeof *first);
+	if (!rc && !first)
+		rc = -ENOMEM;
+	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
+		for (unsigned cpu = 0; cpu < e->s->ncpus && tb_chan_drained(e, ch); cpu++)
+			/* at tick i of stream i: babeltrace2 warns of two streams
+			 * whose next messages look the same (time and kind) */
+			tb_stream_empty_header(e, ch, cpu, 0, ch * e->s->ncpus + cpu, NULL,
+					       &first[ch * e->s->ncpus + cpu]);
 	if (!rc)
-		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, &o->r);
+		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, first, &o->r);
+	free(first);
 	for (unsigned i = 0; names && i < e->nstreams; i++)
 		free(names[i]);
 	free(names);

@@ -57,6 +57,8 @@ enum {
 
 struct rstream {
 	char name[CHAN_LEN];
+	struct tb_packet_header first; /* announced at the session's start with this empty packet
+					* (magic 0: not announced, added at its first packet) */
 	int added;         /* ADD_STREAM done: at its first packet (an empty file otherwise) */
 	uint64_t handle;   /* the relay daemon's id */
 	uint64_t next_seq; /* net_seq_num of the next packet (from 1; last sent = next_seq - 1) */
@@ -329,6 +331,9 @@ static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
 	return 0;
 }
 
+static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
+			     const void *rest, size_t rest_len);
+
 /*
  * Connects both connections, agrees on the version, creates the session
  * (directory HOST/NAME-DATE, "-2", "-3"... after a reconnection in the same
@@ -395,9 +400,26 @@ static int relay_session(struct tb_relay *r)
 	if ((rc = add_stream(r, "metadata", &r->streams[r->n].handle)) != 0)
 		return rc;
 	r->streams[r->n].added = 1;
+	/* Every stream that may carry data is announced now, as LTTng's
+	 * consumer does: a live viewer merges the streams it knows by time, and
+	 * a stream added later (at its first packet) may begin before what it
+	 * already showed of the others, which it rejects as time going back.
+	 * Each begins with an empty packet at time 0: the relay daemon says
+	 * "inactive" (beacons) only for a stream that has a packet, and a
+	 * viewer waits for every stream without one. */
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->streams[i].first.magic) {
+			if ((rc = add_stream(r, r->streams[i].name, &r->streams[i].handle)) != 0)
+				return rc;
+			r->streams[i].added = 1;
+		}
 	uint32_t ok;
 	if ((rc = command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0)
 		return tb_fail(rc, "%s", r->err);
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->streams[i].first.magic &&
+		    (rc = relay_send_packet(r, &r->streams[i], &r->streams[i].first, NULL, 0)) != 0)
+			return tb_fail(rc, "%s (the streams' first packets)", r->err);
 	r->sessions++;
 	return 0;
 }
@@ -420,7 +442,8 @@ static void relay_free(struct tb_relay *r)
 	free(r);
 }
 
-int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names, struct tb_relay **out)
+int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names,
+		  const struct tb_packet_header *first, struct tb_relay **out)
 {
 	char host[256];
 	unsigned cport, dport;
@@ -451,14 +474,13 @@ int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char 
 	r->host[sizeof r->host - 1] = 0;
 	r->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 5000;
 	r->live_us = cfg->live_timer_us;
-	/* the data streams are added at their first packet: the relay daemon
-	 * creates a file per stream, and a CPU that never wrote would leave an
-	 * empty one, which is no CTF stream */
 	for (unsigned i = 0; i < nstreams; i++)
 		if (put_name(st[i].name, sizeof st[i].name, names[i])) {
 			rc = tb_fail(-EINVAL, "relay %s: stream name '%s' too long", r->addr, names[i]);
 			relay_free(r);
 			return rc;
+		} else if (first) {
+			st[i].first = first[i];
 		}
 	if ((rc = relay_session(r)) != 0) {
 		relay_free(r);
@@ -511,9 +533,6 @@ static int send_index(struct tb_relay *r, const struct index_msg *m)
 	return rc;
 }
 
-static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
-			     const void *rest, size_t rest_len);
-
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,
 		    size_t rest_len)
 {
@@ -545,22 +564,6 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
 	 * (cause "relay"), in this packet's running totals and every later one */
 	hb.events_discarded += s->lost;
 	hb.lost[TB_LOSS_RELAY] += s->lost;
-	if (s->next_seq == 1 && hb.events_discarded) {
-		/* The first packet of this stream in this relay session comes
-		 * after losses: a reader can only count them as the difference
-		 * between two packets (babeltrace2 says "an unknown number" for a
-		 * first packet's events_discarded), so an empty packet with none
-		 * goes first, as in the local copy (stream.c). */
-		struct tb_packet_header e = hb;
-		e.timestamp_end = e.timestamp_begin;
-		e.content_size = e.packet_size = sizeof e * 8ull;
-		e.packet_seq_num = hb.packet_seq_num ? hb.packet_seq_num - 1 : 0;
-		e.events_discarded = 0;
-		memset(e.lost, 0, sizeof e.lost);
-		int rc = relay_send_packet(r, s, &e, NULL, 0);
-		if (rc)
-			return rc;
-	}
 	return relay_send_packet(r, s, h, rest, rest_len);
 }
 

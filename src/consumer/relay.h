@@ -65,12 +65,15 @@ int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_p
 
 /*
  * tb_relay_open - connect both connections, agree on the version, create
- * the session and add the streams (`names`, then "metadata"), then
- * STREAMS_SENT.  Return: 0; -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT,
+ * the session, add the metadata stream and every stream i whose first[i]
+ * has a magic (`names`), STREAMS_SENT, then send each of those its empty
+ * packet first[i] (so that live viewers know every stream from the start;
+ * the others are added at their first packet).  The same at every
+ * reconnection.  Return: 0; -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT,
  * -EPROTO, ... (tb_errmsg() names the address and what to do).
  */
 int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names,
-		  struct tb_relay **out) __attribute__((visibility("hidden")));
+		  const struct tb_packet_header *first, struct tb_relay **out) __attribute__((visibility("hidden")));
 
 /* Appends metadata text.  Return: 0, or -errno (the relay is then lost). */
 int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len) __attribute__((visibility("hidden")));

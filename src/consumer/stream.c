@@ -162,8 +162,8 @@ int tb_dir_prepare(struct tb_engine *e, int resume)
 /* An empty packet (header and context only) of ring (ch, cpu): the first
  * packet of a stream that starts after losses, and the last one when the
  * end of a stream lost events readers were not told about yet. */
-static void empty_packet(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq, uint64_t ts,
-			 const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h)
+void tb_stream_empty_header(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq, uint64_t ts,
+			    const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h)
 {
 	memset(h, 0, sizeof *h);
 	h->magic = TB_CTF_MAGIC;
@@ -422,7 +422,7 @@ static int stream_account(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 static int write_first_empty(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
 			     const struct tb_packet_info *in, struct tb_packet_header *pre)
 {
-	empty_packet(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
+	tb_stream_empty_header(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
 	pre->packet_size = TB_DIO_ALIGN * 8ull;
 	struct iovec iov = { pre, sizeof *pre };
 	int rc = tb_stream_write(e, ch, cpu, st, &iov, 1, sizeof *pre, TB_DIO_ALIGN);
@@ -649,12 +649,12 @@ static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, str
 		seq = st->last_seq; /* an empty packet may repeat a number (babeltrace2 and our reader accept it) */
 	uint64_t ts = st->seen_ts;
 	struct tb_packet_header h;
-	empty_packet(e, ch, cpu, seq, ts, out, &h);
+	tb_stream_empty_header(e, ch, cpu, seq, ts, out, &h);
 	struct tb_packet_header pre;
 	struct iovec iov[2];
 	int n = 0;
 	if (!st->resumed && st->size == 0) { /* as in tb_stream_append: counts need a packet before them */
-		empty_packet(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
+		tb_stream_empty_header(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
 		iov[n++] = (struct iovec){ &pre, sizeof pre };
 	}
 	iov[n++] = (struct iovec){ &h, sizeof h };

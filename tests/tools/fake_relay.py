@@ -11,8 +11,10 @@ get through the handshake, then misbehaves in one way (--mode):
   garbage  every reply after the handshake is random bytes (its return code never LTTng's 10)
   noread   the control connection behaves; the data connection is never read
 
---after N: how many answered commands behave before the mode applies (4: VERSION,
-CREATE_SESSION, ADD_STREAM of the metadata, STREAMS_SENT).  Listens on free
+The handshake, which always behaves: VERSION, CREATE_SESSION, the ADD_STREAMs,
+STREAMS_SENT, then one SEND_INDEX per data stream added (the empty packet the
+recorder announces each stream with).  --after N: commands answered properly
+after it before the mode applies (0).  Listens on free
 loopback ports and writes "CONTROL DATA" to --ports FILE.  Appends to --log FILE
 one line per event, flushed: "control N" / "data N" (connection N accepted),
 "dripping N" (a dripped reply of connection N began), "dripped N" (one was sent
@@ -30,7 +32,7 @@ import time
 OK = 10
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["ok", "drip", "stall", "garbage", "noread"], required=True)
-ap.add_argument("--after", type=int, default=4)
+ap.add_argument("--after", type=int, default=0)
 ap.add_argument("--drip", type=float, default=4.0)
 ap.add_argument("--ports", required=True)
 ap.add_argument("--log", required=True)
@@ -76,12 +78,24 @@ def garbage(rep):
 
 def control(s, n):
     answered = 0
+    adds, sent, first_indexes = 0, False, 0
     try:
         while True:
             _, size, cmd, _ = struct.unpack(">QQII", recv_exact(s, 24))
             recv_exact(s, size)
             rep = reply_for(cmd)
             if rep is None:
+                continue
+            # the handshake: streams added, STREAMS_SENT, their first (empty) packets' indexes
+            handshake = not sent or first_indexes < adds - 1
+            if cmd == 1 and not sent:
+                adds += 1
+            elif cmd == 16:
+                sent = True
+            elif cmd == 13 and sent and handshake:
+                first_indexes += 1
+            if handshake:
+                s.sendall(rep)
                 continue
             if answered < args.after or args.mode in ("ok", "noread"):
                 s.sendall(rep)
