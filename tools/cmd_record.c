@@ -33,7 +33,7 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
-#include "consumer/relay.h"
+#include "relay/relay.h"
 #include "record_report.h"
 
 extern char **environ;
@@ -107,7 +107,7 @@ struct rec_opts {
 	struct tb_channel_opts dflt; /* --sb-size & co: the default channel, or every --channel */
 	int quiet;
 	char **cmd;
-	/* --relay: also stream to lttng-relayd (src/consumer/relay.h) */
+	/* --relay: also stream to lttng-relayd (src/relay/relay.h) */
 	const char *relay_url;
 	const char *relay_name;   /* --session-name */
 	const char *relay_host;   /* --hostname */

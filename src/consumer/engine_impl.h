@@ -119,6 +119,26 @@ struct tb_stream {
 	uint64_t relay_unsent;
 };
 
+/*
+ * An output of the engine: what receives the packets once the local copy
+ * has them (written, or accounted when there is no local copy), the
+ * metadata before the first packet that needs it, a tick from the drain
+ * thread after each pass (live beacons, the follower's progress mark), and
+ * the end.  Any member may be NULL.  The engine's losses and validation are
+ * decided once, before any output sees a packet.  Implementations: the
+ * local copy's progress mark (engine.c), the relay daemon (engine_relay.c);
+ * a third output is one more file registering one (tb_output_add).
+ */
+struct tb_output {
+	const char *name;
+	/* iov[0..n): each a tb_packet_header iovec, then its content when longer; `events` in all */
+	void (*packets)(void *arg, unsigned ch, unsigned cpu, const struct iovec *iov, int n, uint64_t events);
+	void (*metadata)(void *arg, const struct tb_ctf_trace_info *info); /* under meta_lock */
+	void (*tick)(void *arg);  /* drain thread, after each pass */
+	void (*close)(void *arg); /* finish: after the last packet */
+};
+#define TB_MAX_OUTPUTS 4u
+
 struct tb_flusher {
 	struct tb_engine *e;
 	unsigned cpu;
@@ -194,6 +214,12 @@ struct tb_engine {
 
 	/* relay daemon (engine_relay.c, its own sender thread and queue), NULL when none */
 	struct tb_relay_out *relay;
+	/* the outputs (engine_state.c): set up by create, before any thread runs */
+	struct {
+		const struct tb_output *ops;
+		void *arg;
+	} outs[TB_MAX_OUTPUTS];
+	unsigned nouts;
 	uint64_t progress;    /* session clock: records before it are all on disk (drain thread; the mark) */
 	uint64_t progress_ns; /* monotonic time of the last progress update */
 
@@ -226,26 +252,22 @@ TB_HIDDEN void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned c
  * causes `lost` (NULL: none) (stream.c). */
 TB_HIDDEN void tb_stream_empty_header(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq,
 				      uint64_t ts, const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h);
-/* Sends the packets of iov[0..n) (each a tb_packet_header iovec, then its
- * content when longer) of ring (ch, cpu) to the relay, if any; holding
- * `events` events in all.  A lost relay counts them (tb_relay_stats). */
-TB_HIDDEN void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
-				       uint64_t events);
-/* Sends metadata `text` (the whole text the first time, then the event
- * blocks of classes [from, nev)) to the relay; under meta_lock. */
-TB_HIDDEN void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info);
 /* 1 when ring (ch, cpu) holds no record the consumer has not taken: never
  * written, or its open packet is empty and no fallback writer owns it
- * (relaxed loads: a hint, see tb_engine_relay_tick()). */
+ * (relaxed loads: a hint, see engine_relay.c's tick). */
 TB_HIDDEN int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu);
-/* Live beacons when the live period passed (drain thread, when idle). */
-TB_HIDDEN void tb_engine_relay_tick(struct tb_engine *e);
-/* Connects (tb_engine_create with cfg->relay): 0 or -errno (tb_errmsg()). */
+/* The outputs (engine_state.c): registers one (create: 0, or -ENOSPC), and
+ * hands each of them a packet, the metadata, a tick, the end. */
+TB_HIDDEN int tb_output_add(struct tb_engine *e, const struct tb_output *out, void *arg);
+TB_HIDDEN void tb_output_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
+				 uint64_t events);
+TB_HIDDEN void tb_output_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info);
+TB_HIDDEN void tb_output_tick(struct tb_engine *e);
+TB_HIDDEN void tb_output_close(struct tb_engine *e);
+/* Connects the relay daemon and registers it as an output (tb_engine_create
+ * with cfg->relay): 0 or -errno (tb_errmsg()). */
 TB_HIDDEN int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg);
-/* Gives the sender TB_RELAY_CLOSE_NS to send what is queued, stops it,
- * closes the streams and connections (finish); the statistics stay. */
-TB_HIDDEN void tb_engine_relay_close(struct tb_engine *e);
-/* tb_engine_relay_close() if not done, and frees (destroy). */
+/* Stops and closes it if the finish did not, and frees it (destroy). */
 TB_HIDDEN void tb_engine_relay_free(struct tb_engine *e);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
@@ -315,8 +337,6 @@ TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attri
 
 /* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */
 
-/* Writes the follower's progress mark (DIR/.tracebuf-recorder) when it moved. */
-TB_HIDDEN void tb_engine_progress_tick(struct tb_engine *e);
 /* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
 /* One pass of the drain thread over every drained ring; returns packets taken. */

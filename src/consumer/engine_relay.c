@@ -31,7 +31,7 @@
 #include <time.h>
 
 #include "consumer/engine_impl.h"
-#include "consumer/relay.h"
+#include "relay/relay.h"
 #include "ctf/ctf.h"
 
 /* Bytes of packets the queue holds at most (metadata is not counted: it is
@@ -275,12 +275,10 @@ static void enqueue(struct tb_relay_out *o, struct rq_item *it)
 	pthread_cond_signal(&o->cond);
 }
 
-void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
-			     uint64_t events)
+static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iovec *iov, int n, uint64_t events)
 {
-	struct tb_relay_out *o = e->relay;
-	if (!o)
-		return;
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
 	unsigned idx = ch * e->s->ncpus + cpu;
 	pthread_mutex_lock(&o->lock);
 	for (int i = 0; i < n; i++) {
@@ -341,11 +339,10 @@ static char *meta_text(const struct tb_ctf_trace_info *info, uint32_t from, size
 	return text;
 }
 
-void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info)
+static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 {
-	struct tb_relay_out *o = e->relay;
-	if (!o)
-		return;
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
 	/* meta_lock is held: q_nev only changes here */
 	uint32_t from = o->q_nev, to = info->nevents ? info->nevents : 1;
 	if (from && to <= from)
@@ -377,10 +374,11 @@ void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_inf
 	pthread_mutex_unlock(&o->lock);
 }
 
-void tb_engine_relay_tick(struct tb_engine *e)
+static void relay_tick(void *arg)
 {
-	struct tb_relay_out *o = e->relay;
-	if (!o || !o->live_us)
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
+	if (!o->live_us)
 		return;
 	uint64_t now = tb_mono_ns();
 	if (now - o->beacon_ns < (uint64_t)o->live_us * 1000)
@@ -421,6 +419,16 @@ void tb_engine_relay_tick(struct tb_engine *e)
 		free(it);
 	pthread_mutex_unlock(&o->lock);
 }
+
+static void relay_close(void *arg);
+
+static const struct tb_output relay_output = {
+	.name = "relay",
+	.packets = relay_packets,
+	.metadata = relay_metadata,
+	.tick = relay_tick,
+	.close = relay_close,
+};
 
 int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 {
@@ -479,7 +487,8 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		} else {
 			o->running = 1;
 			e->relay = o;
-			return 0;
+			/* the engine's outputs are set before its threads start */
+			return tb_output_add(e, &relay_output, o);
 		}
 	}
 	free(counts);
@@ -487,10 +496,12 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	return rc;
 }
 
-void tb_engine_relay_close(struct tb_engine *e)
+/* The end (finish): what is queued gets TB_RELAY_CLOSE_NS; the statistics stay. */
+static void relay_close(void *arg)
 {
-	struct tb_relay_out *o = e->relay;
-	if (!o || !o->r)
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
+	if (!o->r)
 		return;
 	/* what is queued gets TB_RELAY_CLOSE_NS in all, whatever the relay
 	 * does (every wait of relay.c is capped), the streams' closing included */
@@ -520,8 +531,7 @@ void tb_engine_relay_free(struct tb_engine *e)
 	struct tb_relay_out *o = e->relay;
 	if (!o)
 		return;
-	if (o->r)
-		tb_engine_relay_close(e);
+	relay_close(o);
 	pthread_mutex_destroy(&o->lock);
 	pthread_cond_destroy(&o->cond);
 	free(o);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """fake_relay.py - a misbehaving relay daemon for the recorder's relay tests.
 
-Speaks enough of lttng-relayd's consumer protocol (src/consumer/relay.h) to
+Speaks enough of lttng-relayd's consumer protocol (src/relay/relay.h) to
 get through the handshake, then misbehaves in one way (--mode):
 
   ok       answers everything properly (the control case)

@@ -37,8 +37,8 @@
  * lost.  Not thread-safe: one thread makes the calls (the engine's relay
  * sender, engine_relay.c), except tb_relay_cap(), which any thread may call.
  */
-#ifndef TB_CONSUMER_RELAY_H
-#define TB_CONSUMER_RELAY_H
+#ifndef TB_RELAY_RELAY_H
+#define TB_RELAY_RELAY_H
 
 #include <stddef.h>
 #include <stdint.h>

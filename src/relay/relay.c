@@ -2,299 +2,30 @@
 /*
  * relay.c - the relay daemon client (relay.h has the wire format).
  *
- * Non-blocking sockets and deadlines: connecting, each whole command with
- * its whole reply, and each whole data packet must be done within
- * timeout_ms, or the relay is declared lost (a relay that answers one byte
+ * The protocol's commands, over relay_net.c's socket layer, where every
+ * wait has a deadline: connecting, each whole command with its whole
+ * reply, and each whole data packet must be done within timeout_ms, or the relay is declared lost (a relay that answers one byte
  * at a time, or reads nothing, costs at most that).  An owner may also set
  * an absolute cap (tb_relay_cap(), from another thread: the end of the
  * recording), which cuts any wait at once.  The engine calls this from
  * its relay sender thread only (engine_relay.c), never from the threads
  * that write the local copy.
- * Length: the wire format's commands and the deadline-bound socket calls
- * they share (struct tb_relay's internals); split when it moves below the
- * engine (issue 27).
  */
 #define _GNU_SOURCE
-#include "consumer/relay.h"
+#include "relay/relay_impl.h"
 
 #include <endian.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tracebuf/session.h> /* tb_errmsg */
 
 #include "core/view.h" /* tb_fail */
-#include "platform/clock.h"
-#include "platform/iov.h"
-
-enum {
-	CMD_ADD_STREAM = 1,
-	CMD_CREATE_SESSION = 2,
-	CMD_VERSION = 5,
-	CMD_SEND_METADATA = 6,
-	CMD_CLOSE_STREAM = 7,
-	CMD_SEND_INDEX = 13,
-	CMD_STREAMS_SENT = 16,
-};
-
-#define PROTO_MAJOR 2u
-#define PROTO_MINOR 8u
-#define LTTNG_OK 10 /* lttng's return code for success */
-#define NAME_LEN 255
-#define HOST_LEN 64
-#define CHAN_LEN 264
-#define PATH_LEN 4096
-
-struct rstream {
-	char name[CHAN_LEN];
-	struct tb_packet_header first; /* announced at the session's start with this empty packet
-					* (magic 0: not announced, added at its first packet) */
-	int added;         /* ADD_STREAM done: at its first packet (an empty file otherwise) */
-	uint64_t handle;   /* the relay daemon's id */
-	uint64_t next_seq; /* net_seq_num of the next packet (from 1; last sent = next_seq - 1) */
-	int sent;          /* a packet since the last beacon round */
-	uint64_t last_ts;  /* timestamp_end of the last packet or beacon sent */
-	uint64_t beacon_ts;/* time of the last beacon (0: none) */
-	uint64_t lost;     /* events of this stream never sent (relay lost meanwhile): carried in
-			    * what is sent afterwards as lost_relay, a running total */
-};
-
-struct tb_relay {
-	int ctl, data;
-	uint32_t minor;
-	unsigned n;            /* data streams; streams[n] is the metadata stream */
-	struct rstream *streams;
-	int lost;
-	unsigned sessions;     /* relay sessions created (reconnections + 1) */
-	unsigned timeout_ms;
-	uint64_t cap_ns;       /* tb_relay_cap(): no wait past this monotonic time (0: none); atomic */
-	int wake_fd;           /* eventfd: readable once a cap was set (wakes a wait in poll) */
-	uint32_t live_us;
-	char err[320];
-	char addr[300];
-	char url[300];
-	char name[NAME_LEN];
-	char host[HOST_LEN];
-	char path[512];
-};
-
-int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_port, unsigned *data_port)
-{
-	const char *p = url;
-	if (!strncmp(p, "net://", 6) || !strncmp(p, "tcp://", 6))
-		p += 6;
-	else
-		return tb_fail(-EINVAL, "relay URL '%s': want net://HOST[:CONTROL_PORT[:DATA_PORT]]", url);
-	*ctl_port = 5342;
-	*data_port = 5343;
-	const char *end;
-	size_t n;
-	if (*p == '[') { /* [IPv6] */
-		end = strchr(p, ']');
-		if (!end)
-			return tb_fail(-EINVAL, "relay URL '%s': no ']' after the IPv6 address", url);
-		n = (size_t)(end - p - 1);
-		p++;
-		end++;
-	} else {
-		end = p + strcspn(p, ":/");
-		n = (size_t)(end - p);
-	}
-	if (n == 0 || n >= hlen)
-		return tb_fail(-EINVAL, "relay URL '%s': no host, or a host name too long", url);
-	memcpy(host, p, n);
-	host[n] = 0;
-	unsigned *ports[2] = { ctl_port, data_port };
-	for (int i = 0; i < 2 && *end == ':'; i++) {
-		char *q;
-		unsigned long v = strtoul(end + 1, &q, 10);
-		if (q == end + 1 || v == 0 || v > 65535)
-			return tb_fail(-EINVAL, "relay URL '%s': port '%.*s' is not 1..65535", url,
-				       (int)strcspn(end + 1, ":/"), end + 1);
-		*ports[i] = (unsigned)v;
-		end = q;
-	}
-	if (*end && strcmp(end, "/"))
-		return tb_fail(-EINVAL, "relay URL '%s': unexpected '%s' after the ports", url, end);
-	return 0;
-}
-
-/* ---- the connection ---------------------------------------------------- */
-
-static int lose(struct tb_relay *r, int err, const char *what)
-{
-	if (!r->lost) {
-		r->lost = 1;
-		snprintf(r->err, sizeof r->err, "relay %.200s: %.60s: %.40s", r->addr, what, strerror(err));
-	}
-	return -err;
-}
-
-/* The deadline of an operation started now: its timeout, or the cap when sooner. */
-static uint64_t deadline_of(const struct tb_relay *r)
-{
-	uint64_t d = tb_mono_ns() + (uint64_t)r->timeout_ms * 1000000ull;
-	/* relaxed: the cap is a single word; the eventfd write that follows
-	 * its store wakes a wait already in poll(), which loads it again */
-	uint64_t cap = __atomic_load_n(&r->cap_ns, __ATOMIC_RELAXED);
-	return cap && cap < d ? cap : d;
-}
-
-/*
- * Waits until fd is ready for `events` or the deadline (or the cap, which
- * may be set meanwhile) passes.  0, or -ETIMEDOUT.
- */
-static int wait_fd(struct tb_relay *r, int fd, short events, uint64_t deadline)
-{
-	for (;;) {
-		uint64_t cap = __atomic_load_n(&r->cap_ns, __ATOMIC_RELAXED), now = tb_mono_ns();
-		uint64_t d = cap && cap < deadline ? cap : deadline;
-		if (now >= d)
-			return -ETIMEDOUT;
-		uint64_t ms = (d - now + 999999) / 1000000;
-		struct pollfd p[2] = { { fd, events, 0 }, { r->wake_fd, POLLIN, 0 } };
-		int n = poll(p, r->wake_fd >= 0 ? 2 : 1, ms > 60000 ? 60000 : (int)ms);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n > 0 && p[0].revents)
-			return 0; /* ready, or an error the next call reports */
-	}
-}
-
-/* Sends iov[0..n) whole before `deadline`: 0, or -errno (the relay is lost). */
-static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n, uint64_t deadline)
-{
-	struct iovec iov[4];
-	if (n > 4)
-		return -EINVAL;
-	memcpy(iov, iov0, (size_t)n * sizeof *iov);
-	struct iovec *v = iov;
-	while (n > 0) {
-		struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)n };
-		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return lose(r, errno, "send");
-			int rc = wait_fd(r, fd, POLLOUT, deadline);
-			if (rc)
-				return lose(r, -rc, fd == r->data ? "the data connection takes nothing (a packet not "
-								 "sent whole within its deadline)"
-								: "a command not taken within its deadline");
-			continue;
-		}
-		tb_iov_advance(&v, &n, (size_t)w);
-	}
-	return 0;
-}
-
-/* Receives len bytes whole before `deadline` (a reply, not one recv()). */
-static int recv_all(struct tb_relay *r, void *buf, size_t len, uint64_t deadline)
-{
-	uint8_t *p = buf;
-	while (len) {
-		ssize_t g = recv(r->ctl, p, len, MSG_DONTWAIT);
-		if (g < 0 && errno == EINTR)
-			continue;
-		if (g < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			int rc = wait_fd(r, r->ctl, POLLIN, deadline);
-			if (rc)
-				return lose(r, -rc, "no whole reply within its deadline");
-			continue;
-		}
-		if (g < 0)
-			return lose(r, errno, "no reply");
-		if (g == 0)
-			return lose(r, ECONNRESET, "the relay daemon closed the connection");
-		p += g;
-		len -= (size_t)g;
-	}
-	return 0;
-}
-
-/* A control command and, when reply != NULL, its reply: both within one deadline. */
-static int command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
-		   void *reply, size_t rlen)
-{
-	if (r->lost)
-		return -EPIPE;
-	uint64_t deadline = deadline_of(r);
-	struct __attribute__((packed)) {
-		uint64_t circuit, size;
-		uint32_t cmd, version;
-	} h = { 0, htobe64(len + len2), htobe32(cmd), 0 };
-	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pl, len }, { (void *)pl2, len2 } };
-	int rc = send_all(r, r->ctl, iov, 1 + (len > 0) + (len2 > 0 ? 1 : 0), deadline);
-	if (rc == 0 && reply)
-		rc = recv_all(r, reply, rlen, deadline);
-	return rc;
-}
-
-/* A non-blocking socket connected to host:port before the deadline, or -errno with tb_errmsg(). */
-static int connect_to(struct tb_relay *r, const char *host, unsigned port)
-{
-	char ps[8];
-	snprintf(ps, sizeof ps, "%u", port);
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	int g = getaddrinfo(host, ps, &hints, &ai);
-	if (g)
-		return tb_fail(-EHOSTUNREACH, "relay %s: cannot resolve '%s': %s", r->addr, host, gai_strerror(g));
-	uint64_t deadline = deadline_of(r);
-	int fd = -1, err = ECONNREFUSED;
-	for (struct addrinfo *a = ai; a; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		int c = connect(fd, a->ai_addr, a->ai_addrlen);
-		if (c < 0 && errno == EINPROGRESS) {
-			/* a peer that does not answer the SYN: the deadline, not the kernel's minutes */
-			socklen_t sl = sizeof err;
-			if (wait_fd(r, fd, POLLOUT, deadline) != 0)
-				err = ETIMEDOUT;
-			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
-				err = errno;
-			c = err ? -1 : 0;
-		} else if (c < 0) {
-			err = errno;
-		}
-		if (c == 0)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		return tb_fail(-err, "relay %s: cannot connect to %s port %u: %s (is lttng-relayd running, with "
-				     "--control-port/--data-port there?)", r->addr, host, port, strerror(err));
-	return fd;
-}
-
-void tb_relay_cap(struct tb_relay *r, uint64_t cap_ns)
-{
-	/* relaxed store, then the eventfd write: a poll() already waiting
-	 * wakes and loads the cap again (wait_fd()); a later wait loads it
-	 * before it polls */
-	__atomic_store_n(&r->cap_ns, cap_ns ? cap_ns : 1, __ATOMIC_RELAXED);
-	uint64_t one = 1;
-	if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof one) < 0) {
-		/* the counter is full: it is readable anyway */
-	}
-}
 
 static int put_name(char *dst, size_t cap, const char *src)
 {
@@ -320,7 +51,7 @@ static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
 		uint64_t handle;
 		uint32_t ret;
 	} rep;
-	int rc = command(r, CMD_ADD_STREAM, m, sizeof *m, NULL, 0, &rep, sizeof rep);
+	int rc = tb_relay_command(r, CMD_ADD_STREAM, m, sizeof *m, NULL, 0, &rep, sizeof rep);
 	free(m);
 	if (rc)
 		return tb_fail(rc, "%s", r->err);
@@ -349,13 +80,13 @@ static int relay_session(struct tb_relay *r)
 		return rc;
 	r->lost = 0;
 	r->err[0] = 0;
-	if ((rc = r->ctl = connect_to(r, host, cport)) < 0 || (rc = r->data = connect_to(r, host, dport)) < 0)
+	if ((rc = r->ctl = tb_relay_connect(r, host, cport)) < 0 || (rc = r->data = tb_relay_connect(r, host, dport)) < 0)
 		return rc;
 
 	struct {
 		uint32_t major, minor;
 	} v = { htobe32(PROTO_MAJOR), htobe32(PROTO_MINOR) }, vr;
-	if ((rc = command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0)
+	if ((rc = tb_relay_command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0)
 		return tb_fail(rc, "%s (the version handshake)", r->err);
 	if (be32toh(vr.major) != PROTO_MAJOR || be32toh(vr.minor) < 4)
 		return tb_fail(-EPROTO, "relay %s: the relay daemon speaks protocol %u.%u; tracebuf needs 2.4 or later "
@@ -386,7 +117,7 @@ static int relay_session(struct tb_relay *r)
 		uint64_t id;
 		uint32_t ret;
 	} csr;
-	if ((rc = command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0)
+	if ((rc = tb_relay_command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0)
 		return tb_fail(rc, "%s (creating the session)", r->err);
 	if (be32toh(csr.ret) != LTTNG_OK)
 		return tb_fail(-EPROTO, "relay %s: the relay daemon refused to create session '%s' (code %u)", r->addr,
@@ -414,7 +145,7 @@ static int relay_session(struct tb_relay *r)
 			r->streams[i].added = 1;
 		}
 	uint32_t ok;
-	if ((rc = command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0)
+	if ((rc = tb_relay_command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0)
 		return tb_fail(rc, "%s", r->err);
 	for (unsigned i = 0; i < r->n; i++)
 		if (r->streams[i].first.magic &&
@@ -496,7 +227,7 @@ int tb_relay_reconnect(struct tb_relay *r)
 	int rc = relay_session(r);
 	if (rc) {
 		relay_disconnect(r);
-		lose(r, -rc, "reconnecting");
+		tb_relay_lose(r, -rc, "reconnecting");
 	}
 	return rc;
 }
@@ -515,7 +246,7 @@ int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len)
 		uint64_t stream;
 		uint32_t padding;
 	} m = { htobe64(r->streams[r->n].handle), 0 };
-	return command(r, CMD_SEND_METADATA, &m, sizeof m, text, len, NULL, 0);
+	return tb_relay_command(r, CMD_SEND_METADATA, &m, sizeof m, text, len, NULL, 0);
 }
 
 struct __attribute__((packed)) index_msg {
@@ -527,9 +258,9 @@ static int send_index(struct tb_relay *r, const struct index_msg *m)
 {
 	uint32_t ok;
 	size_t len = r->minor >= 8 ? sizeof *m : offsetof(struct index_msg, instance);
-	int rc = command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
+	int rc = tb_relay_command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
 	if (rc == 0 && be32toh(ok) != LTTNG_OK)
-		rc = lose(r, EPROTO, "the relay daemon refused an index entry");
+		rc = tb_relay_lose(r, EPROTO, "the relay daemon refused an index entry");
 	return rc;
 }
 
@@ -544,8 +275,8 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
 	if (!s->added) {
 		uint32_t ok;
 		if (add_stream(r, s->name, &s->handle) != 0 ||
-		    command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok) != 0)
-			return lose(r, EPROTO, "adding a stream");
+		    tb_relay_command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok) != 0)
+			return tb_relay_lose(r, EPROTO, "adding a stream");
 		s->added = 1;
 	}
 	/* A beacon told viewers that nothing before its time was to come, but
@@ -579,7 +310,7 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	} dh = { 0, htobe64(s->handle), htobe64(s->next_seq), htobe32((uint32_t)data),
 		 htobe32((uint32_t)(packet - data)) };
 	struct iovec iov[3] = { { &dh, sizeof dh }, { (void *)h, sizeof *h }, { (void *)rest, rest_len } };
-	int rc = send_all(r, r->data, iov, rest_len ? 3 : 2, deadline_of(r));
+	int rc = tb_relay_send_all(r, r->data, iov, rest_len ? 3 : 2, tb_relay_deadline(r));
 	if (rc)
 		return rc;
 	struct index_msg m = {
@@ -643,7 +374,7 @@ void tb_relay_close(struct tb_relay *r)
 			uint64_t stream, last;
 		} m = { htobe64(r->streams[i].handle), htobe64(last) };
 		uint32_t ok;
-		command(r, CMD_CLOSE_STREAM, &m, sizeof m, NULL, 0, &ok, sizeof ok);
+		tb_relay_command(r, CMD_CLOSE_STREAM, &m, sizeof m, NULL, 0, &ok, sizeof ok);
 	}
 	relay_free(r);
 }
