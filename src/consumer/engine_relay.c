@@ -447,17 +447,27 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 			names[ch * e->s->ncpus + cpu] = n;
 		}
 	/* the drained channels' streams are announced at the start, each with
-	 * an empty packet at time 0 (relay.h: live viewers must know every
-	 * stream before any shows an event) */
+	 * an empty packet (relay.h: live viewers must know every stream before
+	 * any shows an event), dated when the session was created, less 10 ms:
+	 * no record of it can be older (its producers attach after), and the
+	 * relay's copy then spans the session, not the time since the clock's
+	 * origin (the boot, for the TSC).  The creation's realtime and tick 0's
+	 * realtime offset were measured together, so their difference holds
+	 * whatever the realtime clock did since. */
+	const struct tb_session *s = e->s;
+	/* relaxed: written once at creation, before any producer ran */
+	uint64_t created = __atomic_load_n(&s->map->created_realtime_ns, __ATOMIC_RELAXED);
+	int64_t since0 = (int64_t)created - s->clock_offset_ns - 10000000;
+	uint64_t base = since0 > 0 ? (uint64_t)((unsigned __int128)since0 * s->clock_freq / 1000000000u) : 0;
 	struct tb_packet_header *first = rc ? NULL : calloc(e->nstreams ? e->nstreams : 1, sizeof *first);
 	if (!rc && !first)
 		rc = -ENOMEM;
-	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
-		for (unsigned cpu = 0; cpu < e->s->ncpus && tb_chan_drained(e, ch); cpu++)
-			/* at tick i of stream i: babeltrace2 warns of two streams
-			 * whose next messages look the same (time and kind) */
-			tb_stream_empty_header(e, ch, cpu, 0, ch * e->s->ncpus + cpu, NULL,
-					       &first[ch * e->s->ncpus + cpu]);
+	for (unsigned ch = 0; ch < s->nchannels && !rc; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus && tb_chan_drained(e, ch); cpu++)
+			/* a tick apart: babeltrace2 warns of two streams whose next
+			 * messages look the same (time and kind) */
+			tb_stream_empty_header(e, ch, cpu, 0, base + ch * s->ncpus + cpu, NULL,
+					       &first[ch * s->ncpus + cpu]);
 	if (!rc)
 		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, first, &o->r);
 	free(first);
