@@ -227,7 +227,9 @@ static int stream_used(const struct tb_ctf_trace_info *info, uint32_t sid)
 }
 
 /*
- * Stream class `sid`.  Both have the same packet context and event header;
+ * Stream class `sid`.  Both have the same packet context and event header
+ * (the context: what CTF readers give a meaning to, and cpu_id, which they
+ * show on every event line; the loss causes are in the trace packet header);
  * class TB_STREAM_VTID adds the event context of LTTng's vtid context: the
  * TSDL name "_vtid" (one underscore, stripped by CTF readers as for payload
  * fields: babeltrace2 shows "vtid"), an unsigned 32-bit decimal integer.
@@ -254,11 +256,8 @@ static void put_stream(FILE *out, uint32_t sid)
 	      "\t\tuint64_t packet_size;\n"
 	      "\t\tuint64_t packet_seq_num;\n"
 	      "\t\tuint64_t events_discarded;\n"
-	      "\t\tuint32_t cpu_id;\n"
-	      "\t\tuint32_t tb_reserved;\n", out);
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
-		fprintf(out, "\t\tuint64_t %s;\n", tb_loss_field(k));
-	fputs("\t};\n};\n\n", out);
+	      "\t\tuint64_t cpu_id;\n"
+	      "\t};\n};\n\n", out);
 }
 
 int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
@@ -299,8 +298,16 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	      "\t\tuint32_t magic;\n"
 	      "\t\tuint8_t uuid[16];\n"
 	      "\t\tuint32_t stream_id;\n"
-	      "\t\tuint64_t stream_instance_id;\n"
-	      "\t};\n};\n\n", out);
+	      "\t\tuint64_t stream_instance_id;\n", out);
+	/* the loss totals by cause (core/format.h, struct tb_trace_packet_header):
+	 * in the trace packet header, which babeltrace2 reads past without showing
+	 * it on every event line as it would a packet context field */
+	fprintf(out, "\t\t/* running totals of lost events by cause:");
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		fprintf(out, "%s %s", k ? "," : "", tb_loss_field(k) + 5);
+	fprintf(out, " (their sum is events_discarded) */\n\t\tuint64_t %s[%u];\n", TB_TSDL_LOST_ARRAY,
+		(unsigned)TB_LOSS_NCAUSES);
+	fputs("\t};\n};\n\n", out);
 
 	fputs("env {\n", out);
 	for (uint32_t i = 0; i < info->nenv; i++) {

@@ -219,7 +219,8 @@ x2=$(echo "$line" | sed -n 's/.* discarded=\([0-9]*\).*/\1/p')
 # be in the first session: at most one such packet per stream, so the sum may exceed what was
 # written by at most one packet's events per stream (seen under valgrind: 4 streams, 8186).
 nstreams=$(ls "$T/lk" | grep -c '^chan_')
-pkt_bits=$("${PY:-python3}" -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(56); print(struct.unpack("<Q", f.read(8))[0])' \
+# packet_size: at byte 128 of a packet (docs/FORMAT.md, section 2)
+pkt_bits=$("${PY:-python3}" -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(128); print(struct.unpack("<Q", f.read(8))[0])' \
 	"$(ls -d "$T/lk"/chan_* | head -1)")
 per_pkt=$(((pkt_bits / 8 - 160) / 32)) # the workload's records are 32 bytes (4-byte header, 28-byte payload)
 [ $((d1 + d2 + x2)) -le $((W + nstreams * per_pkt)) ] && [ $((d2 + x2)) -gt 0 ] ||

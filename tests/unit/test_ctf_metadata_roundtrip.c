@@ -79,6 +79,15 @@ int main(void)
 	/* -1500000001 ns = -2 s + 499999999 ns = 1199999997.6 cycles -> rounded */
 	CHECK_EQ_U64(m.clock_offset, 1199999998ull);
 	CHECK(!strcmp(m.clock_name, "monotonic"), "%s", "-");
+	/* the packet layout the reader takes from the text is core/format.h's */
+	CHECK_EQ_U64(m.pkt_hdr_size, TB_PACKET_HEADER_SIZE);
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		CHECK(m.loss_off[k] == TB_PKT_OFF_LOST + 8 * k, "cause %u at %u", k, m.loss_off[k]);
+	CHECK(m.off.ts_begin == TB_PKT_OFF_TS_BEGIN && m.off.ts_end == TB_PKT_OFF_TS_END &&
+	      m.off.content == TB_PKT_OFF_CONTENT && m.off.packet == TB_PKT_OFF_PACKET && m.off.seq == TB_PKT_OFF_SEQ &&
+	      m.off.discarded == TB_PKT_OFF_DISCARDED && m.off.cpu == TB_PKT_OFF_CPU && m.off.cpu_bytes == 8,
+	      "context offsets %u %u %u %u %u %u %u", m.off.ts_begin, m.off.ts_end, m.off.content, m.off.packet,
+	      m.off.seq, m.off.discarded, m.off.cpu);
 	/* quotes and backslashes come back as written; a control character
 	 * (the newline) as \x0a: the reader never hands one out (an untrusted
 	 * trace must not reach a terminal raw) */
@@ -169,7 +178,17 @@ int main(void)
 		{ "} _vtid;", "} _vtid;\n\t\tuint32_t more;", "event.context must be" },
 		{ "stream {\n\tid = 1;", "stream {\n\tid = 2;", "only stream classes 0 and 1" },
 		{ "stream {\n\tid = 1;", "stream {\n\tid = 0;", "second stream block with id 0" },
-		{ "\t\tuint64_t lost_relay;\n\t};\n};\n\nevent", "\t};\n};\n\nevent", "differs from the first stream's" },
+		{ "\t\tuint64_t cpu_id;\n\t};\n};\n\nevent", "\t\tuint32_t cpu_id;\n\t\tuint32_t tb_reserved;\n\t};\n};\n\nevent",
+		  "differs from the first stream's" },
+		/* format 4: the loss causes are one u64 array ending the packet header, and nowhere else */
+		{ "uint64_t tb_lost_by_cause[9];", "uint32_t tb_lost_by_cause[9];", "only 'uint64_t tb_lost_by_cause[N]'" },
+		{ "uint64_t tb_lost_by_cause[9];", "uint64_t tb_lost[9];", "unexpected field 'tb_lost'" },
+		{ "uint64_t tb_lost_by_cause[9];", "uint64_t tb_lost_by_cause[9];\n\t\tuint32_t more;",
+		  "packet.header: unexpected field 'more'" },
+		{ "\t\tuint64_t cpu_id;\n\t};\n};\n\nstream", "\t\tuint64_t cpu_id;\n\t\tuint64_t lost_full;\n\t};\n};\n\nstream",
+		  "format 4's context ends with cpu_id" },
+		{ "\t\tuint64_t cpu_id;\n\t};\n};\n\nstream", "\t\tuint32_t cpu_id;\n\t\tuint32_t tb_reserved;\n\t\tuint64_t lost_full;\n\t};\n};\n\nstream",
+		  "the loss causes are in the packet header" },
 		{ "name = \"app:clash\";\n\tid = 2;\n\tstream_id = 1;", "name = \"app:clasp\";\n\tid = 2;\n\tstream_id = 1;",
 		  "is 'app:clash' in stream class 0 and 'app:clasp' in 1" },
 		{ "\tstream_id = 1;", "\tstream_id = 3;", "event stream_id must be 0 or 1" },
