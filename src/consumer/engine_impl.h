@@ -154,10 +154,10 @@ struct tb_engine {
 	int direct;         /* 1: stream files may be written with O_DIRECT (TRACEBUF_NO_DIRECT_IO unset) */
 	char dir[PATH_MAX];
 
-	unsigned nstreams; /* nchannels * ncpus */
 	struct tb_stream *streams;
 	uint8_t *buf;      /* staging area: 2 x nslots sub-buffers of the largest channel, TB_DIO_ALIGN-aligned */
 	uint64_t bufsize;  /* one slot */
+	unsigned nstreams; /* nchannels * ncpus */
 	unsigned nslots;   /* slots of a batch */
 	/* the writer thread (engine_run.c): one batch at a time */
 	int wr_running;           /* set before the drain thread starts, cleared after it stopped */
@@ -208,9 +208,9 @@ struct tb_engine {
 	/* flusher threads: sleep on fl_cond until their next visit or stop */
 	pthread_mutex_t fl_lock;
 	pthread_cond_t fl_cond; /* CLOCK_MONOTONIC */
-	int fl_stop;            /* under fl_lock */
 	uint64_t live_ns;       /* the live period (tb_engine_cfg.live_period_ns); 0: off */
 	struct tb_flusher *fl;
+	int fl_stop;            /* under fl_lock */
 	unsigned nfl;
 
 	/* relay daemon (engine_relay.c, its own sender thread and queue), NULL when none */
@@ -220,9 +220,9 @@ struct tb_engine {
 		const struct tb_output *ops;
 		void *arg;
 	} outs[TB_MAX_OUTPUTS];
-	unsigned nouts;
 	uint64_t progress;    /* session clock: records before it are all on disk (drain thread; the mark) */
 	uint64_t progress_ns; /* monotonic time of the last progress update */
+	unsigned nouts;
 
 	int finished;
 	int marked;          /* DIR/.tracebuf-recorder written (mark.c) */

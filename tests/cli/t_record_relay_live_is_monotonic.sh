@@ -66,8 +66,11 @@ vrc=$?
 W=$(sed -n 's/^written: //p' "$T/sched.out" | tail -1)
 [ -n "$W" ] && [ "$W" -gt 0 ] || { cat "$T/sched.out"; fail "the schedule wrote nothing"; }
 echo "  schedule: $(grep -c start "$T/sched.out") processes, $(grep -c idle "$T/sched.out") idle gaps, $W events"
-if [ -s "$T/viewer.err" ] || [ "$vrc" != 0 ]; then
-	echo "-- viewer (exit $vrc):"; head -20 "$T/viewer.err"; echo "-- schedule:"; cat "$T/sched.out"
+# the one line babeltrace2 prints for every trace of format 4 (the loss causes
+# in the packet header, docs/CTF.md "Losses by cause") is expected; any other is not
+grep -v 'User field found in packet header: ignoring: name="tb_lost_by_cause"' "$T/viewer.err" > "$T/viewer.other"
+if [ -s "$T/viewer.other" ] || [ "$vrc" != 0 ]; then
+	echo "-- viewer (exit $vrc):"; head -20 "$T/viewer.other"; echo "-- schedule:"; cat "$T/sched.out"
 	fail "babeltrace2's lttng-live viewer failed (seed $SEED)"
 fi
 "$VERIFY" "$T/local" --written "$W" --no-loss > "$T/verify.out" 2>&1 || { cat "$T/verify.out"; fail "the local copy"; }
