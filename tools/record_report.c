@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
+#include "kernel/kernel.h"
 #include "record_report.h"
 
 #define NAME "record"
@@ -195,6 +196,21 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
 				" skipped, %" PRIu64 " not written after a write error\n",
 			st.bad, st.torn, st.skipped, st.dropped);
+	struct tb_kernel_stats ks;
+	if (tb_engine_kernel(e, &ks)) {
+		/* --kernel: what the trace's kernel streams say (lost by cause, as readers see it) */
+		fprintf(stderr, "  kernel: %" PRIu64 " events of %u tracepoints on %u CPUs in %" PRIu64
+				" packets, %" PRIu64 " of other processes left out; lost %" PRIu64,
+			ks.delivered, ks.ntracepoints, ks.ncpus, ks.packets, ks.filtered,
+			ks.lost_full + ks.lost_invalid + ks.lost_disk);
+		if (ks.lost_full)
+			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full);
+		if (ks.lost_invalid)
+			fprintf(stderr, " (invalid records: %" PRIu64 ")", ks.lost_invalid);
+		if (ks.lost_disk)
+			fprintf(stderr, " (not written: %" PRIu64 ")", ks.lost_disk);
+		fputc('\n', stderr);
+	}
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);
 	if (rs.enabled) {

@@ -227,6 +227,8 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		goto fail;
 	tb_ballast_make(e);
 	recorder_mark(e);
+	if (cfg && cfg->kernel && (rc = tb_engine_kernel_open(e, cfg->kernel)) < 0)
+		goto fail;
 relay:
 	/* the relay daemon last: a refusal leaves nothing behind but the directory */
 	if (cfg && cfg->relay && (rc = tb_engine_relay_open(e, cfg->relay)) < 0)
@@ -337,6 +339,8 @@ void tb_engine_destroy(struct tb_engine *e)
 	if (!e)
 		return;
 	tb_engine_stop_threads(e);
+	tb_engine_kernel_stop(e);
+	tb_kernel_close(e->kern);
 	if (e->streams)
 		tb_streams_close(e);
 	tb_ballast_free(e);
@@ -452,6 +456,7 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 			if ((how & TB_FINISH_DEAD) && ((how & TB_FINISH_SNAPSHOT) || tb_chan_drained(e, ch)))
 				tb_stream_finish(e, ch, cpu);
 		}
+	tb_engine_kernel_finish(e); /* its streams complete before the last metadata */
 	close_outputs(e);
 	tb_engine_relay_close(e);
 	recorder_unmark(e);

@@ -46,13 +46,19 @@ struct tb_engine_env {
 };
 
 struct tb_relay_cfg;
+struct tb_kernel_cfg;
+struct tb_kernel_stats;
 
 struct tb_engine_cfg {
 	unsigned flags;                   /* TB_ENG_* */
 	const struct tb_engine_env *env;  /* extra metadata env entries (copied) */
 	unsigned nenv;
 	const struct tb_relay_cfg *relay; /* also send every packet to lttng-relayd (relay.h); NULL: no */
+	const struct tb_kernel_cfg *kernel; /* also the kernel's sched events (kernel/kernel.h); NULL: no */
 };
+
+/* The kernel streams' figures (--kernel): 1 and *out, or 0 when not recorded. */
+TB_HIDDEN int tb_engine_kernel(struct tb_engine *e, struct tb_kernel_stats *out);
 
 /* What was sent to the relay daemon, and what could not be (tb_engine_relay()). */
 struct tb_relay_stats {

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "consumer/engine.h"
+#include "kernel/kernel.h"
 #include "platform/clock.h" /* tb_mono_ns() */
 
 #define TB_TRACER_VERSION "0.1.0"
@@ -207,6 +208,10 @@ struct tb_engine {
 	struct tb_relay_stats relay_st; /* under relay_lock */
 
 	int finished;
+	/* --kernel (engine_kernel.c): the kernel thread's; kern_stop release/acquire */
+	struct tb_kernel *kern;
+	pthread_t kern_thr;
+	int kern_running, kern_stop, kern_err;
 	int marked;          /* DIR/.tracebuf-recorder written (engine.c recorder_mark) */
 	int mark_fd;
 	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
@@ -313,6 +318,12 @@ TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
  * the session and before writing what was copied.  Any thread.
  */
 TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
+/* engine_kernel.c: the kernel thread (--kernel) */
+TB_HIDDEN int tb_engine_kernel_open(struct tb_engine *e, const struct tb_kernel_cfg *cfg);
+TB_HIDDEN int tb_engine_kernel_start(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_stop(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_finish(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_warnings(struct tb_engine *e);
 TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */

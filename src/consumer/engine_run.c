@@ -515,6 +515,9 @@ int tb_engine_start(struct tb_engine *e)
 {
 	struct tb_session *s = e->s;
 	int any = 0;
+	int rc = tb_engine_kernel_start(e);
+	if (rc)
+		return rc;
 	for (unsigned ch = 0; ch < s->nchannels; ch++)
 		any |= tb_chan_drained(e, ch);
 	if (!any || (e->flags & TB_ENG_READONLY))
@@ -523,7 +526,7 @@ int tb_engine_start(struct tb_engine *e)
 	/* again (`record` claimed before forking CMD): an attaching recorder
 	 * replaces a dead one's pid here; memory order: see the function */
 	tb_session_claim_consumer(s);
-	int rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
+	rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
 	e->wr_running = 1;
