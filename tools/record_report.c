@@ -210,6 +210,12 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 		if (ks.lost_disk)
 			fprintf(stderr, " (not written: %" PRIu64 ")", ks.lost_disk);
 		fputc('\n', stderr);
+		if (ks.counted) {
+			uint64_t acc = ks.delivered + ks.filtered + ks.lost_full + ks.lost_invalid + ks.lost_disk;
+			fprintf(stderr, "  kernel: %" PRIu64 " tracepoint hits counted by perf, %" PRIu64
+					" accounted for (delivered + left out + lost)%s\n",
+				ks.generated, acc, acc == ks.generated ? "" : ": NOT EQUAL");
+		}
 	}
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);

@@ -274,6 +274,15 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		for (unsigned i = 0; i < k->nfds; i++)
 			ioctl(k->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 		k->enabled = 0;
+		uint64_t g = 0;
+		for (unsigned i = 0; i < k->ncfds; i++) {
+			uint64_t v;
+			if (read(k->cfds[i], &v, sizeof v) == (ssize_t)sizeof v)
+				g += v;
+			else
+				k->count_failed = 1;
+		}
+		__atomic_store_n(&k->generated, g, __ATOMIC_RELAXED);
 	}
 	tb_kclock_pair(k);
 	for (unsigned i = 0; i < k->ncpu; i++) {
@@ -325,6 +334,8 @@ void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out)
 		out->lost_invalid += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_INVALID], __ATOMIC_RELAXED);
 		out->lost_disk += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_DISK], __ATOMIC_RELAXED);
 	}
+	out->generated = __atomic_load_n(&k->generated, __ATOMIC_RELAXED);
+	out->counted = !k->count_failed && k->ncfds && !k->enabled && out->generated;
 	out->ncpus = k->ncpu;
 	out->ntracepoints = k->nclasses;
 }

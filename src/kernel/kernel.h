@@ -49,6 +49,10 @@ struct tb_kernel_stats {
 	uint64_t lost_disk;      /* events in packets that could not be written */
 	uint64_t packets, bytes;
 	uint64_t samples;        /* PERF_RECORD_SAMPLE records read */
+	uint64_t generated;      /* tracepoint hits counted by the kernel in the same window (a counting
+				  * event grouped with each sampling one); valid when counted = 1, after
+				  * the final pass: delivered + filtered + lost = generated */
+	int counted;
 	unsigned ncpus, ntracepoints;
 };
 

@@ -50,6 +50,10 @@ struct tb_kernel {
 	struct kcpu *cpus;
 	int *fds;                /* every event's fd */
 	unsigned nfds;
+	int *cfds;               /* the counting twins (open.c) */
+	unsigned ncfds;
+	int count_failed;        /* a twin could not be opened: no generated count */
+	uint64_t generated;      /* the twins' total, read when the events are disabled */
 	struct kid *ids;
 	unsigned nids;
 	int enabled;

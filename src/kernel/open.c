@@ -219,7 +219,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	k->cpus = calloc((size_t)ncpu, sizeof *k->cpus);
 	k->fds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->fds);
 	k->ids = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->ids);
-	if (!k->cpus || !k->fds || !k->ids)
+	k->cfds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfds);
+	if (!k->cpus || !k->fds || !k->ids || !k->cfds)
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
 	long page = sysconf(_SC_PAGESIZE);
 	for (long cpu = 0; cpu < ncpu; cpu++) {
@@ -258,6 +259,20 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 					       cpu, strerror(err));
 			}
 			k->fds[k->nfds++] = fd;
+			/* its counting twin, in its group: enabled and disabled with it,
+			 * it counts every hit of the tracepoint on this CPU, so that
+			 * delivered + filtered + lost can be checked against it */
+			struct perf_event_attr ca = a;
+			ca.sample_period = 0;
+			ca.sample_type = 0;
+			ca.disabled = 0;
+			ca.watermark = 0;
+			ca.wakeup_watermark = 0;
+			int cfd = (int)syscall(SYS_perf_event_open, &ca, -1, (int)cpu, fd, PERF_FLAG_FD_CLOEXEC);
+			if (cfd >= 0)
+				k->cfds[k->ncfds++] = cfd;
+			else
+				k->count_failed = 1;
 			uint64_t id = 0;
 			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_ID: %s", strerror(errno));
@@ -361,9 +376,12 @@ void tb_kernel_close(struct tb_kernel *k)
 		free(c->ev);
 		free(c->pkt);
 	}
+	for (unsigned i = 0; i < k->ncfds; i++)
+		close(k->cfds[i]);
 	for (unsigned i = 0; i < k->nfds; i++)
 		close(k->fds[i]);
 	free(k->cpus);
+	free(k->cfds);
 	free(k->fds);
 	free(k->ids);
 	free(k->set);
