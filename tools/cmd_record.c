@@ -86,7 +86,7 @@ static void record_usage(FILE *f)
 		"                            LIST: sched_switch,sched_waking,... default: the sched set;\n"
 		"                            needs root, CAP_PERFMON or perf_event_paranoid <= 1: docs/KERNEL.md)\n"
 		"  --kernel-all              with --kernel: every CPU's events, not only CMD's tree\n"
-		"  --kernel-pages N          pages of each CPU's perf ring (a power of two; default 64)\n"
+		"  --kernel-pages N          pages of each CPU's perf ring (a power of two; default 256)\n"
 		"\n"
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"

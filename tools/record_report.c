@@ -205,6 +205,8 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			ks.lost_full + ks.lost_invalid + ks.lost_disk);
 		if (ks.lost_full)
 			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full);
+		if (ks.silent)
+			fprintf(stderr, " (of which %" PRIu64 " counted by the kernel but never in its ring)", ks.silent);
 		if (ks.lost_invalid)
 			fprintf(stderr, " (invalid records: %" PRIu64 ")", ks.lost_invalid);
 		if (ks.lost_disk)

@@ -33,7 +33,7 @@
 struct tb_kernel_cfg {
 	const char *list;        /* comma-separated tracepoint names; NULL or "": the default list */
 	int all;                 /* 1: every CPU's events; 0: only the traced process tree's */
-	uint32_t ring_pages;     /* data pages of each CPU's perf ring (power of two); 0: 64 */
+	uint32_t ring_pages;     /* data pages of each CPU's perf ring (power of two); 0: 256 */
 	const uint32_t *roots;   /* pids whose process trees are traced (and their threads) */
 	unsigned nroots;
 	uint32_t clock_kind;     /* the session's (enum tb_clock_kind) */
@@ -53,6 +53,8 @@ struct tb_kernel_stats {
 				  * event grouped with each sampling one); valid when counted = 1, after
 				  * the final pass: delivered + filtered + lost = generated */
 	int counted;
+	uint64_t silent;         /* of lost_full: counted by the kernel, neither delivered by the ring nor
+				  * reported lost by it */
 	unsigned ncpus, ntracepoints;
 };
 

@@ -16,15 +16,24 @@
 
 /* One CPU: its perf ring, the events taken from it and not yet written,
  * and its stream file. */
-struct kcpu {
-	int cpu;
-	int fd;                  /* the ring's event (the others' output is redirected to it) */
+struct kring {
+	int fd;                  /* the ring's event */
 	void *map;
 	size_t map_len;
 	struct tb_perf_ring ring;
+};
+
+struct kcpu {
+	int cpu;
+	int fd;                  /* the first ring's event (the others' output is redirected to it) */
+	struct kring rings[1];   /* the CPU's ring, shared by its events through SET_OUTPUT */
+	unsigned nrings;
 	struct tb_kev *ev;       /* pending, in time order after a pass sorted them */
 	size_t n, cap, next;     /* next: the merge's position */
 	uint64_t lost[TB_LOSS_NCAUSES]; /* running totals by cause */
+	uint64_t samples;        /* PERF_RECORD_SAMPLE records read from this ring */
+	uint64_t reported_lost;  /* ... and the PERF_RECORD_LOST counts */
+	uint64_t counted;        /* the twins' total on this CPU (final pass) */
 	/* the stream */
 	int sfd;                 /* -1: not created yet */
 	uint64_t file_off, seq, last_ts;
@@ -51,7 +60,9 @@ struct tb_kernel {
 	int *fds;                /* every event's fd */
 	unsigned nfds;
 	int *cfds;               /* the counting twins (open.c) */
+	unsigned *cfd_cpu;       /* index in cpus[] of each twin */
 	unsigned ncfds;
+	uint64_t silent;         /* hits the twins counted that no ring delivered nor reported lost */
 	int count_failed;        /* a twin could not be opened: no generated count */
 	uint64_t generated;      /* the twins' total, read when the events are disabled */
 	struct kid *ids;

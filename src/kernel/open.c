@@ -220,7 +220,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	k->fds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->fds);
 	k->ids = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->ids);
 	k->cfds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfds);
-	if (!k->cpus || !k->fds || !k->ids || !k->cfds)
+	k->cfd_cpu = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfd_cpu);
+	if (!k->cpus || !k->fds || !k->ids || !k->cfds || !k->cfd_cpu)
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
 	long page = sysconf(_SC_PAGESIZE);
 	for (long cpu = 0; cpu < ncpu; cpu++) {
@@ -269,8 +270,10 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			ca.watermark = 0;
 			ca.wakeup_watermark = 0;
 			int cfd = (int)syscall(SYS_perf_event_open, &ca, -1, (int)cpu, fd, PERF_FLAG_FD_CLOEXEC);
-			if (cfd >= 0)
+			if (cfd >= 0) {
+				k->cfd_cpu[k->ncfds] = k->ncpu - 1;
 				k->cfds[k->ncfds++] = cfd;
+			}
 			else
 				k->count_failed = 1;
 			uint64_t id = 0;
@@ -280,29 +283,32 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			k->ids[k->nids].tp = tp;
 			k->nids++;
 			if (c->fd < 0) {
+				struct kring *kr = &c->rings[c->nrings];
 				c->fd = fd;
-				c->map_len = (size_t)(k->ring_pages + 1) * (size_t)page;
-				c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-				if (c->map == MAP_FAILED) {
+				kr->fd = fd;
+				kr->map_len = (size_t)(k->ring_pages + 1) * (size_t)page;
+				kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+				if (kr->map == MAP_FAILED) {
 					int err = errno;
-					c->map = NULL;
+					kr->map = NULL;
 					return tb_fail(-err,
 						       "--kernel: cannot map the perf ring of CPU %ld (%u KiB): %s%s", cpu,
-						       (unsigned)(c->map_len / 1024), strerror(err),
+						       (unsigned)(kr->map_len / 1024), strerror(err),
 						       err == EPERM ? " (above kernel.perf_event_mlock_kb for this user: "
 								      "raise it, or use a smaller ring)"
 								    : "");
 				}
-				struct perf_event_mmap_page *mp = c->map;
+				c->nrings++;
+				struct perf_event_mmap_page *mp = kr->map;
 				/* data_offset/data_size: Linux 4.1+; before, the data follows the first page */
 				uint64_t off = mp->data_offset ? mp->data_offset : (uint64_t)page;
 				uint64_t size = mp->data_size ? mp->data_size : (uint64_t)k->ring_pages * (uint64_t)page;
-				if (off + size > c->map_len || (size & (size - 1)))
+				if (off + size > kr->map_len || (size & (size - 1)))
 					return tb_fail(-EINVAL, "--kernel: perf ring of CPU %ld: impossible layout", cpu);
-				c->ring.data = (const uint8_t *)c->map + off;
-				c->ring.size = size;
-				c->ring.head = (const uint64_t *)&mp->data_head;
-				c->ring.tail = (uint64_t *)&mp->data_tail;
+				kr->ring.data = (const uint8_t *)kr->map + off;
+				kr->ring.size = size;
+				kr->ring.head = (const uint64_t *)&mp->data_head;
+				kr->ring.tail = (uint64_t *)&mp->data_tail;
 			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->fd) < 0) {
 				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_SET_OUTPUT (CPU %ld): %s", cpu,
 					       strerror(errno));
@@ -336,11 +342,12 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
 	pthread_mutex_init(&k->warn_lock, NULL);
 	k->all = cfg->all;
-	k->ring_pages = cfg->ring_pages ? cfg->ring_pages : 64;
+	k->ring_pages = cfg->ring_pages ? cfg->ring_pages : 256; /* 1 MiB per CPU */
 	k->clock_kind = cfg->clock_kind;
 	k->clock_freq = cfg->clock_freq;
 	k->mono_offset_ns = cfg->clock_mono_offset_ns;
 	k->dirfd = -1;
+
 	k->scratch = malloc(TB_PERF_REC_MAX);
 	if (!k->scratch) {
 		tb_kernel_close(k);
@@ -369,8 +376,9 @@ void tb_kernel_close(struct tb_kernel *k)
 		return;
 	for (unsigned i = 0; i < k->ncpu; i++) {
 		struct kcpu *c = &k->cpus[i];
-		if (c->map)
-			munmap(c->map, c->map_len);
+		for (unsigned r = 0; r < c->nrings; r++)
+			if (c->rings[r].map)
+				munmap(c->rings[r].map, c->rings[r].map_len);
 		if (c->sfd >= 0)
 			close(c->sfd);
 		free(c->ev);
@@ -382,6 +390,7 @@ void tb_kernel_close(struct tb_kernel *k)
 		close(k->fds[i]);
 	free(k->cpus);
 	free(k->cfds);
+	free(k->cfd_cpu);
 	free(k->fds);
 	free(k->ids);
 	free(k->set);

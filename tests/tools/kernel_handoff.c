@@ -9,7 +9,9 @@
  * kh:got { seq } right after its futex wait returned (after the
  * sched_switch that put it back on a CPU).  Thread "kh-a" also sleeps
  * 50 ms in a span (kh:nap_begin / kh:nap_end), and each thread marks its
- * life (kh:life_begin / kh:life_end, a span "life").
+ * life (kh:life_begin / kh:life_end, a span "life"), after sleeping
+ * LINGER ms (argv[2], default 0) once the token passing is over, so that
+ * a lifetime can be long next to a thread's start and exit.
  * Prints "TID_A TID_B".
  */
 #define _GNU_SOURCE
@@ -35,6 +37,7 @@ TB_EVENT(kh, life_end, (u32, tid))
 static uint32_t turn; /* the futex word: whose turn (0: a, 1: b) */
 static uint32_t tids[2];
 static unsigned n = 200;
+static unsigned linger_ms;
 static pthread_barrier_t ready;
 
 static long futex(uint32_t *w, int op, uint32_t v)
@@ -68,6 +71,9 @@ static void *run(void *arg)
 		long woken = futex(&turn, FUTEX_WAKE_PRIVATE, 1);
 		tb_kh_woke(seq, (uint32_t)(woken > 0 ? woken : 0));
 	}
+	struct timespec ts = { (time_t)(linger_ms / 1000), (long)(linger_ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
 	tb_kh_life_end(tids[me]);
 	return NULL;
 }
@@ -76,6 +82,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1)
 		n = (unsigned)atoi(argv[1]);
+	if (argc > 2)
+		linger_ms = (unsigned)atoi(argv[2]);
 	if (n < 2)
 		return 2;
 	pthread_barrier_init(&ready, NULL, 2);
