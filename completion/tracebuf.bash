@@ -31,7 +31,7 @@ _tracebuf()
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
-		      --live-timer -q --quiet --help --" ;;
+		      --live-timer --kernel --kernel-all --kernel-pages -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --ticks --follow -q --quiet --help" ;;
 	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval -q --quiet --help" ;;

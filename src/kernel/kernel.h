@@ -7,10 +7,13 @@
  *                  layout (its `format` file, parsed: nothing hard-coded),
  *                  and the LTTng-named event classes they become
  *   perf_ring.c    the head/tail protocol of a perf mmap ring, untrusted
- *   capture.c      perf_event_open per CPU per tracepoint, one ring per
- *                  CPU (PERF_EVENT_IOC_SET_OUTPUT); a pass drains every
- *                  ring, maps the times to the session clock, filters to
- *                  the traced process tree and hands events to kwrite.c
+ *   open.c         perf_event_open per CPU per tracepoint (and a counting
+ *                  twin in its group), one ring per CPU
+ *                  (PERF_EVENT_IOC_SET_OUTPUT); the errors that say what
+ *                  permission is missing
+ *   capture.c      a pass: drains every ring, maps the times to the
+ *                  session clock, filters to the traced process tree and
+ *                  hands events to kwrite.c
  *   kwrite.c       CTF packets of stream class 2 (TB_STREAM_KERNEL), one
  *                  stream file per CPU, `kernel_cpu<N>`
  *
