@@ -87,19 +87,32 @@ static int paranoid(void)
 	return atoi(buf);
 }
 
-/* The error for a refused perf_event_open: what is missing, how to grant it. */
-static int perm_error(int err, const char *tp, int cpu)
+/*
+ * What tracepoints need and what this process has, one clause each: root,
+ * or CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or kernel.perf_event_paranoid
+ * <= 1; and tracefs readable.  Written into buf.
+ */
+static void perm_state(char *buf, size_t len, int tracefs_ok)
 {
 	int root = geteuid() == 0, perfmon = cap_effective(38 /* CAP_PERFMON */),
 	    admin = cap_effective(21 /* CAP_SYS_ADMIN */), par = paranoid();
-	return tb_fail(-err,
-		       "--kernel: perf_event_open(sched:%s, CPU %d) refused (%s). Kernel tracepoints need one of: "
-		       "root (this recorder runs as uid %u%s); CAP_PERFMON (%s: setcap cap_perfmon+ep on the tracebuf "
-		       "binary, Linux 5.8+); kernel.perf_event_paranoid <= 1 (it is %d%s: sysctl -w "
-		       "kernel.perf_event_paranoid=1) together with read access to tracefs. Record without --kernel "
-		       "to trace the program alone",
-		       tp, cpu, strerror(err), (unsigned)geteuid(), root ? ", which should be enough: a seccomp or LSM policy refuses it" : "",
-		       perfmon || admin ? "present" : "missing", par, par <= 1 ? ", low enough" : "");
+	int perf_ok = root || perfmon || admin || par <= 1;
+	snprintf(buf, len,
+		 "tracepoints need (1) root [%s, uid %u] or CAP_PERFMON [%s: setcap cap_perfmon+ep tracebuf] or "
+		 "kernel.perf_event_paranoid <= 1 [it is %d: sysctl -w kernel.perf_event_paranoid=1], and (2) "
+		 "tracefs readable [%s: as root, mount -o remount,mode=755 /sys/kernel/tracing]. %s",
+		 root ? "present" : "missing", (unsigned)geteuid(), perfmon || admin ? "present" : "missing", par,
+		 tracefs_ok ? "present" : "missing",
+		 perf_ok && tracefs_ok ? "All are present: a seccomp or LSM policy refuses it"
+				       : "Without --kernel the program is traced alone");
+}
+
+/* The error for a refused perf_event_open: what is missing, how to grant it. */
+static int perm_error(int err, const char *tp)
+{
+	char st[768];
+	perm_state(st, sizeof st, 1);
+	return tb_fail(-err, "--kernel: perf_event_open(sched:%s) refused (%s): %s", tp, strerror(err), st);
 }
 
 static int find_tracefs(char *dir, size_t len)
@@ -115,12 +128,11 @@ static int find_tracefs(char *dir, size_t len)
 		if (errno == EACCES)
 			denied = 1;
 	}
-	if (denied)
-		return tb_fail(-EACCES,
-			       "--kernel: tracefs (/sys/kernel/tracing) is not readable by uid %u, and the tracepoints' ids "
-			       "and layouts are read there: as root, mount -o remount,mode=755 /sys/kernel/tracing (or run "
-			       "the recorder as root)",
-			       (unsigned)geteuid());
+	if (denied) {
+		char st[768];
+		perm_state(st, sizeof st, 0);
+		return tb_fail(-EACCES, "--kernel: tracefs is not readable (tracepoint ids and layouts): %s", st);
+	}
 	return tb_fail(-ENOENT,
 		       "--kernel: tracefs is not mounted (no events/sched under /sys/kernel/tracing nor "
 		       "/sys/kernel/debug/tracing): as root, mount -t tracefs nodev /sys/kernel/tracing");
@@ -182,9 +194,13 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 				 tb_ktp_name(tp));
 			continue;
 		}
+		if (rc == -EACCES || rc == -EPERM) {
+			char st[768];
+			perm_state(st, sizeof st, 0);
+			return tb_fail(rc, "--kernel: cannot read %s: %s", path, st);
+		}
 		if (rc < 0)
-			return tb_fail(rc, "--kernel: cannot read %s: %s (tracefs must be readable: run as root, or "
-					   "mount -o remount,mode=755 /sys/kernel/tracing)", path, strerror(-rc));
+			return tb_fail(rc, "--kernel: cannot read %s: %s", path, strerror(-rc));
 		if (tb_tp_format_parse(text, &k->fmt[tp]) < 0) {
 			tb_kernel_warn(k, "--kernel: %s: a format this recorder cannot parse; sched:%s skipped", path,
 				       tb_ktp_name(tp));
@@ -255,7 +271,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 					break;
 				}
 				if (err == EACCES || err == EPERM)
-					return perm_error(err, tb_ktp_name(tp), (int)cpu);
+					return perm_error(err, tb_ktp_name(tp));
 				return tb_fail(-err, "--kernel: perf_event_open(sched:%s, CPU %ld): %s", tb_ktp_name(tp),
 					       cpu, strerror(err));
 			}
