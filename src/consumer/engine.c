@@ -222,13 +222,14 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		rc = tb_fail(-errno, "output directory %s is not writable: %s", dir, strerror(errno));
 		goto fail;
 	}
+	/* the kernel first: tb_dir_prepare keeps a resumed directory's kernel streams only for it */
+	if (cfg && cfg->kernel && (rc = tb_engine_kernel_open(e, cfg->kernel)) < 0)
+		goto fail;
 	rc = tb_dir_prepare(e, !!(e->flags & TB_ENG_RESUME));
 	if (rc < 0)
 		goto fail;
 	tb_ballast_make(e);
 	recorder_mark(e);
-	if (cfg && cfg->kernel && (rc = tb_engine_kernel_open(e, cfg->kernel)) < 0)
-		goto fail;
 relay:
 	/* the relay daemon last: a refusal leaves nothing behind but the directory */
 	if (cfg && cfg->relay && (rc = tb_engine_relay_open(e, cfg->relay)) < 0)

@@ -296,7 +296,14 @@ static uint64_t seen(const struct tb_kernel *k)
 
 int tb_kernel_pass(struct tb_kernel *k, int final)
 {
+	tb_kclock_pair(k);
+	for (unsigned i = 0; i < k->ncpu; i++)
+		k->cpus[i].n = k->cpus[i].next = 0;
+	drain_all(k);
 	if (final && k->enabled) {
+		/* Drained first, then disabled: a ring that was full gets room, so
+		 * that the kernel can write the PERF_RECORD_LOST it keeps pending
+		 * until a record fits (the twins count what it still holds back). */
 		for (unsigned i = 0; i < k->nfds; i++)
 			ioctl(k->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 		k->enabled = 0;
@@ -313,11 +320,8 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			}
 		}
 		__atomic_store_n(&k->generated, g, __ATOMIC_RELAXED);
+		drain_all(k);
 	}
-	tb_kclock_pair(k);
-	for (unsigned i = 0; i < k->ncpu; i++)
-		k->cpus[i].n = k->cpus[i].next = 0;
-	drain_all(k);
 	/* The last records may still be on their way into a ring: a
 	 * tracepoint handler interrupted by the disabling IPI publishes its
 	 * record after the ioctl returned.  Wait for them (the count says
@@ -330,10 +334,11 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 	for (unsigned i = 0; i < k->ncpu; i++)
 		sort_events(&k->cpus[i]);
 	/* What the kernel counted on a CPU and its ring neither delivered nor
-	 * reported lost is lost all the same (seen with several tracepoints
-	 * sharing a ring, a few per thousand at most: docs/KERNEL.md): counted
-	 * under "full", the cause of perf's own losses, so that every reader
-	 * is told; the summary says how many. */
+	 * reported lost was lost to a full ring whose PERF_RECORD_LOST the
+	 * kernel still held back when the events were disabled (it writes one
+	 * only with the next record that fits: docs/KERNEL.md, "Losses"):
+	 * counted under "full" so that every reader is told; the summary says
+	 * how many. */
 	for (unsigned i = 0; final && !k->count_failed && k->ncfds && i < k->ncpu; i++) {
 		struct kcpu *c = &k->cpus[i];
 		uint64_t got = c->samples + c->reported_lost;
@@ -386,7 +391,7 @@ void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out)
 	out->silent = __atomic_load_n(&k->silent, __ATOMIC_RELAXED);
 	out->counted = !k->count_failed && k->ncfds && !k->enabled && out->generated;
 	out->ncpus = k->ncpu;
-	out->ntracepoints = k->nclasses;
+	out->ntracepoints = k->nopened;
 }
 
 const struct tb_event_desc *tb_kernel_classes(const struct tb_kernel *k, uint32_t *n)

@@ -31,7 +31,8 @@
 #include "core/view.h"
 
 #define TB_KERNEL_MAX_CLASSES 16u
-#define TB_KERNEL_STREAM_FMT "kernel_cpu%u" /* a channel's files are "<name>_<N>": never this */
+#define TB_KERNEL_STREAM_FMT "kernel_cpu%u" /* a channel's files are "<name>_<N>": never this
+						    * (nor "kernel_cpu<N>_r<G>" of a resumed directory) */
 
 struct tb_kernel_cfg {
 	const char *list;        /* comma-separated tracepoint names; NULL or "": the default list */
@@ -85,7 +86,8 @@ TB_HIDDEN void tb_kernel_wait(struct tb_kernel *k, int timeout_ms);
  */
 TB_HIDDEN int tb_kernel_pass(struct tb_kernel *k, int final);
 TB_HIDDEN void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out);
-/* The event classes of stream class 2, ids TB_KERNEL_ID_BASE + i. */
+/* The event classes of stream class 2, ids TB_KERNEL_ID_BASE + i (i: enum
+ * tb_ktp): every one tracebuf knows, opened or not (fixed ids). */
 TB_HIDDEN const struct tb_event_desc *tb_kernel_classes(const struct tb_kernel *k, uint32_t *n);
 /* Copies the next warning into buf; 0 when none is left. */
 TB_HIDDEN int tb_kernel_next_warning(struct tb_kernel *k, char *buf, size_t len);

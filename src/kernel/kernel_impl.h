@@ -69,7 +69,8 @@ struct tb_kernel {
 	unsigned nids;
 	int enabled;
 	struct tb_tp_format fmt[TB_KTP_N];
-	int32_t cls_of[TB_KTP_N]; /* class index of each tracepoint opened, -1 */
+	int32_t cls_of[TB_KTP_N]; /* class index of each tracepoint opened (its enum tb_ktp), -1 */
+	unsigned nopened;
 	struct tb_event_desc classes[TB_KERNEL_MAX_CLASSES];
 	uint32_t nclasses;
 	/* the traced tree: tids and tgids (one namespace) */
@@ -79,6 +80,8 @@ struct tb_kernel {
 	struct { uint64_t tsc, ns; } pairs[TB_KPAIRS];
 	unsigned pair_n;
 	int dirfd;
+	unsigned gen;            /* 0: files kernel_cpu<N>; else kernel_cpu<N>_r<gen> (a resumed directory
+				  * already holds earlier recorders' kernel streams: kept, never overwritten) */
 	uint8_t uuid[16];
 	uint8_t *scratch;        /* TB_PERF_REC_MAX */
 	struct kcpu *cur;        /* the ring being drained (the record callback's) */
@@ -100,6 +103,8 @@ static inline void kc_lost(struct kcpu *c, unsigned cause, uint64_t n)
 TB_HIDDEN void tb_kset_add(struct tb_kernel *k, uint32_t v);
 TB_HIDDEN void tb_kclock_pair(struct tb_kernel *k);
 TB_HIDDEN void tb_kernel_warn(struct tb_kernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* kwrite.c: the stream file name of a CPU */
+TB_HIDDEN void tb_kw_name(const struct tb_kernel *k, unsigned cpu, char *buf, size_t len);
 /* kwrite.c: adds ev to its CPU's packet (written when full). */
 TB_HIDDEN void tb_kw_append(struct tb_kernel *k, struct kcpu *c, const struct tb_kev *ev);
 /* Writes the CPU's current packet, if it has events. */

@@ -43,7 +43,7 @@ static void fill_header(struct tb_kernel *k, struct kcpu *c, struct tb_packet_he
 	h->magic = TB_CTF_MAGIC;
 	memcpy(h->uuid, k->uuid, 16);
 	h->stream_id = TB_STREAM_KERNEL;
-	h->stream_instance_id = ((uint64_t)TB_KINSTANCE_CHANNEL << 32) | (uint32_t)c->cpu;
+	h->stream_instance_id = ((uint64_t)(TB_KINSTANCE_CHANNEL - k->gen) << 32) | (uint32_t)c->cpu;
 	h->timestamp_begin = begin;
 	h->timestamp_end = end;
 	h->content_size = (uint64_t)content * 8;
@@ -55,13 +55,22 @@ static void fill_header(struct tb_kernel *k, struct kcpu *c, struct tb_packet_he
 	h->events_discarded = lost ? sum(lost) : 0;
 }
 
+void tb_kw_name(const struct tb_kernel *k, unsigned cpu, char *buf, size_t len)
+{
+	if (k->gen)
+		snprintf(buf, len, TB_KERNEL_STREAM_FMT "_r%u", cpu, k->gen);
+	else
+		snprintf(buf, len, TB_KERNEL_STREAM_FMT, cpu);
+}
+
 /* Appends bytes [0, len) of buf to the stream; 0, or -errno (the file is cut back). */
 static int put(struct tb_kernel *k, struct kcpu *c, const uint8_t *buf, uint32_t len)
 {
 	if (c->sfd < 0) {
-		char name[32];
-		snprintf(name, sizeof name, TB_KERNEL_STREAM_FMT, (unsigned)c->cpu);
-		c->sfd = openat(k->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		char name[48];
+		tb_kw_name(k, (unsigned)c->cpu, name, sizeof name);
+		/* never over a file of the directory (tb_kernel_set_output chose a free generation) */
+		c->sfd = openat(k->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (c->sfd < 0)
 			return -errno;
 	}

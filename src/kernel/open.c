@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +179,13 @@ static int perf_open(struct perf_event_attr *a, int cpu)
 
 static int open_events(struct tb_kernel *k, int *want, int explicit_list, const char *evdir)
 {
+	/* Every class tracebuf knows is declared, opened or not, each under a
+	 * fixed id (TB_KERNEL_ID_BASE + enum tb_ktp): the kernel streams a
+	 * killed recorder left in a directory that `record --attach` completes
+	 * stay readable whatever list either recorder was given. */
+	for (unsigned tp = 0; tp < TB_KTP_N; tp++)
+		tb_ktp_class(tp, TB_KERNEL_ID_BASE + tp, &k->classes[tp]);
+	k->nclasses = TB_KTP_N;
 	int any = 0;
 	char missing[256] = "";
 	for (unsigned tp = 0; tp < TB_KTP_N; tp++) {
@@ -218,9 +226,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 				       tb_ktp_name(tp), path);
 			continue;
 		}
-		k->cls_of[tp] = (int32_t)k->nclasses;
-		tb_ktp_class(tp, TB_KERNEL_ID_BASE + k->nclasses, &k->classes[k->nclasses]);
-		k->nclasses++;
+		k->cls_of[tp] = (int32_t)tp;
+		k->nopened++;
 		any = 1;
 	}
 	if (*missing)
@@ -384,6 +391,20 @@ void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16]
 {
 	k->dirfd = dirfd;
 	memcpy(k->uuid, uuid, 16);
+	/* record --attach into a killed recorder's directory: its kernel streams
+	 * stay; ours take the first generation no file of the directory has
+	 * (their own names and stream instance ids: docs/KERNEL.md) */
+	for (k->gen = 0; k->gen < 0xff00u; k->gen++) {
+		int taken = 0;
+		for (unsigned i = 0; i < k->ncpu && !taken; i++) {
+			char name[48];
+			struct stat st;
+			tb_kw_name(k, (unsigned)k->cpus[i].cpu, name, sizeof name);
+			taken = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+		}
+		if (!taken)
+			break;
+	}
 }
 
 void tb_kernel_close(struct tb_kernel *k)

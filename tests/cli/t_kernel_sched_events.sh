@@ -142,8 +142,6 @@ line=$(grep 'tracepoint hits counted' "$T/l.err") || fail "no count line: $(cat 
 gen=$(echo "$line" | sed -n 's/.*kernel: \([0-9]*\) tracepoint hits.*/\1/p')
 acc=$(echo "$line" | sed -n 's/.*, \([0-9]*\) accounted for.*/\1/p')
 [ "$gen" = "$acc" ] || fail "generated $gen, delivered + lost $acc"
-# one tracepoint: every hit the kernel counted is in the ring or in its PERF_RECORD_LOST counts
-grep -q 'never in its ring' "$T/l.err" && fail "hits the ring neither delivered nor reported lost: $(cat "$T/l.err")"
 lost=$(sed -n 's/.*perf ring full: \([0-9]*\).*/\1/p' "$T/l.err")
 [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "a one-page ring under a switch storm lost nothing: $(cat "$T/l.err")"
 "$CLI" report --format json "$T/l" > "$T/l.json" || fail "report of the storm"
