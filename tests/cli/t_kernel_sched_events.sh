@@ -17,6 +17,10 @@
 #     delivered + lost = the tracepoint hits the kernel counted in the same window (the
 #     recorder's counting twin) and at most what `perf stat -a` counted around the whole
 #     recording (when perf is installed); babeltrace2 and report see the same loss count;
+#   - a recorder with --kernel killed (-9) while the command runs, `record --attach --kernel` into
+#     the same directory: the killed one's kernel streams are kept, the new ones written beside
+#     them (kernel_cpu<N>_r1), babeltrace2 and tracebuf read the whole directory, with kernel
+#     events of the command's threads after the attach; attaching without --kernel is refused;
 #   - recording without --kernel writes no kernel stream; an unknown tracepoint is refused.
 # Skips (77) with the reason when perf_event_open on tracepoints is not allowed here.
 set -u
@@ -40,7 +44,11 @@ grep -q 'NOT EQUAL' "$T/h.err" && fail "kernel accounting: $(cat "$T/h.err")"
 "$CLI" dump --format json --thread-records "$T/h" > "$T/h.jsonl" || fail "dump"
 "$CLI" report --format json "$T/h" > "$T/h.report.json" || fail "report"
 "$PY" - "$T/h.jsonl" "$T/h.tids" "$T/h.report.json" $N <<'PY' || fail "handoff checks"
-import json, sys
+import json, sys, traceback
+def _hook(t, v, tb):
+    print("handoff checks: uncaught", t.__name__, v, "".join(traceback.format_tb(tb))[-600:])
+    sys.exit(1)
+sys.excepthook = _hook
 evs = [json.loads(l) for l in open(sys.argv[1])]
 evs = [e for e in evs if "event" in e]
 a, b = map(int, open(sys.argv[2]).read().split())
@@ -176,7 +184,36 @@ if [ -n "$PERF" ]; then
 	[ -n "$pc" ] && [ "$pc" -ge "$gen" ] || fail "perf stat -a counted $pc switches over the whole recording, fewer than $gen"
 fi
 
-# 4. without --kernel: no kernel stream; a bad list is refused before anything runs
+# 4. a killed recorder's directory completed by record --attach --kernel
+S=$T/shm/k.sess
+"$CLI" record -q --kernel --session "$S" -o "$T/a" -- "$HO" 200 4000 > "$T/a.tids" 2>/dev/null & RP=$!
+wait_for test -s "$T/a.tids" || fail "the handoff never started"
+wait_for sh -c 'ls "$1" | grep -q "^kernel_cpu[0-9]*$"' - "$T/a" || fail "no kernel stream before the kill"
+kill -9 $RP; wait $RP 2>/dev/null
+"$CLI" record --attach "$S" -o "$T/a" 2> "$T/a0.err" && fail "attach without --kernel took a directory with kernel streams"
+grep -q 'is a kernel stream: attach with --kernel' "$T/a0.err" || fail "the refusal: $(cat "$T/a0.err")"
+"$CLI" record --attach "$S" --kernel -o "$T/a" 2> "$T/a.err" || { cat "$T/a.err"; fail "attach --kernel"; }
+ls "$T/a" | grep -q '^kernel_cpu[0-9]*_r1$' || fail "no second-generation kernel stream: $(ls "$T/a")"
+if command -v babeltrace2 >/dev/null; then
+	babeltrace2 "$T/a" > "$T/a.bt" 2> "$T/a.bt.err" || fail "babeltrace2 on the completed directory: $(head -3 "$T/a.bt.err")"
+	grep -v 'Tracer discarded [0-9]* events\{0,1\} between' "$T/a.bt.err" | grep -q . && fail "babeltrace2 warns: $(head -3 "$T/a.bt.err")"
+fi
+"$CLI" dump --format json "$T/a" > "$T/a.jsonl" || fail "dump of the completed directory"
+"$PY" - "$T/a.jsonl" "$T/a.tids" <<'PY' || fail "the attached recorder's kernel events"
+import json, sys
+a, b = map(int, open(sys.argv[2]).read().split())
+n = 0
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "event" in o and o["stream"].endswith("_r1") and o["event"] == "sched_switch" and \
+            (o["fields"]["prev_tid"] in (a, b) or o["fields"]["next_tid"] in (a, b)):
+        n += 1
+if not n:
+    sys.exit("no switch of the command's threads in the attached recorder's kernel streams")
+print(f"ok: {n} switches of the command's threads after the attach")
+PY
+
+# 5. without --kernel: no kernel stream; a bad list is refused before anything runs
 "$CLI" record -q -o "$T/plain" -- "$HO" 10 > /dev/null || fail "record without --kernel"
 ls "$T/plain" | grep -q kernel && fail "a kernel stream without --kernel"
 "$CLI" record -q --kernel=sched_nonsense -o "$T/bad" -- true 2> "$T/bad.err" && fail "an unknown tracepoint was taken"

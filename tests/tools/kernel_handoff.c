@@ -12,7 +12,7 @@
  * life (kh:life_begin / kh:life_end, a span "life"), after sleeping
  * LINGER ms (argv[2], default 0) once the token passing is over, so that
  * a lifetime can be long next to a thread's start and exit.
- * Prints "TID_A TID_B".
+ * Prints "TID_A TID_B" as soon as both threads run.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -53,6 +53,10 @@ static void *run(void *arg)
 	tb_kh_life_begin(tids[me]);
 	pthread_barrier_wait(&ready);
 	if (!me) {
+		/* both tids are set (before the barrier): said at once, so that a
+		 * test can act while the threads run */
+		printf("%u %u\n", tids[0], tids[1]);
+		fflush(stdout);
 		tb_kh_nap_begin(50);
 		struct timespec ts = { 0, 50 * 1000000L };
 		while (nanosleep(&ts, &ts) != 0)
@@ -93,6 +97,5 @@ int main(int argc, char **argv)
 			return 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	printf("%u %u\n", tids[0], tids[1]);
 	return 0;
 }
