@@ -184,8 +184,8 @@ void bench_record(struct bench_table *t)
 	double sum_cpu = 0; /* the recorder's own figure (getrusage), exact where /proc counts 10 ms ticks */
 	while (f && fgets(line, sizeof line, f)) {
 		sscanf(line, "written: %llu", &written);
-		sscanf(line, "tracebuf record: %llu events, %lf MiB", &delivered, &mib);
-		sscanf(line, "  lost %llu events", &lost);
+		sscanf(line, "tracebuf record: %llu event%*[s], %lf MiB", &delivered, &mib);
+		sscanf(line, "  lost %llu event", &lost);
 		const char *d = strstr(line, "% with direct I/O, ");
 		if (!strncmp(line, "tracebuf record: ", 17) && d)
 			sscanf(d, "%% with direct I/O, %lf s of recorder CPU", &sum_cpu);

@@ -29,13 +29,13 @@ _tracebuf()
 	esac
 	local opts
 	case $cmd in
-	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --watermark
+	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
-		      --live-timer --kernel --kernel-all --kernel-pages -q --quiet --help --" ;;
+		      --live-timer -f --force --kernel --kernel-all --kernel-pages -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
-	dump) opts="--format --event --cpu --tid --from --to --thread-records --ticks --follow -q --quiet --help" ;;
-	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval -q --quiet --help" ;;
-	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress -q --quiet --help" ;;
+	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
+	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
+	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --no-demangle --progress --no-progress -q --quiet --help" ;;
 	profile) opts="-F --freq -o --output --unwind --depth --channel --events --flush-period --mode --sb-count
 		       --sb-size --session --shm-dir --watermark -q --quiet --help --" ;;
 	stat) opts="-a --help" ;;

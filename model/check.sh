@@ -6,9 +6,11 @@
 # every mutant (a deliberately broken protocol) is caught; 1 otherwise;
 # 77 when spin is missing.
 #   quick (default, ctest): discard + handler + 1 abort; overwrite + 3 events
-#         + 2 aborts.  ~15 s (half of it compiling pan.c), < 1 GB.
-#   full: also 3 mutants (each must be caught), discard + handler + 2
-#         aborts, overwrite + handler + 1 abort (~90 s, ~1.5 GB).
+#         + 2 aborts; discard + the live-period flusher closing packets on
+#         the producers' CPU while they write, and its mutant (a flusher
+#         not pinned: must be caught).  ~25 s (half of it compiling pan.c), < 1 GB.
+#   full: also 3 more mutants (each must be caught), discard + handler + 2
+#         aborts, overwrite + handler + 1 abort, flusher + 2 aborts (~2 min, ~1.5 GB).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-quick}
@@ -50,11 +52,14 @@ run() {
 
 run "discard, 2 producers + signal handler, 1 abort" pass -DABORTS=1
 run "overwrite + live snapshot, 2 producers (3 events), 2 aborts" pass -DOVERWRITE -DNOHANDLER -DK0=2 -DABORTS=2
+run "discard + live-period flusher on the CPU, 2 producers, 1 abort" pass -DFLUSHER -DNOHANDLER -DABORTS=1
+run "flusher not pinned to the producers' CPU" fail -DFLUSHER -DNOHANDLER -DABORTS=1 -DBUG_FLUSH_UNPINNED
 if [ "$mode" = full ]; then
   run "snapshot without the sequence re-check" fail -DOVERWRITE -DNOHANDLER -DK0=2 -DABORTS=1 -DBUG_NO_RECHECK
   run "_after stored before st_end" fail -DOVERWRITE -DNOHANDLER -DABORTS=1 -DBUG_ORDER
   run "fast path may end on a sub-buffer boundary" fail -DNOHANDLER -DABORTS=1 -DBUG_BOUNDARY
   run "discard, 2 producers + signal handler, 2 aborts" pass -DABORTS=2
   run "overwrite + live snapshot, 2 producers + signal handler, 1 abort" pass -DOVERWRITE -DABORTS=1
+  run "discard + live-period flusher on the CPU, 2 producers, 2 aborts" pass -DFLUSHER -DNOHANDLER -DABORTS=2
 fi
 exit $fail

@@ -53,6 +53,11 @@
 #define KH 0
 #endif
 #define NEV (K0 + K1 + KH)
+#ifdef FLUSHER
+#define NDONE 4        /* producers, handler (or its stand-in), flusher */
+#else
+#define NDONE 3
+#endif
 #define NOPOS 255
 
 /* ---- shared memory: control block line 0 + counters + consumer tail ---- */
@@ -243,6 +248,66 @@ proctype producer1()
 	done++
 }
 
+#ifdef FLUSHER
+/*
+ * The live period's flush (tb_ring_flush_live -> tb_switch_flush, src/ring/):
+ * the flusher thread pinned to the producers' CPU closes the open packet
+ * while they write, with the switch critical section of a producer (without
+ * a record after it), at any moment (the policy, when to close, is not
+ * modelled: every moment is tried).  It is one more writer of the CPU:
+ * preempting a producer's cs aborts it, and its own cs may be aborted.
+ * -DBUG_FLUSH_UNPINNED: the flusher runs on another CPU (not pinned, or
+ * rseq's CPU check missing): its steps no longer hold the CPU, so they
+ * interleave with a producer's cs and abort nothing.
+ */
+#ifndef BUG_FLUSH_UNPINNED
+#define FCSB(stmt) CSB(stmt)
+#define FCS(stmt, ab) CS(stmt, ab)
+#define FREL cpu = 0
+#else
+#define FCSB(stmt) atomic { stmt }
+#define FCS(stmt, ab) atomic { stmt }
+#define FREL skip
+#endif
+proctype flusher()
+{
+	byte h, e1, ca, cb, c, P, Q, qi, pi, disc, dopen, tl, nh;
+again:
+	/* tb_state_read() (one successful seqlock iteration) */
+	STEP(h = head; e1 = st_end; ca = cnt_after; cb = cnt_before);
+	c = (e1 == h -> ca : cb);
+	if :: h == 0 -> goto fin :: else -> skip fi;
+	P = h - h % S;
+	Q = P + S;
+	qi = (Q / S) % N;
+	pi = (P / S) % N;
+	STEP(dopen = ddisc_begin[pi]);                         /* the opening loss total: from the descriptor */
+	STEP(disc = lost_full);                                /* tb_state_losses() */
+	if :: h % S <= 1 && disc == dopen -> goto fin :: else -> skip fi;  /* nothing new: untouched */
+	STEP(tl = tail);
+	if :: Q - tl >= RING -> goto fin :: else -> skip fi;   /* TB_SW_FULL: the drain first */
+	nh = Q + 1;
+	FCSB(if :: head != h -> FREL; goto again :: else -> skip fi);      /* A: head unchanged */
+	FCS(hcontent[qi] = 0, fl_abort);
+	FCS(hseq[qi] = Q / S, fl_abort);
+	FCS(hdisc[qi] = disc, fl_abort);
+	FCS(hcontent[pi] = h - P, fl_abort);                   /* close P */
+	FCS(hdisc[pi] = disc, fl_abort);
+	FCS(dcnt_end[pi] = c, fl_abort);
+	FCS(dcnt_begin[qi] = c, fl_abort);
+	FCS(dcnt_end[qi] = c, fl_abort);
+	FCS(ddisc_begin[qi] = disc, fl_abort);
+	FCS(cnt_before = c, fl_abort);
+	FCS(st_end = nh, fl_abort);
+	FCS(cnt_after = c, fl_abort);
+	FCS(head = nh; FREL; goto fin, fl_abort);              /* E: commit */
+fl_abort:
+	goto again;
+fin:
+	done++
+}
+#endif
+
 #ifndef NOHANDLER
 /* The signal handler: interrupts producer 0 anywhere (while it runs), writes
  * one event on its thread, returns; producer 0's cs, if any, then aborts
@@ -294,7 +359,7 @@ proctype consumer()
 		assert(ds >= last_disc);                          /* P4 */
 		last_disc = ds;
 		tail = t + S                                       /* release */
-	:: atomic { done == 3 && !(head >= tail + S && head - head % S != tail) } -> break
+	:: atomic { done == NDONE && !(head >= tail + S && head - head % S != tail) } -> break
 	od;
 	/* end of run: flush the partial packet (tb_ring_flush: a switch on the
 	 * CPU, nothing else runs now), drain it, check the accounting (P1) */
@@ -383,7 +448,7 @@ proctype snapshotter()
 	byte buf[S];
 	/* one snapshot while the producers write: must never deliver a torn packet */
 	snapshot(0);
-	(done == 3);
+	(done == NDONE);
 	/* the final snapshot: everything retained is delivered (P1) */
 	torn = 0;
 	snapshot(1);
@@ -406,6 +471,9 @@ init
 		run handler();
 #else
 		done++;
+#endif
+#ifdef FLUSHER
+		run flusher();
 #endif
 #ifndef OVERWRITE
 		run consumer()

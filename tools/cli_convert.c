@@ -77,7 +77,7 @@ int cv_window_take(struct cv_window *w, const struct tb_rd_event *e)
 void cv_window_drain(struct cv_window *w, struct tb_reader *r)
 {
 	const struct tb_rd_event *e;
-	while (tb_reader_next(r, &e) > 0)
+	while (cli_next(r, &e) > 0)
 		w->after += tb_rd_kind(e) == TB_RD_EVENT;
 }
 
@@ -89,14 +89,16 @@ const char *cv_window_note(const struct cv_window *w, char *buf, size_t cap)
 		cv_utc(when, sizeof when, w->cut_ns);
 		if (w->cut == 2)
 			snprintf(buf, cap, "cut after --max-events %" PRIu64 " at %s: the %" PRIu64
-					   " later events are not in this file", w->o->max_events, when, w->after);
+					   " later event%s %s not in this file", w->o->max_events, when, w->after,
+				 cli_s(w->after), w->after == 1 ? "is" : "are");
 		else
-			snprintf(buf, cap, "cut at --end: the %" PRIu64 " events after it are not in this file", w->after);
+			snprintf(buf, cap, "cut at --end: the %" PRIu64 " event%s after it %s not in this file", w->after,
+				 cli_s(w->after), w->after == 1 ? "is" : "are");
 	}
 	if (w->before) {
 		size_t n = strlen(buf);
-		snprintf(buf + n, cap - n, "%sthe %" PRIu64 " events before --begin are not in this file", n ? "; " : "cut: ",
-			 w->before);
+		snprintf(buf + n, cap - n, "%sthe %" PRIu64 " event%s before --begin %s not in this file", n ? "; " : "cut: ",
+			 w->before, cli_s(w->before), w->before == 1 ? "is" : "are");
 	}
 	return buf;
 }

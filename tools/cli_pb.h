@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tracebuf/reader.h>
+
 #define PB_MAX_DEPTH 16
 
 struct pb {
@@ -114,13 +116,26 @@ static inline void pb_bytes(struct pb *p, uint32_t field, const void *s, size_t 
 		return;
 	p->n += pb_put_varint(p->b + p->n, (uint64_t)field << 3 | 2);
 	p->n += pb_put_varint(p->b + p->n, n);
-	memcpy(p->b + p->n, s, n);
+	if (n) /* s may be NULL for 0 bytes: memcpy(dst, NULL, 0) is undefined */
+		memcpy(p->b + p->n, s, n);
 	p->n += n;
+}
+
+/* a string field: well-formed UTF-8 (protobuf's `string`; libprotobuf refuses others), each
+ * maximal ill-formed subpart replaced by U+FFFD (tb_rd_utf8_clean, the one rule of every output) */
+static inline void pb_strn(struct pb *p, uint32_t field, const char *s, size_t len)
+{
+	size_t n = tb_rd_utf8_clean(s, len, NULL, 0);
+	if (pb_reserve(p, 15 + n))
+		return;
+	p->n += pb_put_varint(p->b + p->n, (uint64_t)field << 3 | 2);
+	p->n += pb_put_varint(p->b + p->n, n);
+	p->n += tb_rd_utf8_clean(s, len, (char *)p->b + p->n, n);
 }
 
 static inline void pb_str(struct pb *p, uint32_t field, const char *s)
 {
-	pb_bytes(p, field, s, strlen(s));
+	pb_strn(p, field, s, strlen(s));
 }
 
 static inline void pb_begin(struct pb *p, uint32_t field)

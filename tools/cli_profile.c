@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_symbols.h"
 
 /* ---------------------------------------------------------------------- */
@@ -67,7 +68,7 @@ static void on_sym_diag(void *arg, const char *path, const char *what)
 {
 	struct prof *p = arg;
 	if (!p->quiet)
-		fprintf(stderr, "tracebuf %s: %s: %s\n", p->cmd, path, what);
+		cli_msg(stderr, "tracebuf %s: %s: %s", p->cmd, path, what);
 }
 
 struct prof *prof_open(struct tb_reader *r, const char *cmd, int quiet)
@@ -279,7 +280,7 @@ static int cmp_proc(const void *a, const void *b)
 
 static int finish_procs(struct prof *p)
 {
-	qsort(p->procs, p->nprocs, sizeof *p->procs, cmp_proc);
+	cli_sort(p->procs, p->nprocs, sizeof *p->procs, cmp_proc);
 	cli_map_free(&p->proc_idx);
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct pproc *q = &p->procs[i];
@@ -294,7 +295,7 @@ static int finish_procs(struct prof *p)
 		for (uint32_t j = 0; j < q->nmaps; j++)
 			q->by_start[j] = j;
 		sort_maps_base = q->maps;
-		qsort(q->by_start, q->nmaps, sizeof *q->by_start, cmp_by_start);
+		cli_sort(q->by_start, q->nmaps, sizeof *q->by_start, cmp_by_start);
 		uint64_t mx = 0;
 		for (uint32_t j = 0; j < q->nmaps; j++) {
 			uint64_t e = q->maps[q->by_start[j]].end;
@@ -327,7 +328,7 @@ int prof_load(struct prof *p)
 {
 	const struct tb_rd_event *e;
 	int rc = 0;
-	while (!rc && tb_reader_next(p->r, &e) > 0) {
+	while (!rc && cli_next(p->r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (kind == TB_RD_DISCARDED_EVENTS) {
 			if (tb_rd_count(e))
@@ -387,7 +388,8 @@ static int new_fn(struct prof *p, const char *key, int kind, const char *name, c
 	f->kind = kind;
 	f->off = off;
 	f->file_offset = file_offset;
-	f->name = strdup(name ? name : "[unknown]");
+	char *readable = kind == PROF_SYM ? cli_demangle(name) : NULL; /* NULL: not mangled, or --no-demangle */
+	f->name = readable ? readable : strdup(name ? name : "[unknown]");
 	char *label = NULL;
 	if (m) {
 		const char *path = m->path[0] ? m->path : "[anon]";
@@ -692,7 +694,7 @@ size_t prof_agg_sorted(const struct prof_agg *a, const struct prof *p, int by_to
 			r[n++] = a->rows[i];
 	cmp_prof = p;
 	cmp_by = by_total;
-	qsort(r, n, sizeof *r, cmp_rows);
+	cli_sort(r, n, sizeof *r, cmp_rows);
 	*out = r;
 	return n;
 }
@@ -717,7 +719,7 @@ int prof_load_samples(struct prof *p, const char *dir, const char *to)
 int prof_next_sample(struct prof *p, struct tb_reader *r, struct prof_sample *s)
 {
 	const struct tb_rd_event *e;
-	while (tb_reader_next(r, &e) > 0) {
+	while (cli_next(r, &e) > 0) {
 		int k = prof_event(p, e, s);
 		if (k)
 			return k; /* 1: a sample; -ENOMEM */

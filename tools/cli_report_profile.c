@@ -54,7 +54,7 @@ static int profile_collect(struct preport *pr)
 	if (!s)
 		return -ENOMEM;
 	int any = 0;
-	while (!rc && tb_reader_next(pr->r, &e) > 0) {
+	while (!rc && cli_next(pr->r, &e) > 0) {
 		int k = prof_event(pr->p, e, s);
 		if (k <= 0) {
 			rc = k;
@@ -140,20 +140,27 @@ static void text_table(const struct preport *pr, FILE *f, const struct prof_agg 
 	size_t n = prof_agg_sorted(a, pr->p, by_total, &rows);
 	size_t show = top && top < n ? top : n;
 	int w = 8;
-	for (size_t i = 0; i < show; i++) {
+	/* symbol and file names from ELF files and the trace: escaped (cli_tx) */
+	char **txt = calloc(2 * show + 1, sizeof *txt);
+	for (size_t i = 0; txt && i < show; i++) {
 		const struct prof_fn *fn = prof_fn(pr->p, rows[i].fid);
-		int l = (int)strlen(fn->kind == PROF_NOSYM ? fn->name : fn->label);
+		txt[2 * i] = cli_txdup(fn->kind == PROF_NOSYM ? fn->name : fn->label);
+		txt[2 * i + 1] = cli_txdup(module_col(fn));
+		int l = txt[2 * i] ? (int)strlen(txt[2 * i]) : 0;
 		w = l > w ? l : w;
 	}
 	if (w > 60)
 		w = 60;
 	fprintf(f, "%s%9s %7s  %-*s  %s\n", indent, "samples", "%", w, "function", "module");
 	for (size_t i = 0; i < show; i++) {
-		const struct prof_fn *fn = prof_fn(pr->p, rows[i].fid);
 		uint64_t v = by_total ? rows[i].total : rows[i].self;
+		const char *name = txt && txt[2 * i] ? txt[2 * i] : "?", *mod = txt && txt[2 * i + 1] ? txt[2 * i + 1] : "?";
 		fprintf(f, "%s%9s %7.2f  %-*s  %s\n", indent, rpt_grp(b, v), a->periods ? 100.0 * (double)v / (double)a->periods : 0.0,
-			w, fn->kind == PROF_NOSYM ? fn->name : fn->label, module_col(fn));
+			w, name, mod);
 	}
+	for (size_t i = 0; txt && i < 2 * show; i++)
+		free(txt[i]);
+	free(txt);
 	if (show < n)
 		fprintf(f, "%s... %zu more (--top 0 shows all)\n", indent, n - show);
 	free(rows);
@@ -165,7 +172,9 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 	char a[64], b[64], c[64], hz[256], unw[256];
 	proc_values(pr->p, 0, hz, sizeof hz);
 	proc_values(pr->p, 1, unw, sizeof unw);
-	fprintf(f, "trace     %s\n", pr->dir);
+	fputs("trace     ", f);
+	cli_puttx(f, pr->dir);
+	fputc('\n', f);
 	/* how the samples were taken: the first process that says */
 	const char *src = NULL;
 	for (size_t i = 0; i < prof_nprocs(pr->p) && !src; i++)
@@ -183,11 +192,12 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 		fprintf(f, " (%s periods with the timer overruns)", rpt_grp(b, t->periods));
 	if (t->samples)
 		fprintf(f, " over %s", rpt_dur(c, rpt_diff(pr->last_ns, pr->first_ns)));
+	char tx[256], tx2[256];
 	fprintf(f, " at %s Hz\n", hz[0] ? hz : "?");
 	fprintf(f, "          %zu thread%s in %zu process%s; unwinder %s", pr->thr_tab.n, pr->thr_tab.n == 1 ? "" : "s", t->nprocs,
-		t->nprocs == 1 ? "" : "es", unw[0] ? unw : "? (no profile:info)");
+		t->nprocs == 1 ? "" : "es", unw[0] ? cli_tx(tx, sizeof tx, unw) : "? (no profile:info)");
 	if (src)
-		fprintf(f, "; sampled by %s%s", src,
+		fprintf(f, "; sampled by %s%s", cli_tx(tx2, sizeof tx2, src),
 			!perf ? " (perf_event_open refused or TRACEBUF_PROFILE_TIMER set: ~250 Hz "
 				"at most, the rest weighted in as overruns)"
 			      : "");
@@ -239,8 +249,15 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 		for (size_t i = 0; i < show; i++) {
 			const struct pthr *th = (const struct pthr *)cli_table_at(&pr->thr_tab, i);
 			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
-			fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid, q ? q->name : "?",
-				rpt_grp(a, th->agg.periods));
+			const char *tn = tb_reader_thread_name(pr->r, th->tid); /* the last name the trace gave it */
+			char qn[256], tnx[4 * 16 + 1];
+			cli_tx(qn, sizeof qn, q ? q->name : "?");
+			if (tn && *tn)
+				fprintf(f, "\nthread %s (tid %" PRIu32 "; pid %" PRIu32 " %s): %s samples\n",
+					cli_tx(tnx, sizeof tnx, tn), th->tid, th->pid, qn, rpt_grp(a, th->agg.periods));
+			else
+				fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid, qn,
+					rpt_grp(a, th->agg.periods));
 			fprintf(f, "  self\n");
 			text_table(pr, f, &th->agg, 0, top, "    ");
 			fprintf(f, "  total\n");
@@ -364,6 +381,12 @@ static void profile_json(const struct preport *pr, FILE *f, size_t top, int thre
 			const struct prof_proc *q = prof_proc_of(pr->p, th->pid);
 			fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", th->pid, th->tid);
 			rpt_jstr(f, q ? q->name : "?");
+			const char *tn = tb_reader_thread_name(pr->r, th->tid);
+			fputs(",\"thread\":", f);
+			if (tn && *tn)
+				rpt_jstr(f, tn);
+			else
+				fputs("null", f);
 			fprintf(f, ",\"samples\":%" PRIu64 ",\"periods\":%" PRIu64 ",\"self\":", th->agg.samples, th->agg.periods);
 			json_rows(pr, f, &th->agg, 0, top);
 			fputs(",\"total\":", f);
@@ -394,7 +417,7 @@ int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, si
 		rc = cli_error("report", "out of memory");
 	} else {
 		/* busiest first; the (pid, tid) index is not used after this */
-		qsort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
+		cli_sort(pr.thr_tab.v, pr.thr_tab.n, sizeof(struct pthr), cmp_pthr);
 		if (json)
 			profile_json(&pr, out, top, threads, max_threads);
 		else

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,14 +36,10 @@ static const char *type_name(unsigned t)
 	return t < sizeof n / sizeof n[0] && n[t] ? n[t] : "?";
 }
 
-/* Control characters of a name from shared memory are not printed raw. */
+/* A name from shared memory, a trace or an ELF file: by the one text rule (cli_puttx). */
 static void put_name(const char *name)
 {
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
+	cli_puttx(stdout, name);
 }
 
 static int list_session(const char *path, int fields)
@@ -89,7 +84,11 @@ static int list_session(const char *path, int fields)
 				printf(": %s", type_name(k.fields[f].type));
 				if (k.fields[f].type == TB_RD_ENUM && *lab) {
 					size_t l = strcspn(lab, "\n");
-					printf(" (%.*s)", (int)l, lab); /* IDLE=0,RUNNING=1 */
+					char *one = strndup(lab, l);
+					printf(" (");
+					put_name(one ? one : "?"); /* IDLE=0,RUNNING=1 */
+					printf(")");
+					free(one);
 					lab += l + (lab[l] == '\n');
 				}
 			}
@@ -171,6 +170,70 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/*
+ * An ELF file is untrusted input (a download, a damaged file): it is read
+ * with pread, never mapped, and only what is needed: the header, the section
+ * headers (at most 65535 x 64 bytes), the section names and the
+ * tracebuf_events section, each checked inside the file's size and bounded:
+ * a file that declares more than these limits (a sparse file declaring a
+ * 4 GiB section costs no disk) is refused with a message, never read.
+ */
+#define ELF_NAMES_MAX (16u << 20)   /* section names: real files have a few KiB */
+#define ELF_EVENTS_MAX (16u << 20)  /* tracebuf_events: ~100 bytes a class and translation unit */
+#define ELF_ENTRIES_MAX (1u << 20)  /* entries in it (the same class once per translation unit) */
+#define ELF_PAD_MAX 4096u           /* NUL padding between two entries (the compiler aligns them) */
+
+/* reads size bytes at off into a new buffer (one NUL after them); NULL on a short read */
+static char *read_at(int fd, uint64_t off, uint64_t size)
+{
+	char *b = malloc((size_t)size + 1);
+	size_t got = 0;
+	while (b && got < size) {
+		ssize_t k = pread(fd, b + got, (size_t)size - got, (off_t)(off + got));
+		if (k <= 0) {
+			free(b);
+			return NULL;
+		}
+		got += (size_t)k;
+	}
+	if (b)
+		b[size] = 0;
+	return b;
+}
+
+/* the entries of a tracebuf_events section (NAME NUL "{FIELDS}" NUL, with NUL padding between) */
+static const char *parse_events(const char *p, const char *end, const char ***names, size_t *n)
+{
+	size_t cap = 0;
+	while (p < end) {
+		if (!*p) {
+			const char *q = p;
+			while (q < end && !*q && (size_t)(q - p) <= ELF_PAD_MAX)
+				q++;
+			if (q < end && (size_t)(q - p) > ELF_PAD_MAX)
+				return "its tracebuf_events section is damaged (more than 4096 NUL bytes between two entries)";
+			p = q;
+			continue;
+		}
+		const char *nm = p, *z = memchr(p, 0, (size_t)(end - p));
+		const char *f = z ? z + 1 : end, *fz = f < end ? memchr(f, 0, (size_t)(end - f)) : NULL;
+		if (!z || !fz || *f != '{' || fz[-1] != '}')
+			return "its tracebuf_events section is damaged (an entry is not NAME, {FIELDS})";
+		if (*n == ELF_ENTRIES_MAX)
+			return "its tracebuf_events section holds more than 1048576 entries (damaged or hostile)";
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			const char **nn = realloc(*names, cap * sizeof *nn);
+			if (!nn)
+				return "out of memory";
+			*names = nn;
+		}
+		(*names)[(*n)++] = nm;
+		p = fz + 1;
+	}
+	return NULL;
+}
+
 /* 1: f holds an ELF file (the tool's answer for it is given); 0: not ELF */
 static int list_binary(const char *path, int fields, int *rc)
 {
@@ -184,68 +247,66 @@ static int list_binary(const char *path, int fields, int *rc)
 		close(fd);
 		return 0;
 	}
-	size_t size = (size_t)st.st_size;
-	const uint8_t *m = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	close(fd);
+	uint64_t size = (uint64_t)st.st_size;
 	*rc = TB_EXIT_FAIL;
-	if (m == MAP_FAILED) {
+	Elf64_Ehdr eh;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh) {
+		close(fd);
 		cli_error("list", "%s: an ELF file too short or unreadable", path);
 		return 1;
 	}
-	Elf64_Ehdr eh;
-	memcpy(&eh, m, sizeof eh);
 	const char *bad = NULL;
+	char *shdrs = NULL, *strs = NULL, *sec = NULL;
+	Elf64_Shdr sstr;
+	const char **names = NULL;
+	size_t n = 0, found = 0, nsec = 0;
+	uint64_t total = 0; /* bytes of tracebuf_events read */
+	char *secs[64]; /* the tracebuf_events sections read (a linked file has one) */
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		bad = "not a 64-bit little-endian ELF file";
 	else if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
 		 (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
 		bad = "its section headers are outside the file";
-	const char **names = NULL;
-	size_t n = 0, cap = 0, found = 0;
+	else if (!(shdrs = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr))))
+		bad = "its section headers cannot be read";
 	if (!bad) {
-		Elf64_Shdr strs;
-		memcpy(&strs, m + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof strs, sizeof strs);
-		if (strs.sh_offset > size || strs.sh_size > size - strs.sh_offset)
+		memcpy(&sstr, shdrs + (size_t)eh.e_shstrndx * sizeof sstr, sizeof sstr);
+		if (sstr.sh_type == SHT_NOBITS || sstr.sh_offset > size || sstr.sh_size > size - sstr.sh_offset)
 			bad = "its section names are outside the file";
-		for (unsigned i = 0; !bad && i < eh.e_shnum; i++) {
-			Elf64_Shdr sh;
-			memcpy(&sh, m + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
-			static const char want[] = "tracebuf_events";
-			if (sh.sh_name >= strs.sh_size || strs.sh_size - sh.sh_name < sizeof want ||
-			    memcmp(m + strs.sh_offset + sh.sh_name, want, sizeof want) != 0)
-				continue;
-			if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
-				bad = "its tracebuf_events section is outside the file";
-				break;
-			}
-			found = 1;
-			/* entries: NAME NUL "{FIELDS}" NUL, with NUL padding between */
-			const char *p = (const char *)m + sh.sh_offset, *end = p + sh.sh_size;
-			while (p < end) {
-				if (!*p) {
-					p++;
-					continue;
-				}
-				const char *nm = p, *z = memchr(p, 0, (size_t)(end - p));
-				const char *f = z ? z + 1 : end, *fz = f < end ? memchr(f, 0, (size_t)(end - f)) : NULL;
-				if (!z || !fz || *f != '{' || fz[-1] != '}') {
-					bad = "its tracebuf_events section is damaged (an entry is not NAME, {FIELDS})";
-					break;
-				}
-				if (n == cap) {
-					cap = cap ? cap * 2 : 64;
-					const char **nn = realloc(names, cap * sizeof *nn);
-					if (!nn) {
-						bad = "out of memory";
-						break;
-					}
-					names = nn;
-				}
-				names[n++] = nm;
-				p = fz + 1;
-			}
-		}
+		else if (sstr.sh_size > ELF_NAMES_MAX)
+			bad = "its section names take more than 16 MiB (damaged or hostile)";
+		else if (!(strs = read_at(fd, sstr.sh_offset, sstr.sh_size)))
+			bad = "its section names cannot be read";
 	}
+	static const char want[] = "tracebuf_events";
+	for (unsigned i = 0; !bad && i < eh.e_shnum; i++) {
+		Elf64_Shdr sh;
+		memcpy(&sh, shdrs + (size_t)i * sizeof sh, sizeof sh);
+		if (sh.sh_name >= sstr.sh_size || sstr.sh_size - sh.sh_name < sizeof want ||
+		    memcmp(strs + sh.sh_name, want, sizeof want) != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
+			bad = "its tracebuf_events section is outside the file";
+			break;
+		}
+		if (sh.sh_size > ELF_EVENTS_MAX - total) {
+			bad = "its tracebuf_events sections declare more than 16 MiB (damaged or hostile)";
+			break;
+		}
+		if (nsec == sizeof secs / sizeof secs[0]) {
+			bad = "it has more than 64 tracebuf_events sections (damaged or hostile)";
+			break;
+		}
+		if (!(sec = read_at(fd, sh.sh_offset, sh.sh_size))) {
+			bad = "its tracebuf_events section cannot be read";
+			break;
+		}
+		secs[nsec++] = sec;
+		total += sh.sh_size;
+		found = 1;
+		bad = parse_events(sec, sec + sh.sh_size, &names, &n);
+	}
+	close(fd);
 	if (bad) {
 		cli_error("list", "%s: %s", path, bad);
 	} else if (!found) {
@@ -255,8 +316,7 @@ static int list_binary(const char *path, int fields, int *rc)
 		/* a class used in several translation units has an entry in each:
 		 * sorted by "NAME\0{...}" (names and fields compared), shown once */
 		int nbad = 0;
-		if (n)
-			qsort(names, n, sizeof *names, cmp_str);
+		cli_sort(names, n, sizeof *names, cmp_str);
 		for (size_t i = 0; i < n; i++) {
 			const char *f = names[i] + strlen(names[i]) + 1;
 			if (i && !strcmp(names[i], names[i - 1]) && !strcmp(f, names[i - 1] + strlen(names[i - 1]) + 1))
@@ -272,7 +332,10 @@ static int list_binary(const char *path, int fields, int *rc)
 		*rc = nbad ? TB_EXIT_FAIL : TB_EXIT_OK;
 	}
 	free(names);
-	munmap((void *)m, size);
+	for (size_t i = 0; i < nsec; i++)
+		free(secs[i]);
+	free(strs);
+	free(shdrs);
 	return 1;
 }
 

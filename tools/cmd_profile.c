@@ -99,12 +99,10 @@ static const char *record_opt(int c)
 
 static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+	uint64_t v;
+	if (cli_parse_uint(s, hi, &v) || v < lo)
 		return -1;
-	*out = v;
+	*out = (unsigned long)v;
 	return 0;
 }
 
@@ -258,20 +256,6 @@ static void warn_unpreloadable(const char *cmd)
 				"preloaded, it will have no samples\n", path);
 }
 
-/* profile-YYYYMMDD-HHMMSS[-N] in the current directory, one that does not exist yet */
-static void default_out(char *out, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	char base[64];
-	localtime_r(&t, &tm);
-	strftime(base, sizeof base, "profile-%Y%m%d-%H%M%S", &tm);
-	snprintf(out, len, "%s", base);
-	struct stat st;
-	for (int i = 2; i < 100 && lstat(out, &st) == 0; i++)
-		snprintf(out, len, "%s-%d", base, i);
-}
-
 int cmd_profile(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -307,7 +291,7 @@ int cmd_profile(int argc, char **argv)
 	if (!rargv)
 		return cli_error(NAME, "out of memory");
 	int rn = 0;
-	rargv[rn++] = "record";
+	rargv[rn++] = "profile"; /* cmd_record: the messages name profile */
 	optind = 1;
 	opterr = 1;
 	while ((c = getopt_long(argc, argv, "+F:o:qh", lo, NULL)) != -1) {
@@ -419,7 +403,7 @@ int cmd_profile(int argc, char **argv)
 	setenv("TRACEBUF_PROFILE_DEPTH", num, 1);
 	setenv("TRACEBUF_PROFILE_UNWIND", unwind, 1);
 	if (!out) {
-		default_out(outbuf, sizeof outbuf);
+		cli_default_out("profile", outbuf, sizeof outbuf);
 		out = outbuf;
 	}
 	if (quiet)

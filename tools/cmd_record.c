@@ -40,11 +40,13 @@
 extern char **environ;
 
 #define NAME "record"
+/* what the messages after the arguments call us: "profile" when profile runs us */
+static const char *rec_name = NAME;
 
 static void record_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: tracebuf record [options] -o DIR -- CMD [ARGS...]\n"
+		"usage: tracebuf record [options] [-o DIR] -- CMD [ARGS...]\n"
 		"       tracebuf record [options] --relay URL [-o DIR] -- CMD [ARGS...]\n"
 		"       tracebuf record --attach SESSION [options] -o DIR | --relay URL\n"
 		"\n"
@@ -52,8 +54,12 @@ static void record_usage(FILE *f)
 		"session, and drains it into DIR (CTF 1.8, readable by babeltrace2).  Exits with\n"
 		"CMD's exit status (128+N if it died of signal N).\n"
 		"\n"
-		"  -o, --output DIR          trace directory (created; must be empty); optional with\n"
-		"                            --relay (then the relay daemon holds the only copy)\n"
+		"  -o, --output DIR          trace directory (created; must be empty; default\n"
+		"                            trace-YYYYMMDD-HHMMSS here); with --relay and no -o, the\n"
+		"                            relay daemon holds the only copy\n"
+		"  -f, --force               DIR may hold a trace already (CTF metadata and stream\n"
+		"                            files only, no recorder running): its files are replaced.\n"
+		"                            Anything else in DIR: refused, nothing removed\n"
 		"  --channel NAME:SB_SIZE:COUNT:MODE[:vtid]\n"
 		"                            one channel (repeatable), e.g. chan:256K:8:discard;\n"
 		"                            :vtid: its events carry their thread id (as --vtid)\n"
@@ -62,6 +68,9 @@ static void record_usage(FILE *f)
 		"  --mode MODE               discard | overwrite | block (discard)\n"
 		"  --events PATTERNS         event classes to record, globs, comma separated (*)\n"
 		"  --flush-period DUR        close a CPU's partial packet idle that long (1s)\n"
+		"  --live-period DUR         every event is on disk (and sent) within DUR, whatever\n"
+		"                            the rate: a partial packet is closed when its first\n"
+		"                            event is that old (1s; 0: off)\n"
 		"  --watermark N             full sub-buffers that wake the consumer (1)\n"
 		"  --block-timeout DUR       block mode: longest wait of a producer (100ms, at most 10s)\n"
 		"  --no-attribution          no tracebuf:thread records\n"
@@ -98,7 +107,8 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
-	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_KERNEL, OPT_KERNEL_ALL, OPT_KERNEL_PAGES,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_KERNEL, OPT_KERNEL_ALL,
+	OPT_KERNEL_PAGES,
 };
 
 struct rec_opts {
@@ -111,12 +121,15 @@ struct rec_opts {
 	unsigned nchan;
 	struct tb_channel_opts dflt; /* --sb-size & co: the default channel, or every --channel */
 	int quiet;
+	int force;
+	char outbuf[64]; /* the default -o */
 	char **cmd;
 	/* --relay: also stream to lttng-relayd (src/consumer/relay.h) */
 	const char *relay_url;
 	const char *relay_name;   /* --session-name */
 	const char *relay_host;   /* --hostname */
 	uint64_t live_ns;         /* --live-timer */
+	uint64_t live_period_ns;  /* --live-period (tb_engine_cfg.live_period_ns: 0 default, UINT64_MAX off) */
 	struct tb_relay_cfg relay;
 	/* --kernel: the sched tracepoints (src/kernel/) */
 	int kernel;
@@ -145,6 +158,20 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* NAME:SB_SIZE:COUNT:MODE[:vtid]; empty fields take the defaults */
+/* The library's bounds (src/core/format.h TB_MAX_SB_SIZE, TB_MIN/MAX_SB_COUNT,
+ * checked again by src/session/layout.c): said here as usage errors, exit 2,
+ * rather than as a failure to create the session, exit 1 */
+static int sb_size_ok(uint64_t v)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	return v && !(v & (v - 1)) && v >= (uint64_t)(page > 0 ? page : 4096) && v <= (256u << 20);
+}
+
+static int sb_count_ok(uint64_t v)
+{
+	return v >= 2 && v <= 65536 && !(v & (v - 1));
+}
+
 static int parse_channel(struct rec_opts *o, const char *arg)
 {
 	if (o->nchan >= TB_MAX_CHANNELS)
@@ -177,11 +204,13 @@ static int parse_channel(struct rec_opts *o, const char *arg)
 			return usage_error("--channel %s: the name may hold only A-Z a-z 0-9 _ -", arg);
 	snprintf(o->chan_names[o->nchan], TB_CHAN_NAME_MAX, "%s", f[0]);
 	c->name = o->chan_names[o->nchan];
-	if (*f[1] && (cli_parse_size(f[1], &c->sb_size) < 0 || c->sb_size == 0))
-		return usage_error("--channel %s: bad sub-buffer size (at least 4096; empty for the default)", arg);
+	if (*f[1] && (cli_parse_size(f[1], &c->sb_size) < 0 || !sb_size_ok(c->sb_size)))
+		return usage_error("--channel %s: bad sub-buffer size (a power of two, at least 4096 and at most "
+				   "256M; empty for the default)", arg);
 	uint64_t n = 0;
-	if (*f[2] && (cli_parse_size(f[2], &n) < 0 || n > UINT32_MAX || n < 2))
-		return usage_error("--channel %s: bad sub-buffer count (at least 2; empty for the default)", arg);
+	if (*f[2] && (cli_parse_size(f[2], &n) < 0 || !sb_count_ok(n)))
+		return usage_error("--channel %s: bad sub-buffer count (a power of two from 2 to 65536; empty for "
+				   "the default)", arg);
 	c->sb_count = (uint32_t)n;
 	if (*f[3] && parse_mode(f[3], &c->mode) < 0)
 		return usage_error("--channel %s: mode must be discard, overwrite or block", arg);
@@ -213,10 +242,12 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "session-name", required_argument, 0, OPT_RELAY_NAME },
 		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
+		{ "live-period", required_argument, 0, OPT_LIVE_PERIOD },
 		{ "kernel", optional_argument, 0, OPT_KERNEL },
 		{ "kernel-all", no_argument, 0, OPT_KERNEL_ALL },
 		{ "kernel-pages", required_argument, 0, OPT_KERNEL_PAGES },
 		{ "quiet", no_argument, 0, 'q' },
+		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -227,9 +258,10 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	opterr = 1;
 	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:qfh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
+		case 'f': o->force = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': record_usage(stdout); exit(TB_EXIT_OK);
 		case OPT_CHANNEL:
@@ -242,6 +274,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (o->dflt.sb_size == 0) /* 0 would mean "the default" to the library */
 				return usage_error("--sb-size %s: a sub-buffer holds at least a page (4096); leave "
 						   "the option out for the default", optarg);
+			if (!sb_size_ok(o->dflt.sb_size))
+				return usage_error("--sb-size %s: a power of two from the page size (4K) to 256M, e.g. "
+						   "4K, 64K, 1M", optarg);
 			break;
 		case OPT_SB_COUNT:
 			if (cli_parse_size(optarg, &v) < 0 || v > UINT32_MAX)
@@ -249,6 +284,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (v < 2)
 				return usage_error("--sb-count %s: a ring has at least 2 sub-buffers; leave the option "
 						   "out for the default", optarg);
+			if (!sb_count_ok(v))
+				return usage_error("--sb-count %s: a power of two from 2 to 65536", optarg);
 			o->dflt.sb_count = (uint32_t)v;
 			break;
 		case OPT_MODE:
@@ -315,11 +352,23 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (cli_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
 				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; 0: off)", optarg);
 			break;
+		case OPT_LIVE_PERIOD:
+			if (cli_parse_duration(optarg, &o->live_period_ns) < 0 || o->live_period_ns > 3600000000000ull ||
+			    (o->live_period_ns && o->live_period_ns < 10000000ull))
+				return usage_error("--live-period %s: want a duration from 10ms to 1h (e.g. 1s, 500ms; 0: off)",
+						   optarg);
+			if (!o->live_period_ns)
+				o->live_period_ns = UINT64_MAX;
+			break;
 		default: return usage_error("%s", "unknown option");
 		}
 	}
-	if (!o->out && !o->relay_url)
+	if (!o->out && o->attach && !o->relay_url)
 		return usage_error("%s", "no output: give -o DIR, or --relay URL, or both");
+	if (!o->out && !o->relay_url) { /* a new trace-YYYYMMDD-HHMMSS here, said in the summary */
+		cli_default_out("trace", o->outbuf, sizeof o->outbuf);
+		o->out = o->outbuf;
+	}
 	if ((o->relay_name || o->relay_host) && !o->relay_url)
 		return usage_error("%s", "--session-name and --hostname name a relay session: give --relay URL");
 	if (o->relay_url) {
@@ -369,11 +418,11 @@ static int resolve_cmd(const char *cmd, char *path, size_t len)
 	if (strchr(cmd, '/')) {
 		snprintf(path, len, "%s", cmd);
 		if (stat(path, &sb) < 0)
-			return cli_error(NAME, "%s: %s", cmd, strerror(errno));
+			return cli_error(rec_name, "%s: %s", cmd, strerror(errno));
 		if (!S_ISREG(sb.st_mode))
-			return cli_error(NAME, "%s: not a regular file", cmd);
+			return cli_error(rec_name, "%s: not a regular file", cmd);
 		if (access(path, X_OK) < 0)
-			return cli_error(NAME, "%s: not executable (%s)", cmd, strerror(errno));
+			return cli_error(rec_name, "%s: not executable (%s)", cmd, strerror(errno));
 		return 0;
 	}
 	const char *envp = getenv("PATH");
@@ -391,19 +440,69 @@ static int resolve_cmd(const char *cmd, char *path, size_t len)
 	}
 	free(dirs);
 	if (found_noexec)
-		return cli_error(NAME, "%s: found in PATH but not executable", cmd);
-	return cli_error(NAME, "%s: command not found (searched PATH)", cmd);
+		return cli_error(rec_name, "%s: found in PATH but not executable", cmd);
+	return cli_error(rec_name, "%s: command not found (searched PATH)", cmd);
 }
 
-/* 1 when `dir` is missing or an empty directory. */
-/* 0 when dir does not exist or is an empty directory; else an error printed (naming why). */
-static int dir_usable(const char *dir)
+/*
+ * --force: `dir` holds a trace of ours and nothing else (a `metadata` file
+ * that starts as tracebuf's CTF metadata does, regular files beside it, no
+ * directory, no recorder alive writing it): its files are removed, the
+ * directory kept.  Anything else is refused with what was found, and nothing
+ * is removed: --force never empties an arbitrary directory.
+ */
+static int replace_trace(const char *dir)
+{
+	char path[PATH_MAX], head[16] = "";
+	snprintf(path, sizeof path, "%s/metadata", dir);
+	FILE *f = fopen(path, "re");
+	size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
+	if (f)
+		fclose(f);
+	head[got] = 0;
+	if (strncmp(head, "/* CTF 1.8", 10) && !(got >= 4 && (uint8_t)head[0] == 0x57 && (uint8_t)head[1] == 0x1d &&
+						(uint8_t)head[2] == 0xd1 && (uint8_t)head[3] == 0x75))
+		return cli_error(rec_name, "--force: %s is not empty and does not look like a trace (no CTF metadata "
+				 "file): not removed; give a new or empty directory", dir);
+	/* the recorder's locked mark, not a pid that may name another process now (cli.h) */
+	struct cli_recorder rec = { 0 };
+	if (cli_recorder_state(dir, &rec) == CLI_REC_LIVE)
+		return cli_error(rec_name, "--force: %s is being recorded by process %ld: not removed", dir, rec.pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return cli_error(rec_name, "output directory %s: %s", dir, strerror(errno));
+	/* first look, then remove: a directory with anything but regular files is left whole */
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat sb;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode)) {
+			closedir(d);
+			return cli_error(rec_name, "--force: %s holds %s, which is not a file of a trace: not removed; "
+					 "give a new or empty directory", dir, de->d_name);
+		}
+	}
+	rewinddir(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && unlinkat(dirfd(d), de->d_name, 0) < 0) {
+			int err = errno;
+			closedir(d);
+			return cli_error(rec_name, "--force: cannot remove %s/%s: %s", dir, de->d_name, strerror(err));
+		}
+	closedir(d);
+	return 0;
+}
+
+/* 0 when dir does not exist or is an empty directory (or, force, held a trace now removed);
+ * else an error printed (naming why). */
+static int dir_usable(const char *dir, int force)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
 		if (errno == ENOENT)
 			return 0;
-		return cli_error(NAME, "output directory %s: %s%s", dir, strerror(errno),
+		return cli_error(rec_name, "output directory %s: %s%s", dir, strerror(errno),
 				 errno == ENAMETOOLONG ? " (a name in the path is longer than NAME_MAX, 255 bytes)"
 				 : errno == EACCES     ? "; give a directory you may write"
 						       : "");
@@ -414,8 +513,11 @@ static int dir_usable(const char *dir)
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			empty = 0;
 	closedir(d);
+	if (!empty && force)
+		return replace_trace(dir);
 	if (!empty)
-		return cli_error(NAME, "output directory %s is not empty; give a new or empty one", dir);
+		return cli_error(rec_name, "output directory %s is not empty; give a new or empty one, or --force to "
+				 "replace the trace it holds", dir);
 	return 0;
 }
 
@@ -532,8 +634,9 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 		record_print_warnings(e);
 		if (tb_engine_error(e) && !reported_err) {
 			reported_err = 1;
-			fprintf(stderr, "\ntracebuf " NAME ": %s\n", tb_engine_errmsg(e));
-			fprintf(stderr, "tracebuf " NAME ": recording stopped; the command goes on\n");
+			fputc('\n', stderr);
+			cli_msg(stderr, "tracebuf %s: %s", rec_name, tb_engine_errmsg(e));
+			fprintf(stderr, "tracebuf %s: recording stopped; the command goes on\n", rec_name);
 		}
 		if (pid < 0)
 			break;
@@ -555,17 +658,17 @@ static int run_attach(struct rec_opts *o)
 	struct tb_session *s;
 	int rc = tb_session_attach(path, 0, &s);
 	if (rc < 0)
-		return cli_error(NAME, "cannot attach to %s: %s", path, tb_errmsg());
+		return cli_error(rec_name, "cannot attach to %s: %s", path, tb_errmsg());
 	uint32_t cpid = tb_session_consumer_pid(s);
 	if (cpid && cpid != (uint32_t)getpid() && cpid <= (uint32_t)INT32_MAX &&
 	    (kill((pid_t)cpid, 0) == 0 || errno == EPERM)) {
 		tb_session_close(s);
-		return cli_error(NAME, "session %s is already drained by process %u; stop it first", path, cpid);
+		return cli_error(rec_name, "session %s is already drained by process %u; stop it first", path, cpid);
 	}
 	int created = 0;
 	if (o->out && tb_output_dir(o->out, &created) < 0) {
 		tb_session_close(s);
-		return cli_error(NAME, "%s", tb_errmsg());
+		return cli_error(rec_name, "%s", tb_errmsg());
 	}
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -575,11 +678,12 @@ static int run_attach(struct rec_opts *o)
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
 	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3,
-				     .relay = o->relay_url ? &o->relay : NULL, .kernel = o->kernel ? &o->kcfg : NULL };
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns,
+				     .kernel = o->kernel ? &o->kcfg : NULL };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, o->out, &cfg, &e);
 	if (rc < 0) {
-		cli_error(NAME, "%s", tb_errmsg());
+		cli_error(rec_name, "%s", tb_errmsg());
 		tb_session_close(s);
 		if (created)
 			rmdir(o->out);
@@ -592,7 +696,7 @@ static int run_attach(struct rec_opts *o)
 	double t0 = record_now_s();
 	rc = tb_engine_start(e);
 	if (rc < 0) {
-		cli_error(NAME, "%s", tb_errmsg());
+		cli_error(rec_name, "%s", tb_errmsg());
 		tb_engine_destroy(e);
 		tb_session_close(s);
 		return TB_EXIT_FAIL;
@@ -608,7 +712,7 @@ static int run_attach(struct rec_opts *o)
 	if (!o->quiet)
 		record_summary(s, e, o->out, record_now_s() - t0, !live);
 	if (rc < 0)
-		cli_error(NAME, "%s", tb_engine_errmsg(e));
+		cli_error(rec_name, "%s", tb_engine_errmsg(e));
 	int code = rc < 0 || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
 		   : record_damaged_input(e)			  ? TB_EXIT_PARTIAL
 								  : TB_EXIT_OK;
@@ -625,6 +729,8 @@ static int run_attach(struct rec_opts *o)
 int cmd_record(int argc, char **argv)
 {
 	struct rec_opts o;
+	rec_name = !strcmp(argv[0], "profile") ? "profile" : NAME; /* cmd_profile runs us as "profile" */
+	record_set_name(rec_name);
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
@@ -648,14 +754,14 @@ int cmd_record(int argc, char **argv)
 		return TB_EXIT_FAIL;
 	struct stat sb;
 	if (o.out && stat(o.out, &sb) == 0 && !S_ISDIR(sb.st_mode))
-		return cli_error(NAME, "output %s exists and is not a directory", o.out);
-	if (o.out && dir_usable(o.out))
+		return cli_error(rec_name, "output %s exists and is not a directory", o.out);
+	if (o.out && dir_usable(o.out, o.force))
 		return TB_EXIT_FAIL;
 
 	/* 2. output directory (none: relay-only), then the session */
 	int created = 0;
 	if (o.out && tb_output_dir(o.out, &created) < 0)
-		return cli_error(NAME, "%s", tb_errmsg());
+		return cli_error(rec_name, "%s", tb_errmsg());
 	struct tb_session_opts so = {
 		.size = sizeof so,
 		.path = o.session_path,
@@ -675,7 +781,8 @@ int cmd_record(int argc, char **argv)
 		{ "recorder", "tracebuf record", 0 },
 		{ "cmd_pid", NULL, 0 }, /* set below, before any metadata is written */
 	};
-	struct tb_engine_cfg cfg = { .env = env, .nenv = 3, .relay = o.relay_url ? &o.relay : NULL };
+	struct tb_engine_cfg cfg = { .env = env, .nenv = 3, .relay = o.relay_url ? &o.relay : NULL,
+				     .live_period_ns = o.live_period_ns };
 	/* the engine copies env at creation, but CMD's pid is known only
 	 * after fork: create the engine after the fork, start CMD held on a
 	 * pipe until the consumer runs, so that no event can be missed */
@@ -685,12 +792,12 @@ int cmd_record(int argc, char **argv)
 
 	rc = tb_session_create(&so, &s);
 	if (rc < 0) {
-		cli_error(NAME, "cannot create the session: %s", tb_errmsg());
+		cli_error(rec_name, "cannot create the session: %s", tb_errmsg());
 		goto fail;
 	}
 	cenv = child_env(tb_session_path(s));
 	if (!cenv || pipe2(go, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
-		cli_error(NAME, "out of resources: %s", strerror(errno));
+		cli_error(rec_name, "out of resources: %s", strerror(errno));
 		goto fail;
 	}
 
@@ -708,7 +815,7 @@ int cmd_record(int argc, char **argv)
 	tb_session_claim_consumer(s);
 	pid = fork();
 	if (pid < 0) {
-		cli_error(NAME, "fork: %s", strerror(errno));
+		cli_error(rec_name, "fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0) {
@@ -747,20 +854,20 @@ int cmd_record(int argc, char **argv)
 	}
 	rc = tb_engine_create(s, o.out, &cfg, &e);
 	if (rc < 0 || tb_engine_start(e) < 0) {
-		cli_error(NAME, "%s", tb_errmsg());
+		cli_error(rec_name, "%s", tb_errmsg());
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		goto fail;
 	}
 	if (!o.quiet)
-		fprintf(stderr, "tracebuf " NAME ": session %s (for tracebuf snapshot, stat, list, enable, disable)\n",
-			tb_session_path(s));
+		fprintf(stderr, "tracebuf %s: session %s (for tracebuf snapshot, stat, list, enable, disable)\n",
+			rec_name, tb_session_path(s));
 	double t0 = record_now_s();
 	close(go[1]); /* CMD may start (also when we die: a recorder can attach, t_record_reattach) */
 	go[1] = -1;
 	int exec_err = 0;
 	if (read(err_pipe[0], &exec_err, sizeof exec_err) == (ssize_t)sizeof exec_err) {
-		cli_error(NAME, "cannot run %s: %s", exe, strerror(exec_err));
+		cli_error(rec_name, "cannot run %s: %s", exe, strerror(exec_err));
 		waitpid(pid, NULL, 0);
 		goto fail;
 	}
@@ -774,16 +881,19 @@ int cmd_record(int argc, char **argv)
 	 * dead producer may have left, if no traced process remains */
 	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
 	if (live && !o.quiet)
-		fprintf(stderr, "tracebuf " NAME ": %u traced processes still run; what they write from now "
-				"on is not recorded\n", live);
+		fprintf(stderr, "tracebuf %s: %u traced process%s still run%s; what they write from now "
+				"on is not recorded\n", rec_name, live, live == 1 ? "" : "es", live == 1 ? "s" : "");
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
 	record_print_warnings(e);
 	record_warn_unmatched(s, o.dflt.events);
 	if (!o.quiet)
 		record_summary(s, e, o.out, record_now_s() - t0, !live);
+	if (o.out && o.out == o.outbuf && !o.quiet)
+		fprintf(stderr, "tracebuf %s: trace in %s (tracebuf report %s)\n", rec_name, o.out, o.out);
+	record_explain_empty(s, e, exe, status, o.dflt.events);
 	int code = exit_code_of(status);
 	if (rc < 0) {
-		cli_error(NAME, "%s", tb_engine_errmsg(e));
+		cli_error(rec_name, "%s", tb_engine_errmsg(e));
 		if (code == 0)
 			code = TB_EXIT_FAIL;
 	} else if (record_relay_only_lost(o.out, e)) {

@@ -27,6 +27,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
 #include "report_sched.h"
@@ -46,8 +47,9 @@ static void usage(FILE *f)
 		"                       every --interval (a terminal is cleared first), then the\n"
 		"                       final report when the recorder finishes (text only)\n"
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
+		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
-		"usage: tracebuf report --html -o FILE.html [-q] DIR\n"
+		"usage: tracebuf report --html -o FILE.html [-q] [--no-demangle] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
 		"  with a lane per CPU and per thread (zoom: wheel, pan: drag), the event\n"
 		"  rate and the loss ranges over time, the tables above, and for a profile\n"
@@ -57,11 +59,13 @@ static void usage(FILE *f)
 		"  A `tracebuf profile` trace: samples, rate, threads, unwinder, oprofile's\n"
 		"  counters (received, lost to overflow, invalid PC, backtrace aborted,\n"
 		"  truncated) and the hottest functions by self and total, symbolised from\n"
-		"  the ELF symbol tables of the files the processes had mapped.\n\n"
+		"  the ELF symbol tables of the files the processes had mapped, C++ and Rust\n"
+		"  names demangled.\n\n"
 		"  --top N              N functions per table (default 20, 0 = all)\n"
 		"  --threads[=N]        also a table per thread (the N busiest; default all)\n"
 		"  --format text|json   json: one JSON object (docs/PROFILE-READING.md)\n"
-		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n\n"
+		"  -q, --quiet          no diagnostics (damaged input, unreadable files)\n"
+		"  --no-demangle        show C++ and Rust symbols as mangled (here and --html)\n\n"
 		"exit: 0 ok, 1 failure, 2 usage, 3 some input was damaged and skipped (see stderr)\n");
 }
 
@@ -255,8 +259,7 @@ static int collect(struct report *rp)
 		if (!cpu_of(rp, c))
 			rp->cpus[rp->ncpus++].cpu = c;
 	}
-	if (rp->ncpus > 1) /* qsort(NULL, 0) is undefined */
-		qsort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
+	cli_sort(rp->cpus, rp->ncpus, sizeof *rp->cpus, cmp_cpu);
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
@@ -265,7 +268,7 @@ static int collect(struct report *rp)
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
 	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
-	while (tb_reader_next(r, &e) > 0) {
+	while (cli_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
 		if (rs_event(rp->sched, e))
 			return -ENOMEM;
@@ -329,8 +332,7 @@ static int collect(struct report *rp)
 		const char *tn = tb_reader_thread_name(r, (uint32_t)rp->thr[i].key);
 		snprintf(rp->thr[i].name, sizeof rp->thr[i].name, "%s", tn ? tn : "");
 	}
-	if (rp->thr_n > 1)
-		qsort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
+	cli_sort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
 	return 0;
 }
 
@@ -395,8 +397,7 @@ static uint32_t *sorted_classes(const struct report *rp, uint32_t *n)
 		if (rp->cls[i].n)
 			ids[(*n)++] = i;
 	cmp_cls_base = rp->cls;
-	if (*n > 1)
-		qsort(ids, *n, sizeof *ids, cmp_cls);
+	cli_sort(ids, *n, sizeof *ids, cmp_cls);
 	return ids;
 }
 
@@ -521,7 +522,9 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	unsigned ns = tb_reader_nstreams(r);
 	uint32_t nc;
 	uint32_t *ids = sorted_classes(rp, &nc);
-	fprintf(f, "trace    %s\n", rp->dir);
+	fputs("trace    ", f);
+	cli_puttx(f, rp->dir);
+	fputc('\n', f);
 	if (!rp->events && !rp->nloss) {
 		fprintf(f, "events   none (%u stream file%s, %s bytes)\n", ns, ns == 1 ? "" : "s", rpt_grp(a, rp->bytes));
 	} else {
@@ -561,16 +564,17 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 	}
 	if (rp->best_bucket >= 0) {
 		int64_t s0 = rpt_sat((__int128)rp->ns0 + (__int128)rp->best_bucket * NS);
-		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s events%s\n", rp->best_bucket + 1, tod(a, s0),
-			rpt_grp(b, rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
+		fprintf(f, "busiest  second %" PRId64 " (%s .. +1 s): %s event%s%s\n", rp->best_bucket + 1, tod(a, s0),
+			rpt_grp(b, rp->best_n), cli_s(rp->best_n), rpt_diff(rp->ns1, rp->ns0) < NS ? " (the trace is shorter than 1 s)" : "");
 	}
 
 	if (nc) {
 		size_t w = 11;
+		char nb[4 * 128 + 1]; /* a class name (< 128 bytes) escaped */
 		for (uint32_t i = 0; i < nc; i++) {
 			const char *n = tb_reader_class_name(r, ids[i]);
-			if (n && strlen(n) > w)
-				w = strlen(n);
+			if (n && strlen(cli_tx(nb, sizeof nb, n)) > w)
+				w = strlen(nb);
 		}
 		if (w > 40)
 			w = 40;
@@ -578,7 +582,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		for (uint32_t i = 0; i < nc; i++) {
 			const struct cls_stat *k = &rp->cls[ids[i]];
 			const char *n = tb_reader_class_name(r, ids[i]);
-			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, n ? n : "?", rpt_grp(a, k->n),
+			fprintf(f, "  %-*s %13s %6.1f %12s %9.1f\n", (int)w, cli_tx(nb, sizeof nb, n ? n : "?"), rpt_grp(a, k->n),
 				100.0 * (double)k->n / (double)rp->events, rate(b, rp, k->n), (double)k->bytes / (double)k->n);
 		}
 	}
@@ -604,8 +608,10 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 				continue;
 			}
 			const char *pn = proc_name(rp, pid);
-			fprintf(f, "  %-16.16s %9" PRIu32 " %9" PRIu32 " %13s %12s  %s\n", pn ? pn : "?", pid, tid,
-				rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n), rp->thr[i].name);
+			char pb[17], tb[4 * sizeof rp->thr[i].name];
+			fprintf(f, "  %-16s %9" PRIu32 " %9" PRIu32 " %13s %12s  %s\n", cli_tx(pb, sizeof pb, pn ? pn : "?"),
+				pid, tid, rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n),
+				cli_tx(tb, sizeof tb, rp->thr[i].name));
 		}
 		if (show < rp->thr_n)
 			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", rp->thr_n - show,
@@ -649,8 +655,9 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 						 l->count == 1 ? "" : "s");
 				else
 					snprintf(cnt, sizeof cnt, "events (count unknown)");
+				char sf[1024];
 				fprintf(f, "    %s .. %s (%s) %s: %s\n", tod(b, b0), tod(c, b1), rpt_dur(d, rpt_diff(b1, b0)),
-					tb_reader_stream_file(r, l->stream), cnt);
+					cli_tx(sf, sizeof sf, tb_reader_stream_file(r, l->stream)), cnt);
 			}
 		}
 	}
@@ -691,17 +698,15 @@ int report_json(struct tb_reader *r, const char *dir, FILE *f)
 static void on_diag(void *arg, const struct tb_rd_diag *d)
 {
 	if (!*(int *)arg)
-		fprintf(stderr, "tracebuf report: %s, offset %" PRIu64 ": %s\n", d->file, d->offset, d->what);
+		cli_msg(stderr, "tracebuf report: %s, offset %" PRIu64 ": %s", d->file, d->offset, d->what);
 }
 
 static int parse_count(const char *s, size_t *out)
 {
 	if (!s)
 		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-')
+	uint64_t v;
+	if (cli_parse_uint(s, SIZE_MAX, &v))
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -747,13 +752,15 @@ static int report_once(const char *dir, int quiet, int growing, size_t max_threa
 static int report_follow(const char *dir, int quiet, size_t max_threads, size_t max_ranges, uint64_t interval_ns)
 {
 	int tty = isatty(1);
-	uint64_t progress = 0;
+	struct cli_recorder rec = { .progress = 0 };
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		long pid = cli_recorder_of(dir, &progress);
-		int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-		int final = pid == 0 || (pid > 0 && !alive);
+		int state = cli_recorder_state(dir, &rec);
+		long pid = rec.pid;
+		int final = state != CLI_REC_LIVE;
+		if (state == CLI_REC_BAD)
+			cli_msg(stderr, "tracebuf report: %s: reporting what is there, as a finished trace", rec.why); /* echoes the mark */
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		if (final) {
@@ -768,15 +775,17 @@ static int report_follow(const char *dir, int quiet, size_t max_threads, size_t 
 		if (rc < 0 && final)
 			return cli_error("report", "%s", tb_errmsg()); /* nothing to follow, or a broken trace */
 		if (rc < 0) /* a recorder that is starting: no metadata yet */
-			printf("(nothing on disk yet: %s)\n", tb_errmsg());
+			cli_msg(stdout, "(nothing on disk yet: %s)", tb_errmsg());
 		if (ferror(stdout))
 			return cli_error("report", "write error on standard output");
 		if (final) {
-			if (pid > 0) {
-				fprintf(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
-						"trace (killed?): reported what it wrote\n", pid, dir);
+			if (state == CLI_REC_GONE) {
+				cli_msg(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
+						"trace (%s): reported what it wrote", pid, dir, rec.why);
 				return TB_EXIT_FAIL;
 			}
+			if (state == CLI_REC_BAD && rc == TB_EXIT_OK)
+				return TB_EXIT_PARTIAL; /* the mark was damaged input */
 			return rc < 0 ? TB_EXIT_FAIL : rc;
 		}
 		struct timespec d = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) };
@@ -792,7 +801,8 @@ int cmd_report(int argc, char **argv)
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ "follow", no_argument, 0, 'w' },      { "interval", required_argument, 0, 'i' },
-		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
 	static const struct option lo_prof[] = {
@@ -800,7 +810,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, 0, 't' },   { "profile", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
-		{ 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { 0, 0, 0, 0 },
 	};
 	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0, follow = 0;
 	uint64_t interval_ns = 1000000000ull;
@@ -836,6 +846,7 @@ int cmd_report(int argc, char **argv)
 						 optarg), TB_EXIT_USAGE;
 			break;
 		case 'q': quiet = 1; break;
+		case 'D': cli_demangle_set(0); break;
 		case 'w': follow = 1; break;
 		case 'i':
 			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||
@@ -862,6 +873,9 @@ int cmd_report(int argc, char **argv)
 	if (follow && (json || html))
 		return cli_error("report", "--follow prints text reports (a JSON or HTML report is of a finished "
 					   "trace)"), TB_EXIT_USAGE;
+	char why[8400];
+	if (outp && cli_output_clobbers_input(outp, argv[optind], why, sizeof why))
+		return cli_error("report", "-o %s: %s (never written over its input)", outp, why), TB_EXIT_USAGE;
 	if (follow)
 		return report_follow(argv[optind], quiet, max_threads, max_ranges, interval_ns);
 	struct report rp;

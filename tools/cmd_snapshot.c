@@ -51,7 +51,7 @@ static void recover_usage(FILE *f)
 
 static void print_warning(void *arg, const char *sentence)
 {
-	fprintf(stderr, "tracebuf %s: warning: %s\n", (const char *)arg, sentence);
+	cli_msg(stderr, "tracebuf %s: warning: %s", (const char *)arg, sentence);
 }
 
 static int copy_once(int argc, char **argv, unsigned how)
@@ -92,8 +92,8 @@ static int copy_once(int argc, char **argv, unsigned how)
 	struct tb_copy_result res = { .size = sizeof res };
 	rc = tb_session_copy(s, out, how, print_warning, (void *)name, &res);
 	if (how == TB_COPY_RECOVER && res.live)
-		fprintf(stderr, "tracebuf %s: warning: %u processes of the session still ran; "
-				"what they were writing may be cut\n", name, res.live);
+		fprintf(stderr, "tracebuf %s: warning: %u process%s of the session still ran; "
+				"what they were writing may be cut\n", name, res.live, res.live == 1 ? "" : "es");
 	char emsg[512];
 	snprintf(emsg, sizeof emsg, "%s", rc < 0 ? tb_errmsg() : "");
 	tb_session_close(s);
@@ -101,18 +101,21 @@ static int copy_once(int argc, char **argv, unsigned how)
 		return cli_error(name, "%s", emsg); /* nothing was copied */
 	const struct tb_copy_result *st = &res;
 	if (!quiet && how == TB_COPY_RECOVER)
-		fprintf(stderr, "tracebuf %s: %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
-				"recovered into %s; %" PRIu64 " packets cut as invalid\n",
-			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->invalid);
+		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB) "
+				"recovered into %s; %" PRIu64 " packet%s cut as invalid\n",
+			name, st->events, st->events == 1 ? "" : "s", st->packets, st->packets == 1 ? "" : "s",
+			(double)st->bytes / 1048576.0, out, st->invalid, st->invalid == 1 ? "" : "s");
 	else if (!quiet)
 		/* with no process of the session alive or attached during the
 		 * copy, nothing could reuse a sub-buffer: a packet that changed
 		 * or does not fit its place is corrupted, and is said as such */
-		fprintf(stderr, "tracebuf %s: %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB) "
-				"written to %s; %" PRIu64 " sub-buffers %s were dropped\n",
-			name, st->events, st->packets, (double)st->bytes / 1048576.0, out, st->torn,
+		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB) "
+				"written to %s; %" PRIu64 " sub-buffer%s %s %s dropped\n",
+			name, st->events, st->events == 1 ? "" : "s", st->packets, st->packets == 1 ? "" : "s",
+			(double)st->bytes / 1048576.0, out, st->torn, st->torn == 1 ? "" : "s",
 			st->quiescent ? "inconsistent (no process of the session is alive: corrupted)"
-				    : "reused during the copy");
+				    : "reused during the copy",
+			st->torn == 1 ? "was" : "were");
 	if (rc < 0)
 		return cli_error(name, "%s", emsg);
 	if (st->invalid || (how == TB_COPY_SNAPSHOT && st->quiescent && st->torn))

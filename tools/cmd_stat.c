@@ -66,7 +66,9 @@ int cmd_stat(int argc, char **argv)
 	struct tb_session_status st = { .size = sizeof st };
 	tb_session_status(s, &st);
 	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
-	printf("session %s\n", path);
+	fputs("session ", stdout);
+	cli_puttx(stdout, path);
+	putchar('\n');
 	printf("  protocol %s, %u CPUs, %u channels, state %s, %u live processes\n",
 	       tb_session_uses_rseq(s) ? "rseq" : "fallback", ncpus, nch,
 	       st.state == TB_SESSION_ACTIVE ? "active" : st.state == TB_SESSION_STOPPING ? "stopping" :

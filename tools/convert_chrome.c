@@ -326,7 +326,7 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	cv_window_start(&w, r, o);
 	const struct tb_rd_event *e;
 	int64_t last_ns = c.origin_ns;
-	while (!rc && tb_reader_next(r, &e) > 0) {
+	while (!rc && cli_next(r, &e) > 0) {
 		int k = cv_window_take(&w, e);
 		if (k < 0)
 			break;
@@ -382,10 +382,11 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	} else if (crc) {
 		rc = crc;
 	} else if (!o->quiet) {
-		fprintf(stderr, "tracebuf convert: %" PRIu64 " events -> %s: %" PRIu64 " spans, %" PRIu64 " instants, %" PRIu64
-				" loss notices; %" PRIu64 " unmatched ends (kept as instants), %" PRIu64
+		fprintf(stderr, "tracebuf convert: %" PRIu64 " event%s -> %s: %" PRIu64 " span%s, %" PRIu64 " instant%s, %" PRIu64
+				" loss notice%s; %" PRIu64 " unmatched ends (kept as instants), %" PRIu64
 				" spans closed at the trace end, %" PRIu64 " closed by an outer end%s\n",
-			c.events, cv_out_name(o), c.begins, c.instants, c.notices, c.unmatched, c.closed_at_end,
+			c.events, cli_s(c.events), cv_out_name(o), c.begins, cli_s(c.begins), c.instants, cli_s(c.instants),
+			c.notices, cli_s(c.notices), c.unmatched, c.closed_at_end,
 			c.closed_by_outer, c.too_deep ? " (and begins nested too deep kept as instants)" : "");
 		if (c.prof)
 			fprintf(stderr, "tracebuf convert: %" PRIu64 " profile samples as instants named by their leaf "

@@ -19,11 +19,12 @@
 #include "cli_convert.h"
 #include "cli_profile.h"
 
-/* a frame or process name in a folded line: ';' separates frames, a line is one stack */
+/* a frame or process name in a folded line: ';' separates frames (written '_'), a line is one
+ * stack; the name by the one text rule (tb_rd_format_text: controls as \xNN) */
 static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
 {
-	size_t n = strlen(s);
-	if (*o + n + 2 > *cap) {
+	size_t n = raw ? strlen(s) : tb_rd_format_text(s, strlen(s), NULL, 0);
+	if (!*buf || *o + n + 2 > *cap) {
 		size_t c2 = 2 * (*o + n + 2);
 		char *b = realloc(*buf, c2);
 		if (!b)
@@ -31,10 +32,15 @@ static int fput(char **buf, size_t *cap, size_t *o, const char *s, int raw)
 		*buf = b;
 		*cap = c2;
 	}
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		(*buf)[(*o)++] = !raw && (ch == ';' || ch == '\n' || ch == '\r') ? '_' : ch;
+	if (raw) {
+		memcpy(*buf + *o, s, n);
+	} else {
+		tb_rd_format_text(s, strlen(s), *buf + *o, n);
+		for (size_t i = 0; i < n; i++)
+			if ((*buf)[*o + i] == ';')
+				(*buf)[*o + i] = '_';
 	}
+	*o += n;
 	(*buf)[*o] = 0;
 	return 0;
 }
@@ -101,8 +107,7 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 	for (size_t i = 0; i < n; i++)
 		ord[i] = i;
 	cmp_keys = keys;
-	if (n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(ord, n, sizeof *ord, cmp_folded);
+	cli_sort(ord, n, sizeof *ord, cmp_folded);
 	int to_stdout = !strcmp(outp, "-");
 	FILE *f = to_stdout ? stdout : fopen(outp, "w");
 	if (!f) {
@@ -116,8 +121,9 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 		if (werr)
 			rc = cli_error("convert", "write error on %s", to_stdout ? "standard output" : outp);
 		else if (!quiet)
-			fprintf(stderr, "tracebuf convert: %" PRIu64 " samples -> %s: %zu distinct stacks; %" PRIu64
-					" with an invalid PC left out\n", nsamples, to_stdout ? "standard output" : outp, n, invalid);
+			fprintf(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu distinct stack%s; %" PRIu64
+					" with an invalid PC left out\n", nsamples, cli_s(nsamples),
+				to_stdout ? "standard output" : outp, n, cli_s(n), invalid);
 	}
 	free(ord);
 	free(keys);

@@ -405,7 +405,7 @@ static void annotations(struct pf *f, const struct tb_rd_event *e, uint32_t id)
 		case TB_RD_ENUM: { /* the label when one names the value, else the number */
 			const char *l = tb_rd_enum_label(e, i);
 			if (l)
-				pb_bytes(&f->b, DA_STRING, l, strlen(l));
+				pb_str(&f->b, DA_STRING, l);
 			else
 				pb_int64(&f->b, DA_INT, tb_rd_i64(e, i));
 			break;
@@ -413,7 +413,7 @@ static void annotations(struct pf *f, const struct tb_rd_event *e, uint32_t id)
 		case TB_RD_STRING: {
 			size_t n;
 			const char *s = tb_rd_str(e, i, &n);
-			pb_bytes(&f->b, DA_STRING, s ? s : "", s ? n : 0);
+			pb_strn(&f->b, DA_STRING, s ? s : "", s ? n : 0);
 			break;
 		}
 		case TB_RD_BYTES: { /* hex: Perfetto has no bytes value */
@@ -761,7 +761,7 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 	cv_window_start(&w, r, o);
 	const struct tb_rd_event *e;
 	last_ns = f.t0;
-	while (!rc && tb_reader_next(r, &e) > 0) {
+	while (!rc && cli_next(r, &e) > 0) {
 		int k = cv_window_take(&w, e);
 		if (k < 0)
 			break;
@@ -805,11 +805,12 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 	} else if (crc) {
 		rc = crc;
 	} else if (!o->quiet) {
-		fprintf(stderr, "tracebuf convert: %" PRIu64 " events -> %s: %" PRIu64 " slices, %" PRIu64 " instants, %" PRIu64
-				" loss notices, %" PRIu64 " counter values; %" PRIu64 " unmatched ends (kept as instants), %" PRIu64
+		fprintf(stderr, "tracebuf convert: %" PRIu64 " event%s -> %s: %" PRIu64 " slice%s, %" PRIu64 " instant%s, %" PRIu64
+				" loss notice%s, %" PRIu64 " counter value%s; %" PRIu64 " unmatched ends (kept as instants), %" PRIu64
 				" slices closed at the trace end, %" PRIu64 " closed by an outer end; %" PRIu64 " bytes (%s%" PRIu64
 				" bytes of packets)\n",
-			f.events, cv_out_name(o), f.begins, f.instants, f.notices, f.counters, f.unmatched, f.closed_at_end,
+			f.events, cli_s(f.events), cv_out_name(o), f.begins, cli_s(f.begins), f.instants, cli_s(f.instants),
+			f.notices, cli_s(f.notices), f.counters, cli_s(f.counters), f.unmatched, f.closed_at_end,
 			f.closed_by_outer, f.bytes_out, f.bytes_out != f.bytes_plain ? "deflated from " : "", f.bytes_plain);
 		if (f.prof)
 			fprintf(stderr, "tracebuf convert: %" PRIu64 " profile samples as perf samples with their callstacks "

@@ -5,7 +5,7 @@
  * (https://www.speedscope.app/file-format-schema.json):
  *
  *   { "$schema": ..., "shared": { "frames": [ {name, file}, ... ] },
- *     "profiles": [ { "type": "sampled", "name": "web (pid 100, tid 101)",
+ *     "profiles": [ { "type": "sampled", "name": "worker (tid 101) in web (pid 100)",
  *                     "unit": "milliseconds", "startValue", "endValue",
  *                     "samples": [[frame, ...], ...], "weights": [...] } ],
  *     "name", "activeProfileIndex": 0, "exporter": "tracebuf 0.1.0" }
@@ -153,8 +153,7 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		rc = cli_error("convert", "out of memory");
 		goto out;
 	}
-	if (thr.n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
+	cli_sort(thr.v, thr.n, sizeof(struct sthr), cmp_thr);
 	FILE *f = cv_open_out(o);
 	if (!f) {
 		rc = TB_EXIT_FAIL;
@@ -177,7 +176,13 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 		const struct prof_proc *q = prof_proc_of(p, t->pid);
 		double ms = q && q->hz ? 1000.0 / q->hz : 0; /* one period */
 		char name[256];
-		snprintf(name, sizeof name, "%s (pid %" PRIu32 ", tid %" PRIu32 ")", q ? q->name : "?", t->pid, t->tid);
+		const char *tn = tb_reader_thread_name(r, t->tid); /* the last name the trace gave it */
+		if (tn && *tn)
+			snprintf(name, sizeof name, "%s (tid %" PRIu32 ") in %s (pid %" PRIu32 ")", tn, t->tid,
+				 q ? q->name : "?", t->pid);
+		else
+			snprintf(name, sizeof name, "%s (pid %" PRIu32 ", tid %" PRIu32 ")", q ? q->name : "?", t->pid,
+				 t->tid);
 		fputs(i ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", f);
 		jstr(f, name);
 		if (ms > 0)
@@ -205,8 +210,9 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 	fputs(",\"activeProfileIndex\":0,\"exporter\":\"tracebuf 0.1.0\"}\n", f);
 	rc = cv_close_out(o, f);
 	if (!rc && !o->quiet)
-		fprintf(stderr, "tracebuf convert: %" PRIu64 " samples -> %s: %zu thread profiles, %zu frames; %" PRIu64
-				" with an invalid PC left out\n", nsamples, cv_out_name(o), thr.n, nframes, invalid);
+		fprintf(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu thread profile%s, %zu frame%s; %" PRIu64
+				" with an invalid PC left out\n", nsamples, cli_s(nsamples), cv_out_name(o), thr.n, cli_s(thr.n),
+			nframes, cli_s(nframes), invalid);
 out:
 	for (size_t i = 0; i < thr.n; i++) {
 		struct sthr *t = cli_table_at(&thr, i);

@@ -4,16 +4,22 @@
  * the live status line, the summary with the accounting identity per ring
  * (written == delivered + lost), the --events patterns that matched nothing,
  * the engine's warnings, and the two verdicts beyond CMD's status (data
- * dropped as invalid: 3; a relay-only copy that lost its relay for good: 1).
+ * dropped as invalid: 3; a relay-only copy that lost its relay for good: 1),
+ * and, when the trace holds nothing, the likely reason (record_explain_empty).
  * Running CMD and the engine is cmd_record.c.
  */
 #define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +30,13 @@
 #include "kernel/kernel.h"
 #include "record_report.h"
 
-#define NAME "record"
+/* "record", or "profile" when profile runs record (record_set_name) */
+static const char *NAME = "record";
+
+void record_set_name(const char *name)
+{
+	NAME = name;
+}
 
 double record_now_s(void)
 {
@@ -127,6 +139,13 @@ void record_warn_unmatched(struct tb_session *s, const char *patterns)
 		if (tb_session_class(s, i, &ev[i]) < 0)
 			ev[i].valid = 0;
 	}
+	const char **names = calloc(n ? n : 1, sizeof *names);
+	if (!names) {
+		free(ev);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		names[i] = ev[i].valid ? ev[i].name : NULL;
 	char buf[256], *save = NULL; /* patterns are at most 255 bytes (tb_session_set_events) */
 	snprintf(buf, sizeof buf, "%s", patterns);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -134,21 +153,9 @@ void record_warn_unmatched(struct tb_session *s, const char *patterns)
 			tok++;
 		if (!*tok || *tok == '!')
 			continue;
-		int hit = 0;
-		for (unsigned i = 0; i < n && !hit; i++)
-			hit = ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9) && !fnmatch(tok, ev[i].name, 0);
-		if (hit)
-			continue;
-		fprintf(stderr, "tracebuf " NAME ": warning: --events pattern '%s' matched none of the event classes "
-				"the program registered:", tok);
-		unsigned shown = 0;
-		for (unsigned i = 0; i < n; i++)
-			if (ev[i].valid && strncmp(ev[i].name, "tracebuf:", 9)) {
-				if (shown++ < 20)
-					fprintf(stderr, " %s", ev[i].name);
-			}
-		fprintf(stderr, shown ? (shown > 20 ? " ... (%u in all)\n" : " (%u)\n") : " none\n", shown);
+		cli_warn_unmatched(NAME, "--events", "the event classes the program registered", tok, names, n);
 	}
+	free(names);
 	free(ev);
 }
 
@@ -168,15 +175,16 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	struct tb_stream_stats st;
 	tb_engine_stats(e, -1, -1, &st);
 	if (dir)
-		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events, %.2f MiB in %" PRIu64
-				" packets written to %s in %.2f s (%.0f %% with direct I/O, %.3f s of recorder CPU)\n",
-			st.events, (double)st.bytes / 1048576.0, st.packets, dir, secs,
+		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s, %.2f MiB in %" PRIu64
+				" packet%s written to %s in %.2f s (%.0f %% with direct I/O, %.3f s of recorder CPU)\n",
+			NAME, st.events, st.events == 1 ? "" : "s", (double)st.bytes / 1048576.0, st.packets,
+			st.packets == 1 ? "" : "s", dir, secs,
 			st.bytes ? 100.0 * (double)st.direct / (double)st.bytes : 0.0, self_cpu_s());
 	else /* relay-only: st counts what the relay daemon got */
-		fprintf(stderr, "tracebuf " NAME ": %" PRIu64 " events delivered to the relay daemon (no local copy) "
-				"in %.2f s\n", st.events, secs);
+		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s delivered to the relay daemon (no local copy) "
+				"in %.2f s\n", NAME, st.events, st.events == 1 ? "" : "s", secs);
 	uint64_t lost = sum_lost(&st);
-	fprintf(stderr, "  lost %" PRIu64 " events", lost);
+	fprintf(stderr, "  lost %" PRIu64 " event%s", lost, lost == 1 ? "" : "s");
 	for (unsigned k = 0, n = 0; k < TB_LOSS_NCAUSES; k++)
 		if (st.lost[k])
 			fprintf(stderr, "%s%s %" PRIu64, n++ ? ", " : ": ", cli_loss_label(k), st.lost[k]);
@@ -222,14 +230,14 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);
 	if (rs.enabled) {
-		fprintf(stderr, "  relay: %" PRIu64 " packets, %.2f MiB sent to %s", rs.packets,
-			(double)rs.bytes / 1048576.0, rs.path);
+		fprintf(stderr, "  relay: %" PRIu64 " packet%s, %.2f MiB sent to %s", rs.packets,
+			rs.packets == 1 ? "" : "s", (double)rs.bytes / 1048576.0, rs.path);
 		if (rs.reconnects)
 			fprintf(stderr, " (the last of %u relay sessions: %u reconnection%s)", rs.reconnects + 1,
 				rs.reconnects, rs.reconnects == 1 ? "" : "s");
 		if (rs.lost_packets)
-			fprintf(stderr, "; %" PRIu64 " packets (%" PRIu64 " events) not sent%s%s", rs.lost_packets,
-				rs.lost_events, rs.error[0] ? ": " : " (counted as lost_relay in the next relay session)",
+			fprintf(stderr, "; %" PRIu64 " packet%s (%" PRIu64 " event%s) not sent%s%s", rs.lost_packets,
+				rs.lost_packets == 1 ? "" : "s", rs.lost_events, rs.lost_events == 1 ? "" : "s", rs.error[0] ? ": " : " (counted as lost_relay in the next relay session)",
 				rs.error);
 		fputc('\n', stderr);
 	}
@@ -242,8 +250,8 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			if (!x.packets && !w && !l)
 				continue;
 			fprintf(stderr, "  %s cpu %u: written %" PRIu64 ", delivered %" PRIu64 ", lost %" PRIu64
-					", %" PRIu64 " packets\n",
-				tb_session_channel_name(s, ch), cpu, w, x.events, l, x.packets);
+					", %" PRIu64 " packet%s\n",
+				tb_session_channel_name(s, ch), cpu, w, x.events, l, x.packets, x.packets == 1 ? "" : "s");
 			if (final && w != x.events + l)
 				fprintf(stderr, "  %s cpu %u: the trace does not account for %" PRId64
 						" events (written != delivered + lost): please report this\n",
@@ -262,8 +270,8 @@ int record_relay_only_lost(const char *out, struct tb_engine *e)
 	if (out || !rs.enabled || rs.alive)
 		return 0;
 	cli_error(NAME, "the relay daemon was lost and did not come back before the end: its copy of the trace (the "
-			"only one: no -o DIR) misses %" PRIu64 " events, and %s",
-		  rs.lost_events,
+			"only one: no -o DIR) misses %" PRIu64 " event%s, and %s",
+		  rs.lost_events, cli_s(rs.lost_events),
 		  rs.reconnects ? "its last relay session does not say so" : "does not say so");
 	return 1;
 }
@@ -280,6 +288,150 @@ int record_damaged_input(struct tb_engine *e)
 void record_print_warnings(struct tb_engine *e)
 {
 	char msg[300];
-	while (tb_engine_next_warning(e, msg, sizeof msg))
-		fprintf(stderr, "\ntracebuf " NAME ": warning: %s\n", msg);
+	while (tb_engine_next_warning(e, msg, sizeof msg)) {
+		fputc('\n', stderr);
+		cli_msg(stderr, "tracebuf %s: warning: %s", NAME, msg);
+	}
+}
+
+/*
+ * What executable `path` says about libtracebuf, from its ELF file alone:
+ * 1 it links it (a DT_NEEDED entry naming libtracebuf, or the producer's
+ * symbols tb_emit, tb_write, tb_class_register in its symbol tables: a static
+ * link or a reference), 0 it does not, -1 not a readable 64-bit ELF file
+ * (a script, say).  Every offset is checked against the file's size.
+ */
+static int elf_links_tracebuf(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return -1;
+	}
+	size_t size = (size_t)sb.st_size;
+	const uint8_t *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	int rc = -1;
+	Elf64_Ehdr eh;
+	memcpy(&eh, m, sizeof eh);
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
+	    (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+		goto out;
+	rc = 0;
+	for (unsigned i = 0; i < eh.e_shnum && rc == 0; i++) {
+		Elf64_Shdr sh, st;
+		memcpy(&sh, m + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+		if ((sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_link >= eh.e_shnum || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+			continue;
+		memcpy(&st, m + eh.e_shoff + (size_t)sh.sh_link * sizeof st, sizeof st);
+		if (st.sh_offset > size || st.sh_size > size - st.sh_offset || !st.sh_size)
+			continue;
+		const char *str = (const char *)m + st.sh_offset;
+		size_t strsz = st.sh_size;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			for (size_t o = 0; o + sizeof(Elf64_Dyn) <= sh.sh_size && rc == 0; o += sizeof(Elf64_Dyn)) {
+				Elf64_Dyn d;
+				memcpy(&d, m + sh.sh_offset + o, sizeof d);
+				if (d.d_tag == DT_NULL)
+					break;
+				if (d.d_tag != DT_NEEDED || d.d_un.d_val >= strsz)
+					continue;
+				const char *nm = str + d.d_un.d_val;
+				size_t room = strsz - d.d_un.d_val;
+				if (strnlen(nm, room) < room && !strncmp(nm, "libtracebuf", 11)) /* terminated in the table */
+					rc = 1;
+			}
+			continue;
+		}
+		for (size_t o = 0; o + sizeof(Elf64_Sym) <= sh.sh_size && rc == 0; o += sizeof(Elf64_Sym)) {
+			Elf64_Sym y;
+			memcpy(&y, m + sh.sh_offset + o, sizeof y);
+			if (y.st_name >= strsz)
+				continue;
+			const char *nm = str + y.st_name;
+			size_t l = strnlen(nm, strsz - y.st_name);
+			if (l == strsz - y.st_name)
+				continue; /* not terminated inside the table */
+			if (!strcmp(nm, "tb_emit") || !strcmp(nm, "tb_write") || !strcmp(nm, "tb_class_register"))
+				rc = 1;
+		}
+	}
+out:
+	munmap((void *)m, size);
+	return rc;
+}
+
+void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char *exe, int status,
+			  const char *patterns)
+{
+	struct tb_stream_stats st;
+	tb_engine_stats(e, -1, -1, &st);
+	if (st.events || sum_lost(&st) || written_of(s, -1, -1))
+		return;
+	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	char names[160];
+	unsigned procs = tb_session_attached_procs(s, (uint32_t)getpid(), names, sizeof names);
+	int links = elf_links_tracebuf(exe);
+	fprintf(stderr, "tracebuf %s: the trace holds no event: ", NAME);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !procs) {
+		fprintf(stderr, "%s exited with status 127 without attaching to the session: the dynamic loader most "
+				"likely did not find a library it needs (see its message above: \"error while loading "
+				"shared libraries\")%s. Build it with the rpath pkg-config gives (cc ... $(pkg-config "
+				"--cflags --libs tracebuf)), or run it with LD_LIBRARY_PATH=<libdir of tracebuf>\n",
+			base, links == 1 ? "; it needs libtracebuf" : "");
+		return;
+	}
+	if (!procs) {
+		if (links == 0)
+			fprintf(stderr, "%s is not linked with libtracebuf (no DT_NEEDED entry for libtracebuf.so.0, no "
+					"tb_ symbols), and no process it started attached to the session. Declare events "
+					"with TB_EVENT (<tracebuf/event.h>) and link with $(pkg-config --cflags --libs "
+					"tracebuf) (docs/GUIDE.md)\n", base);
+		else if (links < 0)
+			fprintf(stderr, "%s is not an ELF program (a script?) and no process it started attached to the "
+					"session: the programs it runs are not linked with libtracebuf, or do not get "
+					"TRACEBUF_SESSION from it\n", base);
+		else
+			fprintf(stderr, "%s links libtracebuf but no process attached to the session: it exited before "
+					"the library was loaded, or the library refused TRACEBUF_SESSION (its message above "
+					"says why), or TRACEBUF_SESSION was removed from its environment\n", base);
+		return;
+	}
+	unsigned n = tb_session_nclasses(s), mine = 0, recorded = 0;
+	char list[200] = "";
+	size_t off = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct tb_class_info ci = { .size = sizeof ci };
+		if (tb_session_class(s, i, &ci) < 0 || !ci.valid || !strncmp(ci.name, "tracebuf:", 9))
+			continue;
+		mine++;
+		recorded += ci.channels != 0;
+		if (off < sizeof list && mine <= 8)
+			off += (size_t)snprintf(list + off, sizeof list - off, " %s", ci.name);
+	}
+	/* process and class names from the session (shared memory): escaped */
+	char namesx[4 * sizeof names], listx[4 * sizeof list];
+	cli_tx(namesx, sizeof namesx, names);
+	cli_tx(listx, sizeof listx, list);
+	if (!mine)
+		fprintf(stderr, "%u process%s attached (%s) but registered no event class: no TB_EVENT of theirs "
+				"was reached, or they write with tb_write() to classes they never registered\n",
+			procs, procs == 1 ? "" : "es", namesx);
+	else if (!recorded && patterns)
+		fprintf(stderr, "--events '%s' selected none of the %u event class%s the program registered:%s%s\n",
+			patterns, mine, mine == 1 ? "" : "es", listx, mine > 8 ? " ..." : "");
+	else if (!recorded)
+		fprintf(stderr, "every one of the %u event class%s the program registered was disabled "
+				"(tracebuf disable):%s%s\n", mine, mine == 1 ? "" : "es", listx, mine > 8 ? " ..." : "");
+	else
+		fprintf(stderr, "%u process%s attached (%s) and registered %u event class%s (%s ) but wrote "
+				"none: the code that writes them did not run\n",
+			procs, procs == 1 ? "" : "es", namesx, mine, mine == 1 ? "" : "es", listx + (listx[0] == ' '));
 }

@@ -22,6 +22,14 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 int record_relay_only_lost(const char *out, struct tb_engine *e);
 /* 1 when data of the session was dropped as invalid (exit status 3). */
 int record_damaged_input(struct tb_engine *e);
+/* When the trace holds no event at all (none written, none lost): the likely reason, in
+ * one line (CMD exited 127: a library not found; not linked with libtracebuf; nobody
+ * attached; every class filtered by --events or disabled; classes registered, none written).
+ * exe: CMD's resolved path; status: its wait status; patterns: --events (or NULL). */
+void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char *exe, int status,
+			  const char *patterns);
+/* The name the messages give the command: "record" (the default) or "profile". */
+void record_set_name(const char *name);
 /* The engine's warnings, one line each. */
 void record_print_warnings(struct tb_engine *e);
 

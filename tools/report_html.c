@@ -226,7 +226,7 @@ static int count_threads(struct html *h)
 {
 	const struct tb_rd_event *e;
 	tb_reader_seek_ticks(h->r, 0);
-	while (tb_reader_next(h->r, &e) > 0) {
+	while (cli_next(h->r, &e) > 0) {
 		if (tb_rd_kind(e) != TB_RD_EVENT)
 			continue;
 		int isnew;
@@ -265,7 +265,7 @@ static int main_pass(struct html *h)
 	tb_reader_seek_ticks(h->r, 0);
 	if (h->prof && prof_load(h->prof)) /* a pass from where the reader is, then rewinds */
 		return -ENOMEM;
-	while (tb_reader_next(h->r, &e) > 0) {
+	while (cli_next(h->r, &e) > 0) {
 		int64_t ns = tb_rd_ns(e);
 		if (tb_rd_kind(e) != TB_RD_EVENT) {
 			lost_item(h, e);
@@ -595,8 +595,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 		if (lane + 1 > h.ncpu_lanes)
 			h.ncpu_lanes = lane + 1;
 	}
-	if (h.thr.n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(h.thr.v, h.thr.n, sizeof(struct hthr), cmp_thr_n);
+	cli_sort(h.thr.v, h.thr.n, sizeof(struct hthr), cmp_thr_n);
 	cli_map_free(&h.thr.idx); /* sorted: rebuild the index */
 	memset(&h.thr.idx, 0, sizeof h.thr.idx);
 	h.nlanes = h.ncpu_lanes;
@@ -678,10 +677,10 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	rc = cv_close_out(&o, f);
 	if (!rc && !quiet) {
 		char a[32], d[64];
-		fprintf(stderr, "tracebuf report: %s events -> %s: %zu lanes x %" PRIu32 " buckets of %s, %zu of %" PRIu64
-				" spans, %s, %zu loss notices%s; %zu bytes of data\n",
-			rpt_grp(a, total), out, h.nlanes, h.nb, rpt_dur(d, h.bucket_ns), h.nspans, h.spans_total,
-			h.keep_events ? "every event" : "no single events (too many)", h.nlost,
+		fprintf(stderr, "tracebuf report: %s event%s -> %s: %zu lane%s x %" PRIu32 " buckets of %s, %zu of %" PRIu64
+				" spans, %s, %zu loss notice%s%s; %zu bytes of data\n",
+			rpt_grp(a, total), cli_s(total), out, h.nlanes, cli_s(h.nlanes), h.nb, rpt_dur(d, h.bucket_ns), h.nspans, h.spans_total,
+			h.keep_events ? "every event" : "no single events (too many)", h.nlost, cli_s(h.nlost),
 			h.nnodes ? ", a flame graph" : "", dlen);
 	}
 out:

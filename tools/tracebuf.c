@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tracebuf.c - subcommand dispatch and the one usage table; helpers of cli.h. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdarg.h>
@@ -52,15 +53,75 @@ const char *cli_loss_label(unsigned cause)
 	return cause < TB_RD_LOST_NCAUSES ? label[cause] : "?";
 }
 
-int cli_error(const char *cmd, const char *fmt, ...)
+/* edit distance between a (glob characters left out) and b, both cut at 127 bytes */
+static unsigned name_distance(const char *a, const char *b)
 {
-	va_list ap;
-	fprintf(stderr, "tracebuf %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return TB_EXIT_FAIL;
+	char x[128];
+	size_t n = 0;
+	for (; *a && n < sizeof x - 1; a++)
+		if (*a != '*' && *a != '?' && *a != '[' && *a != ']')
+			x[n++] = *a;
+	size_t m = strnlen(b, 127);
+	unsigned row[128];
+	for (size_t j = 0; j <= m; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= m; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (x[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[m];
+}
+
+int cli_warn_unmatched(const char *cmd, const char *opt, const char *what, const char *pat,
+		       const char *const *names, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (names[i] && !fnmatch(pat, names[i], 0))
+			return 0;
+	/* the closest names first; tracebuf's own classes only for a pattern that names them */
+	int own = !strncmp(pat, "tracebuf", 8);
+	enum { SHOW = 8 };
+	const char *best[SHOW];
+	unsigned dist[SHOW], nb = 0, all = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!names[i] || (!own && !strncmp(names[i], "tracebuf:", 9)))
+			continue;
+		all++;
+		unsigned d = name_distance(pat, names[i]), k = nb < SHOW ? nb++ : SHOW;
+		if (k == SHOW && d >= dist[SHOW - 1])
+			continue;
+		if (k == SHOW)
+			k = SHOW - 1;
+		for (; k > 0 && dist[k - 1] > d; k--) {
+			best[k] = best[k - 1];
+			dist[k] = dist[k - 1];
+		}
+		best[k] = names[i];
+		dist[k] = d;
+	}
+	fprintf(stderr, "tracebuf %s: warning: %s pattern '%s' matched none of %s:", cmd, opt, pat, what);
+	for (unsigned k = 0; k < nb; k++) { /* names from a session or a trace: escaped */
+		fputc(' ', stderr);
+		cli_puttx(stderr, best[k]);
+	}
+	fprintf(stderr, all ? (all > nb ? " ... (closest first, %u in all)\n" : " (%u)\n") : " none\n", all);
+	return 1;
+}
+
+void cli_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
 }
 
 const char *cli_env_comm(const char *value, char *buf, size_t cap)
@@ -130,5 +191,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return TB_EXIT_USAGE;
 	}
-	return fn(argc - 1, argv + 1);
+	argc--;
+	argv++;
+	/* the readers of whole traces: --progress / --no-progress (cli_progress.c) */
+	if (fn == cmd_dump || fn == cmd_report || fn == cmd_convert)
+		cli_progress_init(argv[0], &argc, argv);
+	return fn(argc, argv);
 }

@@ -10,7 +10,9 @@
  * is `written: N`, the number of events it attempted to write (each is then
  * either delivered or counted as lost); the line before it,
  * `workload: wall_ns W cpu_ns C`, the wall time of the writing threads and
- * their CPU time (make bench).
+ * their CPU time (make bench).  --rate N paces each thread at N events per
+ * second (a steady service, the demo) against an absolute schedule: a thread
+ * that falls behind catches up at once, so N x seconds events are written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +47,7 @@ static struct {
 	int pin;
 	unsigned quiet_ms;
 	unsigned sleep_us;
+	uint64_t rate;          /* events per second per thread, 0: full speed */
 	unsigned procs;
 	unsigned child_id;
 	const char *channel;
@@ -142,6 +145,27 @@ static void hop(unsigned ncpu, uint64_t i)
 	sched_setaffinity(0, sizeof set, &set);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* --rate: event i of a thread is due at start + i / rate seconds; sleeps
+ * until then in steps of at least a millisecond (batches of events, the
+ * way a service answers requests), never spins */
+static void pace(uint64_t start_ns, uint64_t i)
+{
+	uint64_t due = start_ns + (uint64_t)((double)i * 1e9 / (double)opt.rate);
+	uint64_t now = mono_ns();
+	if (due <= now + 1000000)
+		return;
+	struct timespec ts = { (time_t)(due / 1000000000ull), (long)(due % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 static void *run(void *arg)
 {
 	struct worker *w = arg;
@@ -162,7 +186,10 @@ static void *run(void *arg)
 			timer_settime(w->timer, 0, &its, NULL);
 		}
 	}
+	uint64_t start_ns = mono_ns();
 	for (uint64_t i = 0; i < opt.events; i++) {
+		if (opt.rate)
+			pace(start_ns, i);
 		if (opt.until_file && i % 256 == 0 && access(opt.until_file, F_OK) == 0)
 			break;
 		write_one(0, w->thread, i, xorshift(&w->rng));
@@ -188,10 +215,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracebuf-workload [--threads N] [--events N] [--signals] [--signal-us US]\n"
-		"                         [--hop] [--pin CPU] [--sleep-us US] [--quiet-ms MS]\n"
+		"                         [--hop] [--pin CPU] [--sleep-us US] [--rate N] [--quiet-ms MS]\n"
 		"                         [--procs N] [--channel NAME] [--until-file F] [--wait-file F] [--floor]\n"
 		"  Writes workload:tick (and workload:signal from SIGALRM handlers) into the\n"
 		"  tracebuf session named by $TRACEBUF_SESSION; prints `written: N` last.\n"
+		"  --rate N    each thread writes N events per second, steadily (default: full speed)\n"
 		"  --hop       move each thread to another CPU every 1024 events\n"
 		"  --procs N   N processes (fork + exec of this program), thread ids disjoint\n"
 		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n"
@@ -220,7 +248,8 @@ int main(int argc, char **argv)
 		{ "signal-us", 1, 0, 'S' }, { "hop", 0, 0, 'h' }, { "pin", 1, 0, 'p' },
 		{ "quiet-ms", 1, 0, 'q' }, { "sleep-us", 1, 0, 'u' }, { "procs", 1, 0, 'P' },
 		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' },
-		{ "until-file", 1, 0, 'U' }, { "wait-file", 1, 0, 'W' }, { "floor", 0, 0, 'F' }, { 0, 0, 0, 0 }
+		{ "until-file", 1, 0, 'U' }, { "wait-file", 1, 0, 'W' }, { "floor", 0, 0, 'F' },
+		{ "rate", 1, 0, 'R' }, { 0, 0, 0, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -239,6 +268,7 @@ int main(int argc, char **argv)
 		case 'U': opt.until_file = optarg; break;
 		case 'W': opt.wait_file = optarg; break;
 		case 'F': opt.floor = 1; break;
+		case 'R': opt.rate = num(optarg, 1000000000); break;
 		case 'H': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -277,7 +307,9 @@ int main(int argc, char **argv)
 			snprintf(th, sizeof th, "%u", opt.threads);
 			snprintf(ev, sizeof ev, "%llu", (unsigned long long)opt.events);
 			snprintf(su, sizeof su, "%u", opt.signal_us);
-			char *av[20];
+			char rt[24];
+			snprintf(rt, sizeof rt, "%llu", (unsigned long long)opt.rate);
+			char *av[22];
 			int a = 0;
 			av[a++] = argv[0];
 			av[a++] = "--child-id"; av[a++] = id;
@@ -286,6 +318,7 @@ int main(int argc, char **argv)
 			av[a++] = "--signal-us"; av[a++] = su;
 			if (opt.signals) av[a++] = "--signals";
 			if (opt.hop) av[a++] = "--hop";
+			if (opt.rate) { av[a++] = "--rate"; av[a++] = rt; }
 			if (opt.channel) { av[a++] = "--channel"; av[a++] = (char *)opt.channel; }
 			if (opt.until_file) { av[a++] = "--until-file"; av[a++] = (char *)opt.until_file; }
 			av[a] = NULL;

@@ -38,6 +38,15 @@
  *   (u64s, name, N)      const uint64_t *name, uint32_t name_len; at most N
  * A string or sequence longer than its bound is truncated and counted.
  *
+ * Spans: every event is an instant.  A phase with a duration is a pair of
+ * classes NAME_begin and NAME_end of one provider, written by the same thread:
+ *     TB_EVENT(app, parse_begin, (u32, id))
+ *     TB_EVENT(app, parse_end, (u32, id))
+ *     tb_app_parse_begin(id); ...; tb_app_parse_end(id);
+ * `tracebuf convert --to perfetto|chrome` and `report --html` draw each pair
+ * as one span "app:parse" (nested when pairs nest, with the fields of both);
+ * babeltrace2 shows the two events (docs/CONVERT.md, docs/GUIDE.md).
+ *
  * Contract of every function here: lock-free, no system call and no
  * allocation (except TB_BLOCK mode when the ring is full), async-signal-safe,
  * may be called from any thread and any process attached to the session.

@@ -222,8 +222,28 @@ TB_API const void *tb_rd_payload(const struct tb_rd_event *e, size_t *len);
  * of buf after the returned length (up to cap) may be changed too.
  */
 TB_API size_t tb_rd_format_fields(const struct tb_rd_event *e, int json, char *buf, size_t cap);
-/* A quoted, escaped string (JSON: valid UTF-8, other bytes as \u00XX); buf and cap as above. */
+/*
+ * The one escaping rule of every output (docs/READER.md, "Strings from a trace"): a
+ * string from a trace, a profile or an ELF file never reaches a terminal or a
+ * parser raw.  Text: the bytes of C0 controls (0x00-0x1f), DEL, C1 controls
+ * (U+0080-U+009F, bytes C2 80-9F) and of ill-formed UTF-8 (RFC 3629: overlong
+ * forms, surrogates, beyond U+10FFFF, truncated, stray) as \xNN each.  JSON:
+ * controls as \u00XX, each maximal ill-formed subpart as \ufffd (U+FFFD, the
+ * replacement character): valid UTF-8 JSON that a strict parser takes.
+ */
+/* A quoted, escaped string: the rule above, plus \" \\ \n \t \r; buf and cap as above. */
 TB_API size_t tb_rd_format_string(const char *s, size_t n, int json, char *buf, size_t cap);
+/* The text rule unquoted ('"' and '\' as they are), for tables, lists and messages; buf and cap as above. */
+TB_API size_t tb_rd_format_text(const char *s, size_t n, char *buf, size_t cap);
+/* s[0..n) as well-formed UTF-8 (protobuf string fields): each maximal ill-formed
+ * subpart replaced by U+FFFD (EF BF BD); controls kept.  buf and cap as above. */
+TB_API size_t tb_rd_utf8_clean(const char *s, size_t n, char *buf, size_t cap);
+/*
+ * The length of the well-formed UTF-8 sequence at s (n >= 1 bytes left), or 0
+ * when it is ill-formed, and then (bad not NULL) *bad = the length of its
+ * maximal subpart (at least 1): what one U+FFFD replaces.
+ */
+TB_API size_t tb_rd_utf8_len(const char *s, size_t n, size_t *bad);
 
 #ifdef __cplusplus
 }

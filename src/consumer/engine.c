@@ -120,7 +120,6 @@ int tb_engine_next_warning(struct tb_engine *e, char *buf, unsigned len)
 /* create / destroy                                                        */
 /* ---------------------------------------------------------------------- */
 
-static void recorder_mark(struct tb_engine *e);
 
 int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engine_cfg *cfg,
 		     struct tb_engine **out)
@@ -133,6 +132,11 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		return tb_fail(-ENOMEM, "out of memory");
 	e->s = s;
 	e->flags = cfg ? cfg->flags : 0;
+	e->live_ns = cfg && cfg->live_period_ns ? cfg->live_period_ns : TB_LIVE_PERIOD_DEFAULT_NS;
+	if (e->live_ns == UINT64_MAX)
+		e->live_ns = 0;
+	else if (e->live_ns < 4000000ull)
+		e->live_ns = 4000000ull; /* visits at most every 1 ms */
 	if (s->readonly)
 		e->flags |= TB_ENG_READONLY | TB_ENG_NO_FLUSHERS;
 	e->dirfd = -1;
@@ -229,7 +233,7 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	if (rc < 0)
 		goto fail;
 	tb_ballast_make(e);
-	recorder_mark(e);
+	tb_recorder_mark(e);
 relay:
 	/* the relay daemon last: a refusal leaves nothing behind but the directory */
 	if (cfg && cfg->relay && (rc = tb_engine_relay_open(e, cfg->relay)) < 0)
@@ -240,100 +244,6 @@ fail:
 	tb_engine_destroy(e);
 	return rc;
 }
-
-/*
- * DIR/.tracebuf-recorder holds the recording process's pid while the
- * engine writes DIR; removed when it has finished (the last thing written
- * is the metadata).  A follower (`dump --follow`) ends when it is gone, or
- * when that process is (killed: the trace is what it wrote).  A dot-file:
- * babeltrace2 and our reader skip it.
- */
-#define RECORDER_MARK ".tracebuf-recorder"
-
-/* "PID PROGRESS\n", fixed width: rewritten in place */
-static int mark_write(struct tb_engine *e, int fd)
-{
-	char line[48];
-	int n = snprintf(line, sizeof line, "%10ld %020" PRIu64 "\n", (long)getpid(), e->progress);
-	return pwrite(fd, line, (size_t)n, 0) == n ? 0 : -1;
-}
-
-static void recorder_mark(struct tb_engine *e)
-{
-	int fd = openat(e->dirfd, RECORDER_MARK, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return; /* followers then see a finished trace: they print it once */
-	if (mark_write(e, fd) != 0) {
-		unlinkat(e->dirfd, RECORDER_MARK, 0);
-		close(fd);
-		return;
-	}
-	e->mark_fd = fd;
-	e->marked = 1;
-}
-
-static void recorder_unmark(struct tb_engine *e)
-{
-	if (e->marked && e->dirfd >= 0)
-		unlinkat(e->dirfd, RECORDER_MARK, 0);
-	if (e->marked)
-		close(e->mark_fd);
-	e->marked = 0;
-}
-
-/*
- * The time up to which the trace directory holds every record of the
- * drained channels (the "progress" of the mark, for followers): records
- * stamped before it are all in whole packets on disk.  Called by the drain
- * thread right after a pass wrote every complete packet it found.  Per
- * ring: a complete packet not taken yet, or an open packet holding records
- * (or owned by a fallback writer), holds it back to that packet's
- * timestamp_begin; an empty, unowned ring does not (a record written from
- * now on is stamped after the clock read below, less 1 ms: see
- * tb_engine_relay_tick() for the same argument).  Relaxed loads of shared
- * memory: a hint for followers, never trusted for the trace itself.
- */
-void tb_engine_progress_tick(struct tb_engine *e)
-{
-	if (!e->marked)
-		return;
-	uint64_t now = tb_mono_ns();
-	if (now - e->progress_ns < 50000000ull)
-		return;
-	e->progress_ns = now;
-	struct tb_session *s = e->s;
-	uint64_t t = tb_clock_read(s->clock_kind), margin = s->clock_freq / 1000;
-	t = t > margin ? t - margin : 0;
-	for (unsigned ch = 0; ch < s->nchannels; ch++) {
-		if (!tb_chan_drained(e, ch))
-			continue;
-		uint64_t S = s->chan[ch].sb_size;
-		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
-			const struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
-			uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED), pos, at = UINT64_MAX;
-			if (head == 0)
-				continue;
-			if (tb_ring_ready(s, ch, cpu, &pos) == 1)
-				at = pos;
-			else if ((head & (S - 1)) != TB_PACKET_HEADER_SIZE || __atomic_load_n(&c->owner, __ATOMIC_RELAXED))
-				at = head & ~(S - 1);
-			if (at == UINT64_MAX)
-				continue;
-			uint64_t tsb;
-			memcpy(&tsb, tb_sb_at(s, ch, cpu, at) + offsetof(struct tb_packet_header, timestamp_begin),
-			       sizeof tsb);
-			if (tsb < t)
-				t = tsb;
-		}
-	}
-	if (t > e->progress) {
-		e->progress = t;
-		if (mark_write(e, e->mark_fd) != 0) {
-			/* followers keep the last progress they read */
-		}
-	}
-}
-
 
 void tb_engine_destroy(struct tb_engine *e)
 {
@@ -346,7 +256,7 @@ void tb_engine_destroy(struct tb_engine *e)
 		tb_streams_close(e);
 	tb_ballast_free(e);
 	tb_engine_relay_close(e);
-	recorder_unmark(e);
+	tb_recorder_unmark(e);
 	if (e->dirfd >= 0)
 		close(e->dirfd);
 	for (unsigned i = 0; i < e->nenv; i++) {
@@ -460,7 +370,7 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 	tb_engine_kernel_finish(e); /* its streams complete before the last metadata */
 	close_outputs(e);
 	tb_engine_relay_close(e);
-	recorder_unmark(e);
+	tb_recorder_unmark(e);
 	if (!(e->flags & TB_ENG_READONLY)) {
 		__atomic_store_n(&s->map->state, TB_STATE_STOPPED, __ATOMIC_RELAXED);
 		tb_session_release_consumer(s);

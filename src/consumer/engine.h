@@ -33,6 +33,10 @@
 
 struct tb_engine;
 
+/* The live period by default: every record is in a closed packet on disk
+ * within a second (docs/RECORDER.md, "The live period"). */
+#define TB_LIVE_PERIOD_DEFAULT_NS 1000000000ull
+
 enum {
 	TB_ENG_NO_FLUSHERS = 1u << 0, /* no stale-data flusher threads */
 	TB_ENG_RESUME = 1u << 1,      /* the directory may hold a trace of this session: append */
@@ -54,6 +58,8 @@ struct tb_engine_cfg {
 	const struct tb_engine_env *env;  /* extra metadata env entries (copied) */
 	unsigned nenv;
 	const struct tb_relay_cfg *relay; /* also send every packet to lttng-relayd (relay.h); NULL: no */
+	uint64_t live_period_ns;          /* the live period: no record waits longer in an open packet
+					   * (tb_ring_flush_live); 0: 1 s; UINT64_MAX: off */
 	const struct tb_kernel_cfg *kernel; /* also the kernel's sched events (kernel/kernel.h); NULL: no */
 };
 

@@ -190,6 +190,7 @@ struct tb_engine {
 	pthread_mutex_t fl_lock;
 	pthread_cond_t fl_cond; /* CLOCK_MONOTONIC */
 	int fl_stop;            /* under fl_lock */
+	uint64_t live_ns;       /* the live period (tb_engine_cfg.live_period_ns); 0: off */
 	struct tb_flusher *fl;
 	unsigned nfl;
 
@@ -212,8 +213,9 @@ struct tb_engine {
 	struct tb_kernel *kern;
 	pthread_t kern_thr;
 	int kern_running, kern_stop, kern_err;
-	int marked;          /* DIR/.tracebuf-recorder written (engine.c recorder_mark) */
-	int mark_fd;
+	int marked;          /* DIR/.tracebuf-recorder written (mark.c) */
+	int mark_fd;         /* holds the mark's flock while the engine writes DIR */
+	char mark_head[128]; /* the mark's line up to its progress (engine.c mark_head) */
 	int damage_reported; /* the truncation of the session file was reported (set once, atomic) */
 	int ballast;         /* ".tracebuf-reserve" exists: room kept for the last loss packets */
 	int clock_now;       /* the session's clock reads the same now as when it was written: 1, 0; -1 not known yet */
@@ -321,6 +323,8 @@ TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
 /* engine_kernel.c: the kernel thread (--kernel) */
 TB_HIDDEN int tb_engine_kernel_open(struct tb_engine *e, const struct tb_kernel_cfg *cfg);
 TB_HIDDEN int tb_engine_kernel_start(struct tb_engine *e);
+/* engine_run.c: what tb_engine_start() does after the kernel's events are enabled */
+TB_HIDDEN int tb_engine_start_threads(struct tb_engine *e);
 TB_HIDDEN void tb_engine_kernel_stop(struct tb_engine *e);
 TB_HIDDEN void tb_engine_kernel_finish(struct tb_engine *e);
 TB_HIDDEN void tb_engine_kernel_warnings(struct tb_engine *e);
@@ -328,8 +332,14 @@ TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attri
 
 /* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */
 
-/* Writes the follower's progress mark (DIR/.tracebuf-recorder) when it moved. */
-TB_HIDDEN void tb_engine_progress_tick(struct tb_engine *e);
+/* The followers' mark DIR/.tracebuf-recorder (mark.c): written and locked
+ * (tb_engine_create), its progress moved when it moved (drain thread),
+ * removed (finish, destroy; idempotent). */
+TB_HIDDEN void tb_recorder_mark(struct tb_engine *e);
+/* Returns 1 when called too soon (within 50 ms of the last): the drain
+ * thread then sleeps at most 50 ms. */
+TB_HIDDEN int tb_engine_progress_tick(struct tb_engine *e);
+TB_HIDDEN void tb_recorder_unmark(struct tb_engine *e);
 /* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
 /* One pass of the drain thread over every drained ring; returns packets taken. */

@@ -78,6 +78,13 @@ static void *kernel_main(void *arg)
 	return NULL;
 }
 
+/* The kernel's events first (enabled before CMD runs), then the drain, writer and flusher threads. */
+int tb_engine_start(struct tb_engine *e)
+{
+	int rc = tb_engine_kernel_start(e);
+	return rc ? rc : tb_engine_start_threads(e);
+}
+
 int tb_engine_kernel_start(struct tb_engine *e)
 {
 	if (!e->kern || e->kern_running)

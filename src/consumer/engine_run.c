@@ -376,7 +376,7 @@ static void *drain_main(void *arg)
 		unsigned n = tb_engine_drain_pass(e);
 		__atomic_store_n(&map->consumer_heartbeat_ns, tb_mono_ns(), __ATOMIC_RELAXED);
 		tb_engine_relay_tick(e);
-		tb_engine_progress_tick(e);
+		int tick_due = tb_engine_progress_tick(e);
 		if (n) {
 			idle_wakeups = 0;
 			continue;
@@ -389,7 +389,7 @@ static void *drain_main(void *arg)
 		 * on), back off instead of spinning */
 		if (idle_wakeups >= 2)
 			sleep_ns(10000000);
-		int rc = tb_consumer_wait(e->s, 1000000000ull);
+		int rc = tb_consumer_wait(e->s, tick_due ? 50000000ull : 1000000000ull);
 		idle_wakeups = rc == 0 ? 0 : idle_wakeups + 1;
 	}
 	return NULL;
@@ -464,19 +464,25 @@ static void *flusher_main(void *arg)
 				  "its partial packets are collected at the end only", cpu);
 		return NULL;
 	}
-	uint64_t next[TB_MAX_CHANNELS] = { 0 };
-	uint64_t now = tb_mono_ns();
+	uint64_t next[TB_MAX_CHANNELS] = { 0 }, lnext[TB_MAX_CHANNELS] = { 0 };
+	struct tb_live_ring lv[TB_MAX_CHANNELS]; /* the live period's view of each ring (src/ring/ring.h) */
+	uint64_t now = tb_mono_ns(), live = e->live_ns;
 	for (unsigned ch = 0; ch < s->nchannels; ch++) {
 		/* spread the phases: CPU k of n visits first at now + P * (1 + k/n) */
 		uint64_t p = chan_period(s, ch);
 		next[ch] = now + p + p / s->ncpus * cpu;
+		tb_live_ring_init(&lv[ch]);
+		lnext[ch] = live ? now + live / 4 / s->ncpus * cpu : UINT64_MAX;
 	}
 	pthread_mutex_lock(&e->fl_lock);
 	while (!e->fl_stop) {
 		uint64_t wake = UINT64_MAX;
-		for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned ch = 0; ch < s->nchannels; ch++) {
 			if (tb_chan_drained(e, ch) && next[ch] < wake)
 				wake = next[ch];
+			if (tb_chan_drained(e, ch) && lnext[ch] < wake)
+				wake = lnext[ch];
+		}
 		if (wake == UINT64_MAX)
 			break;
 		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
@@ -487,7 +493,17 @@ static void *flusher_main(void *arg)
 		now = tb_mono_ns();
 		int closed = 0;
 		for (unsigned ch = 0; ch < s->nchannels; ch++) {
-			if (!tb_chan_drained(e, ch) || now < next[ch])
+			if (!tb_chan_drained(e, ch))
+				continue;
+			if (now >= lnext[ch]) {
+				/* the live period: whatever the rate, no record waits
+				 * longer than it in an open packet */
+				int r = tb_ring_flush_live(s, ch, cpu, &lv[ch], now, live, &lnext[ch]);
+				if (r == -EAGAIN && rseq)
+					pin_to(cpu); /* migrated: re-pinned for the retry in 1 ms */
+				closed |= r == 1;
+			}
+			if (now < next[ch])
 				continue;
 			if (tb_engine_ring_touched(e, ch, cpu)) {
 				int r = tb_ring_flush(s, ch, cpu, TB_FLUSH_IF_IDLE, now);
@@ -511,13 +527,10 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-int tb_engine_start(struct tb_engine *e)
+int tb_engine_start_threads(struct tb_engine *e)
 {
 	struct tb_session *s = e->s;
 	int any = 0;
-	int rc = tb_engine_kernel_start(e);
-	if (rc)
-		return rc;
 	for (unsigned ch = 0; ch < s->nchannels; ch++)
 		any |= tb_chan_drained(e, ch);
 	if (!any || (e->flags & TB_ENG_READONLY))
@@ -526,7 +539,7 @@ int tb_engine_start(struct tb_engine *e)
 	/* again (`record` claimed before forking CMD): an attaching recorder
 	 * replaces a dead one's pid here; memory order: see the function */
 	tb_session_claim_consumer(s);
-	rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
+	int rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
 	e->wr_running = 1;

@@ -116,6 +116,14 @@ PROF_HIDDEN int prof_maps_scan(int all, prof_maps_cb emit, void *arg);
 PROF_HIDDEN unsigned prof_walk_fp(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *stack,
 				  unsigned depth, uint32_t *flags);
 
+/*
+ * prof_fp_init - finds libtracebuf's executable segments (dl_iterate_phdr,
+ * an object named libtracebuf.so*), where prof_walk_fp knows the frame
+ * layout at a function's first instructions and at its ret.  Call before
+ * the handler is installed (not async-signal-safe).
+ */
+PROF_HIDDEN void prof_fp_init(void);
+
 /* 1 when this build has the libunwind unwinder (libunwind-dev was found). */
 PROF_HIDDEN int prof_unwind_built(void);
 /*

@@ -7,7 +7,11 @@
  *    [rbp + 8] = return address.  Every load is checked first against the
  *    thread's stack (8-byte aligned, inside [rsp, top), each record strictly
  *    above the previous one), so a garbage rbp ends the walk (ABORTED)
- *    instead of faulting.  Nothing else is read.
+ *    instead of faulting.  Nothing else is read, but for a PC in
+ *    libtracebuf's own code (prof_fp_init): its functions all make a frame
+ *    record with their first instructions and undo it just before their
+ *    ret (CMakeLists.txt), so the instruction at the PC says whether the
+ *    return address is at [rsp] or [rsp + 8] instead of [rbp + 8].
  *
  *  - libunwind (Debian's libunwind-dev, nongnu 1.6): DWARF CFI, so it
  *    walks through code without frame pointers.  Loaded with dlopen
@@ -17,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <ucontext.h>
@@ -30,6 +35,66 @@
 __attribute__((no_sanitize("address"))) static inline uint64_t stack_word(uintptr_t addr)
 {
 	return *(const volatile uint64_t *)addr; // NOLINT(performance-no-int-to-ptr): a register's value, checked
+}
+
+/* libtracebuf's executable segments (prof_fp_init; set before the handler
+ * is installed, never changed after: the sampler depends on libtracebuf,
+ * which therefore stays loaded). */
+#define PROF_TB_SEGS 4
+static struct {
+	uintptr_t lo, hi;
+} tb_text[PROF_TB_SEGS];
+static unsigned tb_ntext;
+
+static int tb_text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	base = base ? base + 1 : info->dlpi_name;
+	if (!base || strncmp(base, "libtracebuf.so", 14) != 0)
+		return 0;
+	for (unsigned i = 0; i < info->dlpi_phnum && tb_ntext < PROF_TB_SEGS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			tb_text[tb_ntext].lo = info->dlpi_addr + ph->p_vaddr;
+			tb_text[tb_ntext].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			tb_ntext++;
+		}
+	}
+	return 1;
+}
+
+void prof_fp_init(void)
+{
+	tb_ntext = 0;
+	dl_iterate_phdr(tb_text_cb, NULL);
+}
+
+/*
+ * Where the return address of the function that runs at pc is, when pc is
+ * in libtracebuf and its frame record is not made (yet, or any more): 0 at
+ * its first instruction (endbr64 or push %rbp) and at its ret, where rbp is
+ * still the caller's; 8 at the mov %rsp,%rbp after the push; -1 otherwise
+ * (not libtracebuf's, or the frame record is in place: [rbp + 8]).  The
+ * code bytes read are inside libtracebuf's mapped executable segment.
+ */
+static int tb_frameless_at(uintptr_t pc)
+{
+	for (unsigned i = 0; i < tb_ntext; i++) {
+		if (pc < tb_text[i].lo || pc >= tb_text[i].hi)
+			continue;
+		const volatile uint8_t *c = (const volatile uint8_t *)pc; // NOLINT(performance-no-int-to-ptr)
+		size_t left = tb_text[i].hi - pc;
+		if (left >= 5 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa && c[4] == 0x55)
+			return 0; /* endbr64; push %rbp */
+		if (c[0] == 0x55 || c[0] == 0xc3)
+			return 0; /* push %rbp; ret */
+		if (left >= 3 && c[0] == 0x48 && c[1] == 0x89 && c[2] == 0xe5)
+			return 8; /* mov %rsp,%rbp: the push is done */
+		return -1;
+	}
+	return -1;
 }
 
 __attribute__((no_sanitize("address"))) unsigned prof_walk_fp(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
@@ -47,6 +112,25 @@ __attribute__((no_sanitize("address"))) unsigned prof_walk_fp(const ucontext_t *
 		return n;
 	}
 	uintptr_t floor = sp; /* the next frame record must start at or above this */
+	/* in libtracebuf outside its frame record: its caller's return address
+	 * is on top of the stack, rbp is the caller's frame (checked as any) */
+	int at = tb_frameless_at(pc);
+	if (at >= 0) {
+		uintptr_t a = sp + (uintptr_t)at;
+		if ((a & 7) || a > hi - 8) {
+			*flags |= TB_PROF_F_ABORTED;
+			return n;
+		}
+		uint64_t ret = stack_word(a);
+		if (!ret)
+			return n;
+		if (n >= depth) {
+			*flags |= TB_PROF_F_TRUNCATED;
+			return n;
+		}
+		stack[n++] = ret;
+		floor = a + 8;
+	}
 	/* A frame pointer in the first page is not a stack address but the end
 	 * of the chain: 0 where the ABI's outermost frame clears rbp (thread
 	 * start), small integers where code without frame pointers uses rbp as

@@ -849,6 +849,7 @@ __attribute__((constructor)) static void prof_init(void)
 	if (pthread_key_create(&prof_key, thread_exit) != 0)
 		return;
 
+	prof_fp_init();
 	perf_probe(); /* profile:info says how samples are taken */
 	write_info();
 	scan_maps(1, 1);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracebuf/reader.h>
@@ -123,6 +124,31 @@ static void cause_deltas(struct tb_reader *r, struct rd_stream *s, uint64_t off,
 	p->delta_ok = (uint8_t)ok;
 }
 
+/*
+ * A packet_seq_num out of line with the previous valid packet (going back,
+ * or jumping ahead): is it this packet's number alone that is wrong?  Yes
+ * when the next packet's header (magic and stream_id checked) carries a
+ * number in line with the previous packet but not with this one: one forged
+ * or flipped number then costs nothing but a diagnostic, where trusting it
+ * would count 2^40 lost packets, or refuse every packet after it as "going
+ * back".  Without a next packet (the last one), a jump is taken as lost
+ * packets, as before.
+ */
+static int seq_out_of_line(const struct rd_stream *s, const struct rd_packet *prev, const struct rd_packet *p,
+			   uint64_t off, uint32_t hsz, uint64_t psize, uint64_t *next_seq)
+{
+	if (psize > s->size - off || s->size - off - psize < hsz)
+		return 0;
+	const uint8_t *n = s->base + off + psize;
+	if (ld32(n + TB_PKT_OFF_MAGIC) != TB_CTF_MAGIC || ld32(n + TB_PKT_OFF_STREAM_ID) != s->sid)
+		return 0;
+	uint64_t ns = ld64(n + TB_PKT_OFF_SEQ);
+	*next_seq = ns;
+	if (ns <= prev->p.seq)
+		return 0; /* the next one is out of line too: not this number alone */
+	return p->p.seq <= prev->p.seq || ns < p->p.seq;
+}
+
 static int index_stream(struct tb_reader *r, struct rd_stream *s)
 {
 	uint64_t off = 0, usual = 0;
@@ -142,6 +168,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		struct rd_packet p;
 		memset(&p, 0, sizeof p);
 		p.p.offset = off;
+		int seq_alone = 0;
+		uint64_t seq_next = 0;
 		if (left < hsz) {
 			rd_diag(r, s->path, off, -ENODATA,
 			     "file ends inside a packet header (%" PRIu64 " bytes left, a header is %u): "
@@ -188,7 +216,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		else if (prev && p.p.cpu != s->cpu)
 			snprintf(why, sizeof why, "cpu_id %" PRIu32 " differs from the stream's %" PRIu32, p.p.cpu, s->cpu);
 		else if (prev && (p.p.seq < prev->p.seq ||
-				  (p.p.seq == prev->p.seq && csize > hsz && prev->p.content_bytes > hsz)))
+				  (p.p.seq == prev->p.seq && csize > hsz && prev->p.content_bytes > hsz)) &&
+			 !(seq_alone = seq_out_of_line(s, prev, &p, off, hsz, psize, &seq_next)))
 			/* an empty packet (header only: a loss record, docs/CTF.md) may
 			 * share its number with the packet before or after it */
 			snprintf(why, sizeof why, "packet_seq_num %" PRIu64 " not after the previous packet's %" PRIu64,
@@ -196,6 +225,18 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		else if (prev && p.p.ts_begin < prev->p.ts_end)
 			snprintf(why, sizeof why, "timestamps go back: timestamp_begin %" PRIu64
 				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
+		if (!why[0] && !seq_alone && prev && p.p.seq > prev->p.seq + 1)
+			seq_alone = seq_out_of_line(s, prev, &p, off, hsz, psize, &seq_next);
+		if (!why[0] && seq_alone) {
+			/* the next packet follows the previous one: this number alone is
+			 * wrong; the packet is read on its other checks, no loss counted */
+			uint64_t fixed = seq_next > prev->p.seq + 1 ? prev->p.seq + 1 : prev->p.seq;
+			rd_diag(r, s->path, off + TB_PKT_OFF_SEQ, -EBADMSG,
+			     "packet_seq_num %" PRIu64 " out of line with the packets around it (%" PRIu64 " before, %" PRIu64
+			     " after): this number alone is damaged, the packet is read as number %" PRIu64,
+			     p.p.seq, prev->p.seq, seq_next, fixed);
+			p.p.seq = fixed;
+		}
 		if (!why[0]) {
 			p.p.valid = 1;
 			p.has_lost = read_causes(r, h, &p);
@@ -246,6 +287,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			bad_run = 0;
 			break;
 		}
+		p.end_check = p.p.ts_end;
 		int rc = add_packet(s, &p);
 		if (rc)
 			return rc;
@@ -476,9 +518,57 @@ static void drop_duplicate_streams(struct tb_reader *r)
 	}
 }
 
+/*
+ * A packet's timestamp_end after the present (the time of the machine that
+ * reads it, with a day of margin for clocks that disagree) while its
+ * timestamp_begin is not: a number the trace's clock cannot have reached
+ * (2^63 gave a "986864 h" trace and rates of 0.00/s).  Said; the packet's
+ * records are read (checked against the written value), and its end, for
+ * every bound the reader gives (tb_reader_time_range, notices), is brought
+ * back to the latest plausible end of the trace's other packets, at least
+ * its own timestamp_begin.  A trace whose whole clock is in the future is
+ * left alone: that is the clock's offset, not one packet.
+ */
+static void check_end_bounds(struct tb_reader *r)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t limit = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + 86400ll * 1000000000;
+	uint64_t sane = 0;
+	int any = 0;
+	for (unsigned i = 0; i < r->nstreams; i++)
+		for (size_t j = 0; j < r->streams[i].npk; j++) {
+			const struct tb_rd_packet *p = &r->streams[i].pk[j].p;
+			if (!p->valid)
+				continue;
+			if (tb_rd_ticks_to_ns(r, p->ts_end) > limit)
+				any = 1;
+			else if (p->ts_end > sane)
+				sane = p->ts_end;
+		}
+	for (unsigned i = 0; any && i < r->nstreams; i++) {
+		struct rd_stream *s = &r->streams[i];
+		for (size_t j = 0; j < s->npk; j++) {
+			struct rd_packet *pk = &s->pk[j];
+			if (!pk->p.valid || tb_rd_ticks_to_ns(r, pk->p.ts_end) <= limit ||
+			    tb_rd_ticks_to_ns(r, pk->p.ts_begin) > limit)
+				continue;
+			uint64_t to = sane > pk->p.ts_begin ? sane : pk->p.ts_begin;
+			if (j + 1 < s->npk && s->pk[j + 1].p.valid && s->pk[j + 1].p.ts_begin < to)
+				to = s->pk[j + 1].p.ts_begin > pk->p.ts_begin ? s->pk[j + 1].p.ts_begin : pk->p.ts_begin;
+			rd_diag(r, s->path, pk->p.offset + TB_PKT_OFF_TS_END, -ERANGE,
+			     "implausible timestamp_end %" PRIu64 ": more than a day after the present (the trace's clock "
+			     "cannot have reached it); the packet's records are read, its end taken as %" PRIu64,
+			     pk->p.ts_end, to);
+			pk->p.ts_end = to;
+		}
+	}
+}
+
 static int reader_finish(struct tb_reader *r)
 {
 	drop_duplicate_streams(r);
+	check_end_bounds(r);
 	if (!r->total_valid && r->ndiags)
 		return tb_fail(-ENODATA, "nothing readable in %s: every packet is damaged (%" PRIu64
 					 " problems reported, the first: %s)", r->dir, r->ndiags, r->diags[0].what);

@@ -111,11 +111,11 @@ static int stream_advance(struct tb_reader *r, struct rd_stream *s)
 						       "record header cut by the end of the packet content");
 					goto next_packet;
 				}
-				if (__builtin_expect(clk < s->clock || clk > pk->p.ts_end, 0)) {
+				if (__builtin_expect(clk < s->clock || clk > pk->end_check, 0)) {
 					packet_problem(r, s, s->pos, -ERANGE,
 						       "record timestamp %" PRIu64 " %s %" PRIu64, clk,
 						       clk < s->clock ? "goes back before" : "is after the packet's timestamp_end",
-						       clk < s->clock ? s->clock : pk->p.ts_end);
+						       clk < s->clock ? s->clock : pk->end_check);
 					goto next_packet;
 				}
 				int32_t ci = tb_tsdl_class_at(&r->m, s->sid, id);

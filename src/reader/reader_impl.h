@@ -42,6 +42,8 @@ struct rd_packet {
 	uint8_t delta_ok;  /* lost_delta[] holds: both packets have causes, none went down */
 	uint64_t prev_end; /* timestamp_end of the previous valid packet (begin for the first) */
 	uint8_t reported;  /* a decoding problem of this packet was reported */
+	uint64_t end_check; /* records are checked against it: timestamp_end as written, even when p.ts_end
+			     * was brought back to a sane bound (index.c check_end_bounds) */
 };
 
 /*

@@ -110,10 +110,21 @@ static const struct style styles[2] = {
 	{ "[", ",", "]", 1, 1, 1 },
 };
 
-/* length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid */
-static size_t utf8_len(const unsigned char *s, size_t n)
+/*
+ * Well-formed UTF-8 (RFC 3629; the Unicode Standard's table 3-7): the length
+ * of the sequence at s (n >= 1 bytes left), or 0 when it is ill-formed, and
+ * then *bad = the length of its maximal subpart (the longest prefix some
+ * well-formed sequence begins with, at least 1), which is replaced by one
+ * U+FFFD where a replacement is written (Unicode's "U+FFFD substitution of
+ * maximal subparts", as Python's and the browsers' decoders do).  Refused:
+ * C0, C1, F5..FF lead bytes, overlong forms (E0 80..9F, F0 80..8F),
+ * surrogates (ED A0..BF) and code points above U+10FFFF (F4 90..BF),
+ * truncated sequences, stray continuation bytes.
+ */
+size_t tb_rd_utf8_len(const char *str, size_t n, size_t *bad)
 {
-	unsigned c = s[0];
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned c = s[0], lo = 0x80, hi = 0xbf;
 	size_t k;
 	if (c < 0x80)
 		return 1;
@@ -124,13 +135,34 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	else if (c >= 0xf0 && c <= 0xf4)
 		k = 4;
 	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (size_t i = 1; i < k; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return k;
+		k = 0;
+	if (c == 0xe0)
+		lo = 0xa0; /* below: overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* above: surrogates U+D800..U+DFFF */
+	else if (c == 0xf0)
+		lo = 0x90; /* below: overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* above: beyond U+10FFFF */
+	size_t i = 1;
+	if (k) {
+		for (; i < k && i < n; i++) {
+			unsigned lim_lo = i == 1 ? lo : 0x80, lim_hi = i == 1 ? hi : 0xbf;
+			if (s[i] < lim_lo || s[i] > lim_hi)
+				break;
+		}
+		if (i == k)
+			return k;
+	}
+	if (bad)
+		*bad = i;
+	return 0;
+}
+
+/* the C1 controls U+0080..U+009F (C2 80..C2 9F): terminals act on some (U+009B is CSI) */
+static inline int c1(const unsigned char *s, size_t k)
+{
+	return k == 2 && s[0] == 0xc2 && s[1] < 0xa0;
 }
 
 static inline int plain(unsigned char c)
@@ -138,19 +170,46 @@ static inline int plain(unsigned char c)
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
+/* one rule for every text output (tb_rd_format_text, and quoted strings): the
+ * bytes of C0 and C1 controls, DEL and ill-formed UTF-8 as \xNN */
+static char *hex_bytes(char *p, const unsigned char *s, size_t k, int json)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (json) { /* a C0/C1 control or DEL: its code point (valid JSON, the same character) */
+		unsigned cp = k == 2 ? s[1] : s[0];
+		p[0] = '\\';
+		p[1] = 'u';
+		p[2] = '0';
+		p[3] = '0';
+		p[4] = hex[cp >> 4];
+		p[5] = hex[cp & 15];
+		return p + 6;
+	}
+	for (size_t i = 0; i < k; i++) {
+		p[0] = '\\';
+		p[1] = 'x';
+		p[2] = hex[s[i] >> 4];
+		p[3] = hex[s[i] & 15];
+		p += 4;
+	}
+	return p;
+}
+
 /*
  * Escapes s[*i..) while *i < stop (a UTF-8 sequence begun before stop is
  * finished: up to 3 bytes more), at most n: at most 6 bytes per input byte.
- * Text: \" \\ \n \t \r, other control bytes and invalid UTF-8 as \xXX;
- * JSON: the same but \u00XX.
+ * quoted: \" \\ \n \t \r; then (text) C0, DEL, C1 and ill-formed UTF-8 bytes
+ * as \xNN each, or (JSON) controls as \u00XX and each maximal ill-formed
+ * subpart as \ufffd (JSON strings cannot hold raw bytes; U+FFFD is
+ * Unicode's replacement character).  Unquoted text (quoted 0) leaves '"'
+ * and '\' as they are.
  */
-static char *escape(char *p, const unsigned char *s, size_t *i, size_t stop, size_t n, int json)
+static char *escape(char *p, const unsigned char *s, size_t *i, size_t stop, size_t n, int json, int quoted)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t j = *i;
 	while (j < stop) {
 		size_t run = j;
-		while (run < stop && plain(s[run]))
+		while (run < stop && (plain(s[run]) || (!quoted && (s[run] == '"' || s[run] == '\\'))))
 			run++;
 		memcpy(p, s + j, run - j);
 		p += run - j;
@@ -158,24 +217,27 @@ static char *escape(char *p, const unsigned char *s, size_t *i, size_t stop, siz
 		if (j >= stop)
 			break;
 		unsigned char c = s[j];
-		size_t k;
+		size_t k, bad = 1;
 		if (c == '"' || c == '\\') {
 			*p++ = '\\';
 			*p++ = (char)c;
-		} else if (c == '\n' || c == '\t' || c == '\r') {
+		} else if (quoted && (c == '\n' || c == '\t' || c == '\r')) {
 			*p++ = '\\';
 			*p++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-		} else if (c >= 0x80 && (k = utf8_len(s + j, n - j)) != 0) {
-			memcpy(p, s + j, k);
-			p += k;
+		} else if (c >= 0x80 && (k = tb_rd_utf8_len((const char *)s + j, n - j, &bad)) != 0) {
+			if (c1(s + j, k))
+				p = hex_bytes(p, s + j, k, json);
+			else
+				p = put_chars(p, (const char *)s + j, k);
 			j += k;
 			continue;
+		} else if (c >= 0x80 && json) {
+			p = put_chars(p, "\\ufffd", 6); /* 6 bytes for bad >= 1 input bytes */
+			j += bad;
+			continue;
 		} else {
-			/* control byte, or not UTF-8: the byte as U+00XX (JSON) or \xXX (text) */
-			memcpy(p, json ? "\\u00" : "\\x", json ? 4 : 2);
-			p += json ? 4 : 2;
-			*p++ = hex[c >> 4];
-			*p++ = hex[c & 15];
+			/* a control byte (or DEL), or one byte of ill-formed UTF-8 (text) */
+			p = hex_bytes(p, s + j, 1, json);
 		}
 		j++;
 	}
@@ -184,21 +246,25 @@ static char *escape(char *p, const unsigned char *s, size_t *i, size_t stop, siz
 }
 
 /* label (may be empty) and the quoted, escaped string s[0..n) */
-static void put_str(struct out *o, const char *lab, size_t lablen, const unsigned char *s, size_t n, int json)
+static void put_str(struct out *o, const char *lab, size_t lablen, const unsigned char *s, size_t n, int json,
+		    int quoted)
 {
-	size_t i = 0, fixed = lablen + 2 + 3; /* label, quotes, an unfinished UTF-8 sequence */
+	/* label, quotes, an unfinished UTF-8 sequence (3 bytes, 4 output bytes each) */
+	size_t i = 0, fixed = lablen + 2 + 12;
 	char *p = piece(o, fixed + 6 * take(o, fixed, n, 6));
 	p = put_label(p, lab, lablen);
-	*p++ = '"';
+	if (quoted)
+		*p++ = '"';
 	for (;;) {
-		p = escape(p, s, &i, i + take(o, fixed, n - i, 6), n, json);
+		p = escape(p, s, &i, i + take(o, fixed, n - i, 6), n, json, quoted);
 		if (i >= n)
 			break;
 		done(o, p);
-		fixed = 1 + 3;
+		fixed = 1 + 12;
 		p = piece(o, fixed + 6 * take(o, fixed, n - i, 6));
 	}
-	*p++ = '"';
+	if (quoted)
+		*p++ = '"';
 	done(o, p);
 }
 
@@ -275,8 +341,8 @@ static char *put_real(char *p, double d, int json, int is_float)
 /* the longest label: ", ", a field name (< TB_TSDL_NAME_MAX bytes, JSON-escaped) and " = " */
 #define LABEL_MAX (2 + 6 * TB_TSDL_NAME_MAX + 2 + 3)
 /* so a piece always fits the scratch: a label with a number, or with a string's quotes and
- * some of its bytes (6 each, 3 of an unfinished UTF-8 sequence), or with some sequence elements */
-_Static_assert(LABEL_MAX + 5 + 2 + TB_DEC_U64_MAX + SCALAR_MAX + SLACK <= SCRATCH, "a piece fits the scratch");
+ * some of its bytes (6 each, 12 for an unfinished UTF-8 sequence), or with some sequence elements */
+_Static_assert(LABEL_MAX + 14 + 6 + 2 + TB_DEC_U64_MAX + SCALAR_MAX + SLACK <= SCRATCH, "a piece fits the scratch");
 
 /* an enum label that text output shows without quotes: a C identifier, short */
 static int bare_label(const char *s, size_t n)
@@ -302,7 +368,7 @@ static void format_fields(struct out *o, const struct tb_rd_event *e, int json)
 		size_t lablen = f->label_len[json];
 		const uint8_t *fp = e->payload + off[f->raw];
 		if (f->type == TB_FT_STRING) {
-			put_str(o, lab, lablen, fp, strlen((const char *)fp), json); /* NUL checked when decoded */
+			put_str(o, lab, lablen, fp, strlen((const char *)fp), json, 1); /* NUL checked when decoded */
 			continue;
 		}
 		if (f->type == TB_FT_BYTES || f->type == TB_FT_U64SEQ) {
@@ -319,7 +385,7 @@ static void format_fields(struct out *o, const struct tb_rd_event *e, int json)
 				if (!json && bare_label(name, nl)) /* state = RUNNING */
 					done(o, put_chars(put_label(piece(o, lablen + nl), lab, lablen), name, nl));
 				else /* JSON, or a label that is not an identifier: a string */
-					put_str(o, lab, lablen, (const unsigned char *)name, nl, json);
+					put_str(o, lab, lablen, (const unsigned char *)name, nl, json, 1);
 				continue;
 			}
 			/* no label maps it: the number (babeltrace2 shows it so too) */
@@ -370,8 +436,32 @@ size_t tb_rd_format_string(const char *s, size_t n, int json, char *buf, size_t 
 	static const char nolabel[RD_LABEL_PAD]; /* put_label reads whole words */
 	struct out o;
 	out_init(&o, buf, cap);
-	put_str(&o, nolabel, 0, (const unsigned char *)s, n, json);
+	put_str(&o, nolabel, 0, (const unsigned char *)s, n, json, 1);
 	return o.n;
+}
+
+size_t tb_rd_format_text(const char *s, size_t n, char *buf, size_t cap)
+{
+	static const char nolabel[RD_LABEL_PAD];
+	struct out o;
+	out_init(&o, buf, cap);
+	put_str(&o, nolabel, 0, (const unsigned char *)s, n, 0, 0);
+	return o.n;
+}
+
+size_t tb_rd_utf8_clean(const char *s, size_t n, char *buf, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		size_t bad = 1, k = tb_rd_utf8_len(s + i, n - i, &bad);
+		const char *src = k ? s + i : "\xef\xbf\xbd";
+		size_t len = k ? k : 3;
+		for (size_t j = 0; j < len; j++, o++)
+			if (o < cap)
+				buf[o] = src[j];
+		i += k ? k : bad;
+	}
+	return o;
 }
 
 size_t tb_rd_format_fields(const struct tb_rd_event *e, int json, char *buf, size_t cap)
@@ -391,12 +481,13 @@ int tb_rd_fmt_prepare(struct tb_reader *r)
 	for (uint32_t ci = 0; ci < r->m.nclasses; ci++) {
 		const struct tb_tsdl_class *k = &r->m.classes[ci];
 		struct rd_vis *v = &r->vis[ci];
-		/* the labels' size: text ", name = " and its NUL, JSON ",\"escaped name\":" */
+		/* the labels' size: text ", escaped name = " and its NUL, JSON ",\"escaped name\":" */
 		size_t size = RD_LABEL_PAD;
 		for (uint32_t f = 0; f < k->nfields; f++) {
 			const char *name = k->fields[f].name;
+			size_t nl = strlen(name);
 			if (!k->fields[f].is_length)
-				size += strlen(name) + 6 + tb_rd_format_string(name, strlen(name), 1, NULL, 0) + 2;
+				size += tb_rd_format_text(name, nl, NULL, 0) + 6 + tb_rd_format_string(name, nl, 1, NULL, 0) + 2;
 		}
 		v->labels = calloc(1, size);
 		if (!v->labels)
@@ -418,7 +509,13 @@ int tb_rd_fmt_prepare(struct tb_reader *r)
 			}
 			/* text */
 			vf->label[0] = (uint32_t)at;
-			at += (size_t)sprintf(v->labels + at, "%s%s = ", v->n ? ", " : "", fd->name);
+			if (v->n) {
+				memcpy(v->labels + at, ", ", 2);
+				at += 2;
+			}
+			at += tb_rd_format_text(fd->name, nl, v->labels + at, size - at);
+			memcpy(v->labels + at, " = ", 3);
+			at += 3;
 			vf->label_len[0] = (uint16_t)(at - vf->label[0]);
 			/* JSON */
 			vf->label[1] = (uint32_t)at;

@@ -855,7 +855,8 @@ static int owner_gone(uint64_t o)
 	return now != 0 && now != stamp;
 }
 
-int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns)
+int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns,
+		    uint64_t only_pkt)
 {
 	struct ring_ref r;
 	ring_ref(&r, s, ch, cpu);
@@ -889,6 +890,8 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 		if (st.head == 0)
 			break;
 		uint64_t S = r.cv->sb_size, P = st.head & ~(S - 1);
+		if (only_pkt != UINT64_MAX && P != only_pkt)
+			break; /* the producers left that packet: nothing of it to close */
 		/* the opening loss total from the descriptor, not from the packet
 		 * context (an aborted switch may have written that already) */
 		unsigned pidx = (unsigned)((P >> r.cv->sb_shift) & (r.cv->sb_count - 1));

@@ -134,10 +134,13 @@ TB_HIDDEN void tb_count(struct tb_session *s, unsigned ch, size_t counter_offset
 
 /*
  * tb_switch_flush - close the current packet of (ch, cpu) for the flusher.
- * Returns 1 closed, 0 nothing to do / not idle / ring full, -EAGAIN not on
- * `cpu` (rseq), -EBUSY ring owned (fallback).
+ * `only_pkt`: close it only while head is still in the packet at that
+ * position (UINT64_MAX: any packet).
+ * Returns 1 closed, 0 nothing to do / not idle / ring full / another packet,
+ * -EAGAIN not on `cpu` (rseq), -EBUSY ring owned (fallback).
  */
-TB_HIDDEN int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns);
+TB_HIDDEN int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mode, uint64_t now_ns,
+			      uint64_t only_pkt);
 
 /* Test hook: number of rseq aborts seen by this thread's appends. */
 TB_HIDDEN uint64_t tb_thread_aborts(void);

@@ -168,7 +168,63 @@ int tb_ring_flush(struct tb_session *s, unsigned ch, unsigned cpu, int how, uint
 		return -EINVAL;
 	if (s->readonly)
 		return -EROFS;
-	return tb_switch_flush(s, ch, cpu, how, now_ns);
+	return tb_switch_flush(s, ch, cpu, how, now_ns, UINT64_MAX);
+}
+
+int tb_ring_flush_live(struct tb_session *s, unsigned ch, unsigned cpu, struct tb_live_ring *lv, uint64_t now_ns,
+		       uint64_t live_ns, uint64_t *next_ns)
+{
+	if (ch >= s->nchannels || cpu >= s->ncpus || live_ns == 0)
+		return -EINVAL;
+	if (s->readonly)
+		return -EROFS;
+	const struct tb_chan_view *cv = &s->chan[ch];
+	/* Relaxed: the decision is a hint (a stale head makes a visit early or
+	 * late by one visit); the switch re-reads the state and its commit
+	 * checks head, which is what keeps the ring correct. */
+	uint64_t head = __atomic_load_n(&tb_ctl_of(s, ch, cpu)->head, __ATOMIC_RELAXED);
+	uint64_t P = head & ~(cv->sb_size - 1);
+	uint64_t prev_ns = lv->seen_ns;
+	lv->seen_ns = now_ns;
+	if (head == 0 || head - P <= TB_PACKET_HEADER_SIZE) {
+		/* no record in the open packet: any record of it comes after now */
+		lv->pkt = head == 0 ? UINT64_MAX - 1 : P;
+		lv->ref_ns = now_ns;
+		*next_ns = now_ns + live_ns / 2;
+		return 0;
+	}
+	if (P != lv->pkt) {
+		/* opened since the previous visit, which saw another packet.
+		 * Never closed at this visit: a flusher that ran late (a loaded
+		 * CPU) would otherwise cut a packet opened an instant ago; this
+		 * way a packet closed from outside held records for at least a
+		 * quarter period, whatever the load (what
+		 * t_live_period_bounds_visibility.sh checks in the trace). */
+		lv->pkt = P;
+		lv->ref_ns = prev_ns;
+		*next_ns = now_ns + live_ns / 4;
+		return 0;
+	}
+	if (now_ns - lv->ref_ns < live_ns) {
+		uint64_t due = lv->ref_ns + live_ns, soon = now_ns + live_ns / 4;
+		*next_ns = due < soon ? due : soon;
+		return 0;
+	}
+	int rc = tb_switch_flush(s, ch, cpu, TB_FLUSH_NOW, now_ns, P);
+	if (rc == 1) {
+		/* the packet our switch opened is empty: its records come later */
+		lv->pkt = UINT64_MAX - 1; /* the next visit sees it empty and says so */
+		lv->ref_ns = now_ns;
+		*next_ns = now_ns + live_ns / 2;
+	} else if (rc == -EBUSY || rc == -EAGAIN) {
+		*next_ns = now_ns + 1000000; /* a writer holds the ring (fallback): again in 1 ms */
+	} else {
+		/* 0: the ring is full (the drain makes room, and then the
+		 * producers' own switches close packets) or the producers
+		 * left P meanwhile: look again soon */
+		*next_ns = now_ns + live_ns / 4;
+	}
+	return rc;
 }
 
 int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)

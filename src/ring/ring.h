@@ -78,6 +78,60 @@ enum {
 TB_HIDDEN int tb_ring_flush(struct tb_session *s, unsigned ch, unsigned cpu, int how, uint64_t now_ns);
 
 /*
+ * The live period (docs/DESIGN.md, "Live period"): the flusher of a CPU
+ * closes a partial packet whose records may have waited `live_ns`, whatever
+ * the rate it is written at, so that every record is in a closed packet
+ * within the live period.  What it knows of a ring is its own, in process
+ * memory (nothing shared, nothing hostile): the packet it saw at its last
+ * visit and a time before which none of that packet's records was written.
+ *
+ * The age of the oldest record of the open packet P is bounded from above
+ * by `now - ref_ns`:
+ *   - a visit that sees P without records: every record of P comes later
+ *     (ref_ns = now);
+ *   - a visit that first sees P with records: P was opened after the
+ *     previous visit, which saw another packet (or none): ref_ns = that
+ *     visit's time.
+ * P is closed at the first visit with now - ref_ns >= live_ns, never at the
+ * visit that first saw it with records, and the visit after that one comes
+ * a quarter period later: a packet closed from outside held records for at
+ * least live_ns / 4 whatever the load (a late flusher closes later, never
+ * sooner).  Visits are live_ns / 4 apart while a packet holds records and
+ * live_ns / 2 while the ring holds none, so on time the oldest record of a
+ * closed packet waited between live_ns / 2 and live_ns: a packet that fills
+ * sooner (any producer faster than about two packets per live period) is
+ * never cut.  A ring with no record since its last close is read (head),
+ * never written: no packet for an idle CPU.
+ */
+struct tb_live_ring {
+	uint64_t pkt;    /* position of the packet seen at the last visit (UINT64_MAX: none yet) */
+	uint64_t ref_ns; /* no record of that packet is older than this (tb_mono_ns) */
+	uint64_t seen_ns;/* time of the last visit */
+};
+
+/* Before the first visit (the flusher's start): a ring found with records
+ * then may hold records of any age: closed at that visit. */
+static inline void tb_live_ring_init(struct tb_live_ring *lv)
+{
+	lv->pkt = UINT64_MAX;
+	lv->ref_ns = 0;
+	lv->seen_ns = 0;
+}
+
+/*
+ * tb_ring_flush_live - the flusher's visit of ring (ch, cpu) at `now_ns`
+ * under a live period of `live_ns` (> 0): closes the open packet when its
+ * records may be a live period old, with the switch of tb_ring_flush()
+ * (same critical section as a producer's, same rules: pinned under rseq,
+ * the owner word in the fallback); a packet the producers left meanwhile
+ * is not closed.  *next_ns: when the ring wants its next visit.
+ * Return: as tb_ring_flush() (1 closed, 0 nothing to do now, -EAGAIN,
+ * -EBUSY: *next_ns is then 1 ms away).
+ */
+TB_HIDDEN int tb_ring_flush_live(struct tb_session *s, unsigned ch, unsigned cpu, struct tb_live_ring *lv,
+				 uint64_t now_ns, uint64_t live_ns, uint64_t *next_ns);
+
+/*
  * tb_ring_snapshot - copy what ring (ch, cpu) holds now, oldest packet
  * first, while producers keep writing (overwrite mode; also works on a
  * discard ring).  Each sub-buffer is copied, then checked against its

@@ -129,26 +129,42 @@ extern uint32_t tb_inject_spin[8] __attribute__((visibility("hidden")));
 	"movq %%rax, 8(%[" rseq_operand "])\n\t"                               \
 	"1:\n\t"
 
-/* The same, the abort handler jumping to a local label of the asm text
- * (a cs in plain asm, not asm goto). */
-#define TB_RSEQ_CS_END_TO(local_label)                                         \
-	"2:\n\t"                                                               \
-	".pushsection __rseq_failure, \"ax\"\n\t"                              \
+/*
+ * The abort handlers are in the function's own text, right after the cs,
+ * not in a section of their own (the usual __rseq_failure): the kernel moves
+ * the IP of a thread interrupted in [1, 2) to label 4 *before* it delivers a
+ * signal, so a profiler's sample lands there, and a stub outside the
+ * function has no unwind information (no FDE covers it: DWARF unwinders stop
+ * there, symbolizers name no function).  Here label 4 is inside the
+ * function, at the stack depth of the cs (the asm does not move rsp), so the
+ * CFI rows the compiler wrote for the asm statement describe it exactly, and
+ * frame-pointer walks and symbols see the function that runs the cs
+ * (docs/PROFILE.md, "Samples in tracebuf's critical sections").
+ *
+ * The signature: the kernel compares the 4 bytes before the abort IP with
+ * the RSEQ_SIG registered; they are the displacement of a ud1, which traps
+ * if anything ever falls into it.  The code before TB_RSEQ_ABORT_SIG must
+ * never fall through to it (an unconditional jump).
+ */
+#define TB_RSEQ_ABORT_SIG                                                      \
 	".byte 0x0f, 0xb9, 0x3d\n\t"                                           \
 	".long " TB__STR(TB_RSEQ_SIG) "\n\t"                                   \
-	"4:\n\t"                                                               \
-	"jmp " local_label "\n\t"                                              \
-	".popsection\n\t"
+	"4:\n\t"
 
-/* Label 2 right after the commit, then the abort handler with its signature. */
+/* Label 2 right after the commit; the caller's asm text defines the abort
+ * handler itself with TB_RSEQ_ABORT_SIG where an unconditional jump precedes
+ * it (the fast append: no jump added to the committed path). */
+#define TB_RSEQ_CS_END_INLINE "2:\n\t"
+
+/* Label 2 right after the commit, then the abort handler with its signature,
+ * jumped over by the committed path (asm goto: the asm ends where the
+ * committed path continues; one taken jump, on the slow paths only). */
 #define TB_RSEQ_CS_END(abort_label)                                            \
 	"2:\n\t"                                                               \
-	".pushsection __rseq_failure, \"ax\"\n\t"                              \
-	".byte 0x0f, 0xb9, 0x3d\n\t"                                           \
-	".long " TB__STR(TB_RSEQ_SIG) "\n\t"                                   \
-	"4:\n\t"                                                               \
+	"jmp 20f\n\t"                                                          \
+	TB_RSEQ_ABORT_SIG                                                      \
 	"jmp %l[" abort_label "]\n\t"                                          \
-	".popsection\n\t"
+	"20:\n\t"
 
 /* ---------------------------------------------------------------------- */
 /* cs 1: the fast append (compact header, record fits, writer unchanged)   */
@@ -315,13 +331,14 @@ struct tb_fast_args {
 		 * (tb_ring_ready / snapshot).  A plain store is a release on x86     \
 		 * (TSO): the record and state stores above are visible first. */     \
 		"movq %[cpu], " TB__STR(TB_CTL_HEAD) "(%[rs])\n\t"                    \
-		TB_RSEQ_CS_END_TO("18f")                                              \
+		TB_RSEQ_CS_END_INLINE                                                 \
 		"xorl %k[cpu], %k[cpu]\n\t"                                           \
 		"jmp 19f\n\t"                                                         \
 		"17:\n\t"                                                             \
 		"movl $1, %k[cpu]\n\t"                                                \
 		"jmp 19f\n\t"                                                         \
-		"18:\n\t"                                                             \
+		/* the abort handler (label 4), after a jump */                       \
+		TB_RSEQ_ABORT_SIG                                                     \
 		"movl $2, %k[cpu]\n\t"                                                \
 		"19:\n\t"
 

@@ -308,3 +308,36 @@ unsigned tb_session_live_procs(struct tb_session *s, uint32_t self)
 	}
 	return n;
 }
+
+unsigned tb_session_attached_procs(struct tb_session *s, uint32_t self, char *names, size_t cap)
+{
+	unsigned n = 0;
+	size_t off = 0;
+	if (names && cap)
+		names[0] = 0;
+	/* acquire: pairs with the release stores of count and of each entry's
+	 * state in tb_proc_register() (entries are append-only) */
+	uint32_t cnt = __atomic_load_n(&s->procs->count, __ATOMIC_ACQUIRE);
+	if (cnt > s->proc_capacity)
+		cnt = s->proc_capacity;
+	for (uint32_t i = 0; i < cnt; i++) {
+		struct tb_proc_entry p;
+		if (__atomic_load_n(&s->procs->procs[i].state, __ATOMIC_ACQUIRE) != 1)
+			continue;
+		memcpy(&p, &s->procs->procs[i], sizeof p); /* hostile memory: use a copy */
+		if (p.pid == self)
+			continue;
+		n++;
+		p.comm[sizeof p.comm - 1] = 0;
+		if (!names || !cap || !p.comm[0])
+			continue;
+		int seen = 0; /* distinct names only: a name is a whole item of the list */
+		for (const char *q = names; *q && !seen; q = strstr(q, ", ") ? strstr(q, ", ") + 2 : q + strlen(q)) {
+			size_t l = strcspn(q, ",");
+			seen = l == strlen(p.comm) && !strncmp(q, p.comm, l);
+		}
+		if (!seen && off < cap)
+			off += (size_t)snprintf(names + off, cap - off, "%s%s", off ? ", " : "", p.comm);
+	}
+	return n;
+}

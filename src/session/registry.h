@@ -31,6 +31,10 @@ TB_HIDDEN int tb_registry_register(struct tb_session *s, const char *name, uint3
 /* Count of live processes in the session's process table other than `self`
  * (0: every one counts); a zombie is not alive. */
 TB_HIDDEN unsigned tb_session_live_procs(struct tb_session *s, uint32_t self);
+/* Count of processes that ever attached (the process table's valid entries, alive or not)
+ * other than `self`; `names` (may be NULL) gets their distinct comm names, ", "-separated,
+ * cut to `cap` bytes.  What `record` says when a recording holds nothing. */
+TB_HIDDEN unsigned tb_session_attached_procs(struct tb_session *s, uint32_t self, char *names, size_t cap);
 /* Adds this process to the process table (idempotent). */
 TB_HIDDEN int tb_proc_register(struct tb_session *s);
 

@@ -4,7 +4,10 @@
 # (a C++ project with find_package(tracebuf) and tracebuf::tracebuf), the installed `tracebuf
 # record` records both and `tracebuf profile` finds its sampler library; and all of it still
 # works after the installed tree is moved to another directory.  The man page and the bash
-# completion are installed too.
+# completion are installed too.  Without LD_LIBRARY_PATH (issue 26): what pkg-config's line
+# links runs (its Libs carry an rpath), the installed bin/tracebuf-workload runs (RUNPATH
+# $ORIGIN/../lib), and a program linked without an rpath that cannot find libtracebuf.so.0
+# under `record` gets the reason said, not a silent "0 events".
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 B=${TB_BUILD:?}
@@ -53,15 +56,35 @@ check_prefix() { # check_prefix PREFIX LABEL
 		{ cat "$T/cmake.log"; fail "$what: find_package(tracebuf)"; }
 	cmake --build "$T/build.$what" > "$T/cmake.log" 2>&1 || { cat "$T/cmake.log"; fail "$what: building the CMake project"; }
 	rm -rf "$T/tc.$what" "$T/tx.$what" "$T/pr.$what"
-	LD_LIBRARY_PATH=$libdir "$P/bin/tracebuf" record -q -o "$T/tc.$what" -- "$T/app.$what" ||
-		fail "$what: the installed tracebuf record of the C program"
+	env -u LD_LIBRARY_PATH "$P/bin/tracebuf" record -q -o "$T/tc.$what" -- "$T/app.$what" ||
+		fail "$what: the installed tracebuf record of the C program built with pkg-config's line (no LD_LIBRARY_PATH: its rpath)"
 	[ "$("$P/bin/tracebuf" dump "$T/tc.$what" | grep -c 'inst:c:')" -eq 100 ] || fail "$what: the C program's events"
 	LD_LIBRARY_PATH=$libdir "$P/bin/tracebuf" record -q -o "$T/tx.$what" -- "$T/build.$what/app" ||
 		fail "$what: the installed tracebuf record of the C++ program"
 	[ "$("$P/bin/tracebuf" dump "$T/tx.$what" | grep -c 'inst:cxx:')" -eq 50 ] || fail "$what: the C++ program's events"
 	LD_LIBRARY_PATH=$libdir "$P/bin/tracebuf" profile -q -o "$T/pr.$what" -- "$T/app.$what" > /dev/null 2> "$T/prof.err" ||
 		{ cat "$T/prof.err"; fail "$what: the installed tracebuf profile (its sampler library)"; }
+	# the installed workload finds its library (RUNPATH), wherever the tree is
+	env -u LD_LIBRARY_PATH "$P/bin/tracebuf-workload" --events 10 > "$T/wl.out" 2>&1 ||
+		{ cat "$T/wl.out"; fail "$what: the installed bin/tracebuf-workload does not run"; }
+	rm -rf "$T/tw.$what"
+	env -u LD_LIBRARY_PATH "$P/bin/tracebuf" record -q -o "$T/tw.$what" -- "$P/bin/tracebuf-workload" --events 10 > /dev/null ||
+		fail "$what: recording the installed workload"
+	# linked without an rpath, the library is not found: record says so
+	# shellcheck disable=SC2046
+	cc -O2 "$T/app.c" -o "$T/norpath.$what" $(pkg-config --cflags tracebuf) -L"$libdir" -ltracebuf ||
+		fail "$what: building without an rpath"
+	rm -rf "$T/tn.$what"
+	env -u LD_LIBRARY_PATH "$P/bin/tracebuf" record -o "$T/tn.$what" -- "$T/norpath.$what" > /dev/null 2> "$T/norpath.err"
+	rc=$?
+	[ $rc -eq 127 ] || { cat "$T/norpath.err"; fail "$what: a program whose library is missing: record exited $rc, want its 127"; }
+	grep -q 'the trace holds no event: norpath.* exited with status 127 .*did not find a library.*LD_LIBRARY_PATH' "$T/norpath.err" ||
+		{ cat "$T/norpath.err"; fail "$what: record did not say why the trace is empty (library not found)"; }
 	[ -f "$P/share/man/man1/tracebuf.1" ] || fail "$what: no man page installed"
+	# the documents the man page points to are installed where it says
+	grep -q 'share/doc/tracebuf' "$P/share/man/man1/tracebuf.1" || fail "$what: the man page does not say where the docs are"
+	[ -f "$P/share/doc/tracebuf/GUIDE.md" ] && [ -f "$P/share/doc/tracebuf/RECORDER.md" ] &&
+		[ -f "$P/share/doc/tracebuf/README.md" ] || fail "$what: docs not installed in share/doc/tracebuf"
 	[ -f "$P/share/bash-completion/completions/tracebuf" ] || fail "$what: no bash completion installed"
 	echo "ok: $what"
 }

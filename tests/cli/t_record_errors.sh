@@ -32,10 +32,10 @@ else
 	expect 1 "cannot create\|not writable" -- -o "$T/ro/d" -- true
 fi
 expect 2 "not a size" -- --sb-size abc -o "$T/d3" -- true
-expect 1 "power of two" -- --sb-size 3000 -o "$T/d3" -- true
+expect 2 "power of two" -- --sb-size 3000 -o "$T/d3" -- true
 [ ! -e "$T/d3" ] || fail "invalid sizes left the output directory"
 expect 2 "mode" -- --mode sometimes -o "$T/d3" -- true
-expect 2 "output" -- -- true
+expect 2 "no output" -- --attach "$T/no-session"   # (a command without -o: a default trace-*)
 
 # shared memory too small: ask for a little more than the directory has free
 free_mib=$(df -Pm "$T/shm" | awk 'NR==2{print $4}')

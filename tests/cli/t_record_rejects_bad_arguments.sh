@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# t_record_rejects_bad_arguments.sh - `tracebuf record` refuses, before running the command,
-# what would silently record something else than asked (a zero size meaning "default", an empty
+# t_record_rejects_bad_arguments.sh - `tracebuf record` refuses, before running the command and
+# with the usage exit status 2, what would silently record something else than asked or what the
+# library would refuse (a size that is no power of two, a zero size meaning "default", an empty
 # --events meaning "nothing"), names the real reason an output path is unusable (a name over
 # NAME_MAX, a non-empty directory), and warns at the end when an --events pattern selected none
 # of the classes the program registered (a typo), naming those that exist.
@@ -20,6 +21,12 @@ refused() { # refused WANT_RC WANT_TEXT ARGS... : record ARGS exits WANT_RC, say
 refused 2 "at least a page" --sb-size 0 -o "$T/a"
 refused 2 "at least 2 sub-buffers" --sb-count 1 -o "$T/a"
 refused 2 "at least 4096" --channel c:0:8:discard -o "$T/a"
+# sizes the library refuses are usage errors too (exit 2, not 1 from the session's creation)
+refused 2 "a power of two from the page size" --sb-size 3K -o "$T/a"
+refused 2 "a power of two from the page size" --sb-size 512M -o "$T/a"
+refused 2 "a power of two from 2 to 65536" --sb-count 3 -o "$T/a"
+refused 2 "a power of two, at least 4096" --channel c:3K:8:discard -o "$T/a"
+refused 2 "a power of two from 2 to 65536" --channel c::6:discard -o "$T/a"
 # a fifth field that is not vtid (a typo would record without the context)
 refused 2 "may only be 'vtid'" --channel c:::discard:VTID -o "$T/a"
 refused 2 "want NAME:SB_SIZE:COUNT:MODE\[:vtid\]" --channel c:::discard:vtid:more -o "$T/a"

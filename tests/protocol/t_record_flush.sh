@@ -39,9 +39,10 @@ done
 
 # Idle: the command (a process of the session that writes nothing) reads the wake-ups of every
 # thread of its recorder ($PPID) over 3 s of idleness, after the start-up is over.  Each thread
-# of the recorder waits on a timer of at least 1 s (flushers: the flush period; the drain
-# thread: its futex timeout; the main thread: sigtimedwait), so an idle recorder wakes about
-# once per thread per second.  The bound allows 3 per thread per second plus 20 for the
+# of the recorder waits on a timer of at least 0.5 s (flushers: half a live period while
+# their rings hold nothing to close, and the flush period; the drain thread: its futex
+# timeout; the main thread: sigtimedwait), so an idle recorder wakes one to two times per
+# thread per second.  The bound allows 3 per thread per second plus 20 for the
 # sanitizer runtimes' own threads (TSan's background thread wakes ~10 times a second); a
 # thread polling every 10 ms makes 100 per second and fails it.
 cat > "$T/idle.sh" <<'IDLE'

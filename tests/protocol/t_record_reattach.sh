@@ -13,12 +13,18 @@ for round in 1 2; do
 		"$WL" --threads 2 --events 300000 --sleep-us 100 > "$T/w$round.out" &
 	rp=$!
 	# the workload runs once the recorder started it (seconds under
-	# valgrind or on a loaded machine), then writes for a random while
+	# valgrind or on a loaded machine)
 	wl=
 	for _ in $(seq 300); do wl=$(pgrep -P $rp) && break; sleep 0.1; done
 	[ -n "$wl" ] || fail "workload not running 30 s after record started"
-	sleep 0.$((3 + RANDOM % 5))
+	# then writes for a random while, and is stopped while its consumer is
+	# killed, so that the kill always lands mid-run: 300000 events sleep at
+	# least 100 us every 64 (>= 0.47 s whatever the load), so 0-0.2 s in it
+	# still runs (a longer, timed pause let it finish first on a loaded machine)
+	sleep 0.$((RANDOM % 3))
+	kill -STOP $wl || fail "workload ended before the kill point"
 	kill -9 $rp; wait $rp 2>/dev/null
+	kill -CONT $wl
 	sleep 0.3 # producers run without a consumer: they lose and count
 	"$CLI" record --attach "$S" -o "$D" 2> "$T/attach$round.err" || { cat "$T/attach$round.err"; fail "attach"; }
 	# attach ends when no process of the session is left

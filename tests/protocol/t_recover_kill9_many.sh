@@ -29,7 +29,7 @@ for n in $(seq "$runs"); do
 	[ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/r.err"; fail "recover ($mode) exited $rc"; }
 	[ $rc -eq 3 ] && rc3=$((rc3 + 1))
 	line=$(grep -m1 'events in' "$T/r.err")
-	e=$(echo "$line" | sed -n 's/.*: \([0-9]*\) events in \([0-9]*\) packets.*; \([0-9]*\) packets cut.*/\1 \2 \3/p')
+	e=$(echo "$line" | sed -n 's/.*: \([0-9]*\) events\{0,1\} in \([0-9]*\) packets\{0,1\}.*; \([0-9]*\) packets\{0,1\} cut.*/\1 \2 \3/p')
 	set -- $e
 	ev=$((ev + ${1:-0})); pk=$((pk + ${2:-0})); cut=$((cut + ${3:-0}))
 	"$VERIFY" "$T/r" > "$T/v.out" 2>&1 || { cat "$T/v.out"; fail "recovered trace ($mode) is not valid"; }

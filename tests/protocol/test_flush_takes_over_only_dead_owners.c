@@ -17,6 +17,7 @@
  * The session is created with the fallback protocol in both variants.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -135,6 +136,12 @@ int main(void)
 	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
 	pthread_join(th, NULL);
+	/* pthread_join() returns when the kernel clears the thread's tid word,
+	 * which it does before the thread is gone: for a moment a signal 0 still
+	 * finds it (seen on a loaded machine).  Wait for the kernel to say ESRCH
+	 * (a condition, not a time; the deadline only guards a hang). */
+	for (int i = 0; i < 100000 && !(syscall(SYS_tgkill, getpid(), helper_tid, 0) == -1 && errno == ESRCH); i++)
+		usleep(100);
 	/* the helper is gone now: its word, start time and all, is taken over */
 	CHECK_RC(flush_with_owner(live, "the same owner word once that thread exited"), 1);
 	CHECK_RC(tb_producer_use(NULL), 0);

@@ -106,9 +106,46 @@ int main(void)
 	patch64(f0, 1 * PKT + TB_PKT_OFF_PACKET, 12345 * 8);
 	expect("packet_size beyond the file (resync on the usual size)", 1, "chan_0@256", "packet_size", ALL - PER_PKT);
 
+	/* one damaged packet_seq_num costs that number, not the packet nor those after it */
 	make();
 	patch64(f0, 3 * PKT + TB_PKT_OFF_SEQ, 1);
-	expect("packet_seq_num going back", 1, "chan_0@768", "packet_seq_num", ALL - PER_PKT);
+	expect("packet_seq_num going back, alone", 1, "chan_0@832", "out of line", ALL);
+
+	make();
+	patch64(f0, 3 * PKT + TB_PKT_OFF_SEQ, 1ull << 40);
+	expect("packet_seq_num far ahead, alone", 1, "chan_0@832", "out of line", ALL);
+	{ /* and no 2^40 lost packets are counted */
+		struct tbtrace_diags dg;
+		struct tb_reader *r;
+		CHECK(tbtrace_open_reader(dir, 0, &dg, &r) == 0, "open");
+		uint64_t notices = 0;
+		tbtrace_count(r, &notices);
+		CHECK(notices == 0, "a forged packet_seq_num counted as %llu loss notices", (unsigned long long)notices);
+		tb_reader_close(r);
+	}
+
+	make();
+	patch64(f0, 3 * PKT + TB_PKT_OFF_SEQ, 1);
+	patch64(f0, 4 * PKT + TB_PKT_OFF_SEQ, 1);
+	/* two in a row: the first is refused (the one after it does not follow the packet before), the
+	 * second read alone (the one after it does) */
+	expect("two packet_seq_num going back in a row", 2, "chan_0@768", "not after the previous", ALL - PER_PKT);
+
+	/* an implausible timestamp_end (2^63, beyond the present) of the last packet: said, its
+	 * events read, the trace's end taken from its other bounds */
+	make();
+	patch64(f0, (NPKT - 1) * PKT + TB_PKT_OFF_TS_END, 1ull << 63);
+	expect("implausible timestamp_end of the last packet", 1, "chan_0@2344", "implausible", ALL);
+	{
+		struct tbtrace_diags dg;
+		struct tb_reader *r;
+		CHECK(tbtrace_open_reader(dir, 0, &dg, &r) == 0, "open");
+		uint64_t b, e;
+		tb_reader_time_range(r, &b, &e);
+		CHECK(e < 10 * PER_PKT * NPKT + 100, "the trace's end is %llu: the implausible bound was kept",
+		      (unsigned long long)e);
+		tb_reader_close(r);
+	}
 
 	make();
 	patch64(f0, 5 * PKT + TB_PKT_OFF_TS_BEGIN, 0);

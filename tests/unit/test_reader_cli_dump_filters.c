@@ -47,8 +47,17 @@ int main(void)
 	char args[1024];
 	snprintf(args, sizeof args, "dump --cpu 1 '%s'", dir);
 	CHECK(tbtrace_cli_run(args, out, err) == 0, "text dump");
-	CHECK(tbtrace_file_has(out, "(cpu 1) 100/101 http:request_begin: { url = \"/index.html?q=\\\"x\\\"\" }"),
+	/* the thread named as the trace knows it: no thread_name record, its process's comm (proc_100) */
+	CHECK(tbtrace_file_has(out, "(cpu 1) 100/101 \"web\" http:request_begin: { url = \"/index.html?q=\\\"x\\\"\" }"),
 	      "text line of a begin event");
+	/* --epoch: the former line, for scripts */
+	snprintf(args, sizeof args, "dump --epoch --cpu 1 '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 0, "text dump --epoch");
+	CHECK(tbtrace_file_has(out, "] (cpu 1) 100/101 http:request_begin: { url = \"/index.html?q=\\\"x\\\"\" }"),
+	      "--epoch line of a begin event");
+	CHECK(tbtrace_file_has(out, "[1700000001."), "--epoch: seconds since the epoch");
+	snprintf(args, sizeof args, "dump --cpu 1 '%s'", dir);
+	CHECK(tbtrace_cli_run(args, out, err) == 0, "text dump");
 	CHECK(tbtrace_file_has(out, "chan_1: DISCARDED 7 events (ring full 7) between ["), "text line of the loss notice");
 	/* usage errors */
 	snprintf(args, sizeof args, "dump --cpu x '%s'", dir);

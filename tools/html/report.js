@@ -579,8 +579,10 @@
     table(T, "CPUs", ["cpu", "events", "per s", "lost events", "lost packets"],
       R.cpus.map((c) => [String(c.cpu), grp(c.events), rateStr(c.rate_per_s), grp(c.lost_events) + (c.loss_notices_count_unknown ? " + unknown" : ""), grp(c.lost_packets)]));
     const th = R.threads.slice(0, 100);
-    table(T, "threads", ["process", "pid", "tid", "events", "per s"],
-      th.map((t) => [t.pid || t.tid ? t.process || "?" : "(no thread record)", t.pid || t.tid ? String(t.pid) : "-", t.pid || t.tid ? String(t.tid) : "-", grp(t.events), rateStr(t.rate_per_s)]),
+    // the thread's recorded name, its tid in parentheses (the tid alone when it has none)
+    table(T, "threads", ["process", "pid", "thread", "events", "per s"],
+      th.map((t) => [t.pid || t.tid ? t.process || "?" : "(no thread record)", t.pid || t.tid ? String(t.pid) : "-",
+        t.pid || t.tid ? (t.thread ? t.thread + " (tid " + t.tid + ")" : "tid " + t.tid) : "-", grp(t.events), rateStr(t.rate_per_s)]),
       R.threads.length > th.length ? "... " + (R.threads.length - th.length) + " more threads" : "");
     if (R.lost.by_cpu.length) {
       const rows = [];
