@@ -207,10 +207,10 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	struct tb_kernel_stats ks;
 	if (tb_engine_kernel(e, &ks)) {
 		/* --kernel: what the trace's kernel streams say (lost by cause, as readers see it) */
-		fprintf(stderr, "  kernel: %" PRIu64 " events of %u tracepoints on %u CPUs in %" PRIu64
-				" packets, %" PRIu64 " of other processes left out; lost %" PRIu64,
-			ks.delivered, ks.ntracepoints, ks.ncpus, ks.packets, ks.filtered,
-			ks.lost_full + ks.lost_invalid + ks.lost_disk);
+		fprintf(stderr, "  kernel: %" PRIu64 " event%s of %u tracepoint%s on %u CPU%s in %" PRIu64
+				" packet%s, %" PRIu64 " of other processes left out; lost %" PRIu64,
+			ks.delivered, cli_s(ks.delivered), ks.ntracepoints, cli_s(ks.ntracepoints), ks.ncpus,
+			cli_s(ks.ncpus), ks.packets, cli_s(ks.packets), ks.filtered, ks.lost_full + ks.lost_invalid + ks.lost_disk);
 		if (ks.lost_full)
 			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full);
 		if (ks.silent)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cli_report.h"
 #include "report_sched.h"
 
@@ -345,8 +346,7 @@ static const struct thr **shown(const struct rs_state *s, size_t *n)
 	for (size_t i = 0; i < s->tcap; i++)
 		if (s->t[i].tid && s->t[i].shown && total(&s->t[i]))
 			v[(*n)++] = &s->t[i];
-	if (*n > 1)
-		qsort(v, *n, sizeof *v, cmp_total);
+	cli_sort(v, *n, sizeof *v, cmp_total);
 	return v;
 }
 
@@ -363,13 +363,15 @@ void rs_print_text(const struct rs_state *s, FILE *f, size_t max_threads)
 	const struct thr **v = shown(s, &n);
 	if (!v)
 		return;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], nb[96];
 	fprintf(f, "\nthread states (kernel sched events; runnable = waiting for a CPU)\n");
 	fprintf(f, "  %8s  %-16s %12s %12s %12s %12s\n", "tid", "name", "running", "runnable", "blocked", "known for");
 	for (size_t i = 0; i < n && (!max_threads || i < max_threads); i++) {
 		const struct thr *t = v[i];
 		const char *nm = tb_reader_thread_name(s->r, t->tid);
-		fprintf(f, "  %8u  %-16s %12s %12s %12s %12s\n", t->tid, nm ? nm : t->comm, dur(a, s, t->acc[ST_RUN]),
+		/* names from the trace: the one text rule (a hostile trace's comm sends no escape) */
+		fprintf(f, "  %8u  %-16s %12s %12s %12s %12s\n", t->tid, cli_tx(nb, sizeof nb, nm ? nm : t->comm),
+			dur(a, s, t->acc[ST_RUN]),
 			dur(b, s, t->acc[ST_RUNNABLE]), dur(c, s, t->acc[ST_BLOCKED]), dur(d, s, total(t)));
 	}
 	if (max_threads && n > max_threads)
@@ -386,7 +388,8 @@ void rs_print_text(const struct rs_state *s, FILE *f, size_t max_threads)
 			fprintf(f, "\nspan states (NAME_begin .. NAME_end: where the time went)\n  %-24s %8s %12s %12s "
 				   "%12s %12s\n",
 				"span", "count", "total", "running", "runnable", "blocked");
-		fprintf(f, "  %-24s %8" PRIu64 " %12s %12s %12s %12s\n", sp->name, sp->count, dur(a, s, sp->dur),
+		fprintf(f, "  %-24s %8" PRIu64 " %12s %12s %12s %12s\n", cli_tx(nb, sizeof nb, sp->name), sp->count,
+			dur(a, s, sp->dur),
 			dur(b, s, sp->acc[ST_RUN]), dur(c, s, sp->acc[ST_RUNNABLE]), dur(d, s, sp->acc[ST_BLOCKED]));
 	}
 }
