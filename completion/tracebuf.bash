@@ -31,7 +31,7 @@ _tracebuf()
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
-		      --live-timer --relay-timeout -f --force -q --quiet --help --" ;;
+		      --live-timer --relay-timeout -f --force --kernel --kernel-all --kernel-pages -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
 	report) opts="--format --threads --ranges --html --html-events -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;

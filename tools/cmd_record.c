@@ -33,6 +33,7 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
+#include "kernel/kernel.h"
 #include "relay/relay.h"
 #include "record_report.h"
 
@@ -91,6 +92,12 @@ static void record_usage(FILE *f)
 		"  --live-timer DUR          idle streams report in this often, for live viewers (1s; 0: off)\n"
 		"  --relay-timeout DUR       connecting, a whole reply or a whole packet that takes longer:\n"
 		"                            the relay is lost, tried again later (5s; 10ms..10min)\n"
+		"  --kernel[=LIST]           also the kernel's scheduling events of CMD's process tree\n"
+		"                            (perf's sched tracepoints, one stream per CPU, same clock;\n"
+		"                            LIST: sched_switch,sched_waking,... default: the sched set;\n"
+		"                            needs root, CAP_PERFMON or perf_event_paranoid <= 1: docs/KERNEL.md)\n"
+		"  --kernel-all              with --kernel: every CPU's events, not only CMD's tree\n"
+		"  --kernel-pages N          pages of each CPU's perf ring (a power of two; default 256)\n"
 		"\n"
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
@@ -102,7 +109,8 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
-	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_RELAY_TIMEOUT,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_RELAY_TIMEOUT, OPT_KERNEL,
+	OPT_KERNEL_ALL, OPT_KERNEL_PAGES,
 };
 
 struct rec_opts {
@@ -126,6 +134,9 @@ struct rec_opts {
 	uint64_t live_period_ns;  /* --live-period (tb_engine_cfg.live_period_ns: 0 default, UINT64_MAX off) */
 	uint64_t relay_timeout_ns; /* --relay-timeout (0: the default) */
 	struct tb_relay_cfg relay;
+	/* --kernel: the sched tracepoints (src/kernel/) */
+	int kernel;
+	struct tb_kernel_cfg kcfg;
 };
 
 static int parse_mode(const char *s, uint32_t *mode)
@@ -236,6 +247,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
 		{ "live-period", required_argument, 0, OPT_LIVE_PERIOD },
 		{ "relay-timeout", required_argument, 0, OPT_RELAY_TIMEOUT },
+		{ "kernel", optional_argument, 0, OPT_KERNEL },
+		{ "kernel-all", no_argument, 0, OPT_KERNEL_ALL },
+		{ "kernel-pages", required_argument, 0, OPT_KERNEL_PAGES },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
@@ -312,6 +326,20 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (tb_relay_parse_url(optarg, host, sizeof host, &cp, &dp) < 0)
 				return usage_error("--relay: %s", tb_errmsg());
 			o->relay_url = optarg;
+			break;
+		}
+		case OPT_KERNEL:
+			o->kernel = 1;
+			o->kcfg.list = optarg;
+			break;
+		case OPT_KERNEL_ALL: o->kernel = 1; o->kcfg.all = 1; break;
+		case OPT_KERNEL_PAGES: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (*end || !n || (n & (n - 1)) || n > 65536)
+				return usage_error("--kernel-pages %s: want a power of two, 1 to 65536", optarg);
+			o->kernel = 1;
+			o->kcfg.ring_pages = (uint32_t)n;
 			break;
 		}
 		case OPT_RELAY_NAME:
@@ -660,7 +688,8 @@ static int run_attach(struct rec_opts *o)
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
 	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3,
-				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns };
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns,
+				     .kernel = o->kernel ? &o->kcfg : NULL };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, o->out, &cfg, &e);
 	if (rc < 0) {
@@ -827,6 +856,12 @@ int cmd_record(int argc, char **argv)
 
 	env[3].num = pid;
 	cfg.nenv = 4;
+	uint32_t root = (uint32_t)pid;
+	if (o.kernel) {
+		o.kcfg.roots = &root; /* CMD's tree: it exists, held on the go pipe */
+		o.kcfg.nroots = 1;
+		cfg.kernel = &o.kcfg;
+	}
 	rc = tb_engine_create(s, o.out, &cfg, &e);
 	if (rc < 0 || tb_engine_start(e) < 0) {
 		cli_error(rec_name, "%s", tb_errmsg());

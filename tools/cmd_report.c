@@ -30,6 +30,7 @@
 #include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
+#include "report_sched.h"
 
 static void usage(FILE *f)
 {
@@ -131,6 +132,7 @@ struct report {
 	int64_t bucket;
 	uint64_t bucket_n, best_n;
 	int64_t best_bucket;
+	struct rs_state *sched; /* --kernel traces: thread states (report_sched.c), else NULL */
 };
 
 /* "comm=NAME exe=EXE attached_ns=N" (src/consumer/metadata.c) -> NAME; else the whole value */
@@ -268,12 +270,15 @@ static int collect(struct report *rp)
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
+	rp->sched = rs_new(r);
 
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
 	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
 	while (cli_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
+		if (rs_event(rp->sched, e))
+			return -ENOMEM;
 		if (kind != TB_RD_EVENT) {
 			if (add_loss(rp, e))
 				return -ENOMEM;
@@ -309,6 +314,7 @@ static int collect(struct report *rp)
 			rp->best_bucket = b;
 		}
 	}
+	rs_finish(rp->sched, rp->t1);
 	for (unsigned s = 0; s < ns; s++)
 		cpu_of(rp, tb_reader_stream_cpu(r, s))->events += rp->stream_events[s];
 	for (size_t i = 0; i < rp->nloss; i++) {
@@ -512,6 +518,7 @@ static void print_json(const struct report *rp, FILE *f)
 	} else {
 		fputs("null", f);
 	}
+	rs_print_json(rp->sched, f);
 	rpt_json_diags(f, r);
 }
 
@@ -661,6 +668,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			}
 		}
 	}
+	rs_print_text(rp->sched, f, max_threads);
 	uint64_t nd = tb_reader_ndiags(r);
 	if (nd)
 		fprintf(f, "\ndamaged  %s problem%s in the input; that data was skipped (details on stderr)\n",
@@ -675,6 +683,7 @@ static void report_free(struct report *rp)
 	free(rp->loss);
 	free(rp->cpus);
 	free(rp->procs);
+	rs_free(rp->sched);
 }
 
 int report_json(struct tb_reader *r, const char *dir, FILE *f)

@@ -88,6 +88,16 @@ int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdi
 		{ "recorder", "embedded", 0 },
 	};
 	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0], .relay = relay ? &rc_cfg : NULL };
+	/* --kernel's twin (docs/KERNEL.md): this process's tree, or every process */
+	uint32_t self = (uint32_t)getpid();
+	struct tb_kernel_cfg kcfg = { .roots = &self, .nroots = 1 };
+	if (opts && opts->size >= offsetof(struct tb_session_opts, kernel_pages) + sizeof opts->kernel_pages &&
+	    opts->kernel) {
+		kcfg.list = opts->kernel;
+		kcfg.all = opts->kernel_all != 0;
+		kcfg.ring_pages = opts->kernel_pages;
+		cfg.kernel = &kcfg;
+	}
 	rc = tb_engine_create(r->s, outdir, &cfg, &r->e);
 	if (rc < 0)
 		goto fail;

@@ -149,6 +149,9 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		rc = tb_fail(-errno, "output directory %s is not writable: %s", dir, strerror(errno));
 		goto fail;
 	}
+	/* the kernel first: tb_dir_prepare keeps a resumed directory's kernel streams only for it */
+	if (cfg && cfg->kernel && (rc = tb_engine_kernel_open(e, cfg->kernel)) < 0)
+		goto fail;
 	rc = tb_dir_prepare(e, !!(e->flags & TB_ENG_RESUME));
 	if (rc < 0)
 		goto fail;
@@ -173,6 +176,8 @@ void tb_engine_destroy(struct tb_engine *e)
 	if (!e)
 		return;
 	tb_engine_stop_threads(e);
+	tb_engine_kernel_stop(e);
+	tb_kernel_close(e->kern);
 	if (e->streams)
 		tb_streams_close(e);
 	tb_ballast_free(e);
@@ -288,6 +293,7 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 			if ((how & TB_FINISH_DEAD) && ((how & TB_FINISH_SNAPSHOT) || tb_chan_drained(e, ch)))
 				tb_stream_finish(e, ch, cpu);
 		}
+	tb_engine_kernel_finish(e); /* its streams complete before the last metadata */
 	close_outputs(e);
 	tb_output_close(e);
 	tb_recorder_unmark(e);

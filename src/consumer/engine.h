@@ -50,6 +50,8 @@ struct tb_engine_env {
 };
 
 struct tb_relay_cfg;
+struct tb_kernel_cfg;
+struct tb_kernel_stats;
 
 struct tb_engine_cfg {
 	unsigned flags;                   /* TB_ENG_* */
@@ -58,7 +60,11 @@ struct tb_engine_cfg {
 	const struct tb_relay_cfg *relay; /* also send every packet to lttng-relayd (relay.h); NULL: no */
 	uint64_t live_period_ns;          /* the live period: no record waits longer in an open packet
 					   * (tb_ring_flush_live); 0: 1 s; UINT64_MAX: off */
+	const struct tb_kernel_cfg *kernel; /* also the kernel's sched events (kernel/kernel.h); NULL: no */
 };
+
+/* The kernel streams' figures (--kernel): 1 and *out, or 0 when not recorded. */
+TB_HIDDEN int tb_engine_kernel(struct tb_engine *e, struct tb_kernel_stats *out);
 
 /* What was sent to the relay daemon, and what could not be (tb_engine_relay()). */
 struct tb_relay_stats {

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "consumer/engine.h"
+#include "kernel/kernel.h"
 #include "platform/clock.h" /* tb_mono_ns() */
 
 #define TB_TRACER_VERSION "0.1.0"
@@ -225,6 +226,10 @@ struct tb_engine {
 	unsigned nouts;
 
 	int finished;
+	/* --kernel (engine_kernel.c): the kernel thread's; kern_stop release/acquire */
+	struct tb_kernel *kern;
+	pthread_t kern_thr;
+	int kern_running, kern_stop, kern_err;
 	int marked;          /* DIR/.tracebuf-recorder written (mark.c) */
 	int mark_fd;         /* holds the mark's flock while the engine writes DIR */
 	char mark_head[128]; /* the mark's line up to its progress (engine.c mark_head) */
@@ -335,6 +340,14 @@ TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
  * the session and before writing what was copied.  Any thread.
  */
 TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
+/* engine_kernel.c: the kernel thread (--kernel) */
+TB_HIDDEN int tb_engine_kernel_open(struct tb_engine *e, const struct tb_kernel_cfg *cfg);
+TB_HIDDEN int tb_engine_kernel_start(struct tb_engine *e);
+/* engine_run.c: what tb_engine_start() does after the kernel's events are enabled */
+TB_HIDDEN int tb_engine_start_threads(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_stop(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_finish(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_warnings(struct tb_engine *e);
 TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */

@@ -490,7 +490,7 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-int tb_engine_start(struct tb_engine *e)
+int tb_engine_start_threads(struct tb_engine *e)
 {
 	struct tb_session *s = e->s;
 	int any = 0;

@@ -139,6 +139,8 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 	/* the stream classes of the channels (validated at attach) */
 	for (unsigned c = 0; c < s->nchannels; c++)
 		info.streams |= 1u << (s->chan[c].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN);
+	if (e->kern) /* --kernel: stream class 2 and its classes (engine_kernel.c) */
+		info.kevents = tb_kernel_classes(e->kern, &info.nkevents);
 	memcpy(info.uuid, s->uuid, 16);
 
 	int rc = 0;

@@ -119,6 +119,67 @@ static int resume_stream(struct tb_engine *e, const char *name, unsigned ch, uns
 	return 0;
 }
 
+/* "kernel_cpu<N>" or "kernel_cpu<N>_r<G>" (src/kernel/kwrite.c); a channel's
+ * files end in "_<digits>" after its name, so "kernel_cpu_0" is a channel's */
+static int kernel_stream_name(const char *n)
+{
+	if (strncmp(n, "kernel_cpu", 10))
+		return 0;
+	n += 10;
+	if (*n < '0' || *n > '9')
+		return 0;
+	while (*n >= '0' && *n <= '9')
+		n++;
+	if (!*n)
+		return 1;
+	if (strncmp(n, "_r", 2) || n[2] < '0' || n[2] > '9')
+		return 0;
+	for (n += 2; *n >= '0' && *n <= '9'; n++)
+		;
+	return !*n;
+}
+
+/*
+ * A kernel stream (kernel_cpu<N>[_r<G>]) a killed recorder left: every
+ * packet must be a kernel packet of this session (magic, uuid, stream class
+ * 2, a size inside the file); a partial last packet is cut.  It is kept as
+ * it is (the attaching recorder writes its own under another generation).
+ */
+static int resume_kernel_stream(struct tb_engine *e, const char *name)
+{
+	if (!e->kern)
+		return tb_fail(-ENOTEMPTY, "%s/%s is a kernel stream: attach with --kernel to keep it readable, or give "
+					   "a new or empty output directory", e->dir, name);
+	int fd = openat(e->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		int err = fd < 0 ? errno : EINVAL;
+		if (fd >= 0)
+			close(fd);
+		return tb_fail(-err, "%s/%s: not a kernel stream file of this session", e->dir, name);
+	}
+	uint64_t off = 0, size = (uint64_t)sb.st_size;
+	int rc = 0;
+	while (off + TB_PACKET_HEADER_SIZE <= size) {
+		struct tb_packet_header h;
+		if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+			break;
+		if (h.magic != TB_CTF_MAGIC || memcmp(h.uuid, e->s->uuid, 16) || h.stream_id != TB_STREAM_KERNEL) {
+			rc = tb_fail(-ENOTEMPTY, "%s/%s is not a kernel stream of this session; give a new or empty "
+						 "output directory", e->dir, name);
+			break;
+		}
+		uint64_t psz = h.packet_size / 8;
+		if (psz < TB_PACKET_HEADER_SIZE || psz > size - off)
+			break; /* cut here */
+		off += psz;
+	}
+	if (!rc && off < size && ftruncate(fd, (off_t)off) < 0)
+		rc = tb_fail(-errno, "%s/%s: cannot cut its partial last packet: %s", e->dir, name, strerror(errno));
+	close(fd);
+	return rc;
+}
+
 int tb_dir_prepare(struct tb_engine *e, int resume)
 {
 	int fd = dup(e->dirfd);
@@ -142,6 +203,11 @@ int tb_dir_prepare(struct tb_engine *e, int resume)
 		unsigned ch, cpu;
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
 			continue;
+		if (kernel_stream_name(de->d_name)) {
+			if ((rc = resume_kernel_stream(e, de->d_name)) < 0)
+				break;
+			continue;
+		}
 		if (!stream_of_name(e, de->d_name, &ch, &cpu)) {
 			rc = tb_fail(-ENOTEMPTY, "%s/%s is not a stream of this session; give a new or "
 						 "empty output directory", e->dir, de->d_name);

@@ -337,7 +337,11 @@ static inline const char *tb_loss_field(unsigned c)
  * stream event context), then the payload. */
 #define TB_STREAM_PLAIN 0u
 #define TB_STREAM_VTID 1u
-#define TB_NSTREAM_CLASSES 2u
+#define TB_STREAM_KERNEL 2u /* the kernel's scheduling events (docs/KERNEL.md): class 0's layout, own classes */
+#define TB_NSTREAM_CLASSES 3u
+/* The kernel stream class's event ids begin here (the tools key classes by
+ * id alone; registry ids stay below TB_MAX_EVENTS). */
+#define TB_KERNEL_ID_BASE TB_MAX_EVENTS
 #define TB_VTID_SIZE 4u /* bytes of the event context of a TB_STREAM_VTID record */
 
 /*

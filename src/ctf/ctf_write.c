@@ -223,13 +223,15 @@ void tb_ctf_clock_offset(int64_t offset_ns, uint64_t freq, int64_t *offset_s, ui
 static int stream_used(const struct tb_ctf_trace_info *info, uint32_t sid)
 {
 	uint32_t used = info->streams ? info->streams : 1u << TB_STREAM_PLAIN;
+	if (info->nkevents)
+		used |= 1u << TB_STREAM_KERNEL;
 	return (used >> sid) & 1;
 }
 
 /*
- * Stream class `sid`.  Both have the same packet context and event header
+ * Stream class `sid`.  All have the same packet context and event header
  * (the context: what CTF readers give a meaning to, and cpu_id, which they
- * show on every event line; the loss causes are in the trace packet header);
+ * show on every event line; the loss causes are in the trace packet header; class TB_STREAM_KERNEL is class 0's declaration under id 2);
  * class TB_STREAM_VTID adds the event context of LTTng's vtid context: the
  * TSDL name "_vtid" (one underscore, stripped by CTF readers as for payload
  * fields: babeltrace2 shows "vtid"), an unsigned 32-bit decimal integer.
@@ -269,9 +271,12 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	if (info->nevents > TB_MAX_EVENTS)
 		return tb_fail(-EINVAL, "tb_ctf_metadata_write: %" PRIu32 " event classes, at most %u",
 			       info->nevents, TB_MAX_EVENTS);
-	if (info->streams >> TB_NSTREAM_CLASSES)
-		return tb_fail(-EINVAL, "tb_ctf_metadata_write: stream classes 0x%" PRIx32 ", only 0 and 1 exist",
+	if (info->streams >> TB_STREAM_KERNEL)
+		return tb_fail(-EINVAL, "tb_ctf_metadata_write: stream classes 0x%" PRIx32 ", only 0 and 1 are "
+					"the channels' (class 2 is declared by nkevents)",
 			       info->streams);
+	if (info->nkevents > TB_MAX_EVENTS || (info->nkevents && !info->kevents))
+		return tb_fail(-EINVAL, "tb_ctf_metadata_write: %" PRIu32 " kernel event classes", info->nkevents);
 	for (uint32_t i = 0; i < info->nenv; i++)
 		if (!info->env[i].key || !tb_ctf_ident_valid(info->env[i].key, 128))
 			return tb_fail(-EINVAL, "tb_ctf_metadata_write: env key #%" PRIu32
@@ -340,6 +345,8 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
 		if (stream_used(info, sid))
 			put_stream(out, sid);
+	for (uint32_t i = 0; i < info->nkevents; i++)
+		put_event(out, &info->kevents[i], TB_KERNEL_ID_BASE + i, TB_STREAM_KERNEL);
 
 	return tb_ctf_metadata_write_events(out, info, 0);
 }
@@ -349,7 +356,7 @@ int tb_ctf_metadata_write_events(FILE *out, const struct tb_ctf_trace_info *info
 	uint32_t n = info->nevents ? info->nevents : 1;
 	/* CTF 1.8: an event class belongs to one stream class; each class in
 	 * use gets the same event classes under the same ids */
-	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
+	for (uint32_t sid = 0; sid < TB_STREAM_KERNEL; sid++)
 		if (stream_used(info, sid))
 			for (uint32_t id = from; id < n; id++)
 				put_event(out, id < info->nevents ? &info->events[id] : NULL, id, sid);
