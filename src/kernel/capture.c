@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,32 +24,6 @@
 
 #include "kernel/kernel_impl.h"
 #include "platform/clock.h"
-
-void tb_kernel_warn(struct tb_kernel *k, const char *fmt, ...)
-{
-	pthread_mutex_lock(&k->warn_lock);
-	if (k->warn_tail - k->warn_head < TB_KWARN) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(k->warn[k->warn_tail % TB_KWARN], sizeof k->warn[0], fmt, ap);
-		va_end(ap);
-		k->warn_tail++;
-	}
-	pthread_mutex_unlock(&k->warn_lock);
-}
-
-int tb_kernel_next_warning(struct tb_kernel *k, char *buf, size_t len)
-{
-	int got = 0;
-	pthread_mutex_lock(&k->warn_lock);
-	if (k->warn_head != k->warn_tail) {
-		snprintf(buf, len, "%s", k->warn[k->warn_head % TB_KWARN]);
-		k->warn_head++;
-		got = 1;
-	}
-	pthread_mutex_unlock(&k->warn_lock);
-	return got;
-}
 
 /* ---- the traced tree: a set of tids and tgids (one id space) ---- */
 
