@@ -24,14 +24,16 @@ _tracebuf()
 	--to) COMPREPLY=($(compgen -W "perfetto chrome speedscope folded" -- "$cur")); return ;;
 	--format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	--unwind) COMPREPLY=($(compgen -W "auto fp libunwind" -- "$cur")); return ;;
-	-o | --output | --shm-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--snapshot-on-signal) COMPREPLY=($(compgen -W "USR1 USR2 RTMIN" -- "$cur")); return ;;
+	-o | --output | --shm-dir | --snapshot-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--session | --attach) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	esac
 	local opts
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
-		      --live-timer -f --force -q --quiet --help --" ;;
+		      --live-timer --snapshot-dir --after --min-interval --max-snapshots --max-size --snapshot-on-signal
+		      --no-snapshot-on-crash --snapshot-on-failure -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
 	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
