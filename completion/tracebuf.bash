@@ -5,7 +5,7 @@ _tracebuf()
 	local cur prev cmd
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cmds="record snapshot recover dump report convert profile stat list enable disable"
+	local cmds="record snapshot snapshots recover dump report convert profile stat list enable disable"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
 		return
@@ -35,6 +35,7 @@ _tracebuf()
 		      --live-timer --snapshot-dir --after --min-interval --max-snapshots --max-size --snapshot-on-signal
 		      --no-snapshot-on-crash --snapshot-on-failure -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
+	snapshots) opts="--help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
 	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
 	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --no-demangle --progress --no-progress -q --quiet --help" ;;

@@ -35,6 +35,17 @@ int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_enable(int argc, char **argv);
 int cmd_disable(int argc, char **argv);
+int cmd_snapshots(int argc, char **argv);
+
+/* ---- flight recorder snapshots (tools/cmd_snapshots.c) ---- */
+enum { CLI_FLIGHT_SNAPSHOT = 1, CLI_FLIGHT_DIR = 2 };
+/* CLI_FLIGHT_SNAPSHOT: dir is one snapshot (trigger.json, trace/); CLI_FLIGHT_DIR: a
+ * directory of snapshots (no trace of its own); 0: neither. */
+int cli_flight_kind(const char *dir);
+/* One paragraph: what triggered snapshot dir (its trigger.json, escaped). */
+void cli_flight_show_trigger(const char *dir, FILE *out);
+/* The snapshots of dir, oldest first, one line each; exit code. */
+int cli_flight_list(const char *dir, FILE *out);
 
 /* ---- argument parsers shared by the subcommands (tools/cli_args.c; never print) ---- */
 

@@ -44,5 +44,14 @@ for after in 0 3s; do
 		check_accounting "$sn/trace" "$w"
 	done
 	grep -q "3 triggers, 3 snapshots written" "$T/err" || { cat "$T/err"; fail "the summary does not count 3 and 3"; }
+	# listed with their triggers (snapshots DIR, report DIR), one shown with its trigger
+	"$CLI" snapshots "$S" > "$T/list" || fail "snapshots $S"
+	for i in 1 2 3; do
+		grep -qE "^$i +[0-9T:.-]+Z +program +t$i +$pid +$pid +[0-9]+ +0+$i-" "$T/list" || { cat "$T/list"; fail "snapshot $i not listed"; }
+	done
+	"$CLI" report "$S" | cmp -s - "$T/list" || fail "report DIR does not list the snapshots"
+	"$CLI" report "${snaps[1]}" > "$T/rep" || fail "report of a snapshot"
+	grep -q "^Snapshot 2: program trigger 't2' at .*, pid $pid, thread $pid" "$T/rep" || { cat "$T/rep"; fail "report does not show trigger.json"; }
+	grep -q "flight:before" "$T/rep" || fail "report of a snapshot does not report its trace"
 done
 echo PASS

@@ -3,8 +3,8 @@
  * every_header.c - compiled as C11, C17 and gnu variants with -Wpedantic, and
  * (as a copy named .cpp) as C++11..C++20 by tests/cli/t_public_headers_compile_everywhere.sh:
  * every public header, TB_EVENT with every field type (enums with their labels
- * written as a C enumerator list (and tb_trigger() of trigger.h), a value the labels do not name), with one field and with
- * none, and a string field given a char array shorter than its bound (the
+ * written as a C enumerator list, a value the labels do not name), with one field and with
+ * none, tb_trigger() (trigger.h), and a string field given a char array shorter than its bound (the
  * case -Wstringop-overread flagged at -O2).  Run under `tracebuf record`, it
  * writes one event of each class.
  */
