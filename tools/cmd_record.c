@@ -33,7 +33,7 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
-#include "consumer/relay.h"
+#include "relay/relay.h"
 #include "record_flight.h"
 #include "record_report.h"
 
@@ -90,6 +90,8 @@ static void record_usage(FILE *f)
 		"  --session-name NAME       the relay session's name (default: CMD's name)\n"
 		"  --hostname NAME           the host name the relay files it under (default: this host's)\n"
 		"  --live-timer DUR          idle streams report in this often, for live viewers (1s; 0: off)\n"
+		"  --relay-timeout DUR       connecting, a whole reply or a whole packet that takes longer:\n"
+		"                            the relay is lost, tried again later (5s; 10ms..10min)\n"
 		"\n"
 		RECORD_FLIGHT_USAGE
 		"\n"
@@ -103,7 +105,7 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
-	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_RELAY_TIMEOUT,
 };
 
 struct rec_opts {
@@ -119,12 +121,13 @@ struct rec_opts {
 	int force;
 	char outbuf[64]; /* the default -o */
 	char **cmd;
-	/* --relay: also stream to lttng-relayd (src/consumer/relay.h) */
+	/* --relay: also stream to lttng-relayd (src/relay/relay.h) */
 	const char *relay_url;
 	const char *relay_name;   /* --session-name */
 	const char *relay_host;   /* --hostname */
 	uint64_t live_ns;         /* --live-timer */
 	uint64_t live_period_ns;  /* --live-period (tb_engine_cfg.live_period_ns: 0 default, UINT64_MAX off) */
+	uint64_t relay_timeout_ns; /* --relay-timeout (0: the default) */
 	struct tb_relay_cfg relay;
 	struct record_flight_opts flight; /* --snapshot-dir & co (record_flight.h) */
 };
@@ -236,6 +239,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
 		{ "live-period", required_argument, 0, OPT_LIVE_PERIOD },
+		{ "relay-timeout", required_argument, 0, OPT_RELAY_TIMEOUT },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
@@ -337,6 +341,11 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (!o->live_period_ns)
 				o->live_period_ns = UINT64_MAX;
 			break;
+		case OPT_RELAY_TIMEOUT:
+			if (cli_parse_duration(optarg, &o->relay_timeout_ns) < 0 || o->relay_timeout_ns < 10000000ull ||
+			    o->relay_timeout_ns > 600000000000ull)
+				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s)", optarg);
+			break;
 		default:
 			if (c >= OPT_FLIGHT_FIRST_ && c <= OPT_FLIGHT_LAST_) {
 				if ((c = record_flight_option(&o->flight, c, optarg)))
@@ -362,7 +371,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		}
 		o->relay = (struct tb_relay_cfg){ .url = o->relay_url, .session_name = nm && *nm ? nm : "tracebuf",
 						  .hostname = o->relay_host,
-						  .live_timer_us = (uint32_t)(o->live_ns / 1000) };
+						  .live_timer_us = (uint32_t)(o->live_ns / 1000),
+						  .timeout_ms = (uint32_t)(o->relay_timeout_ns / 1000000) };
 	}
 	if (o->attach) {
 		if (o->flight.given)

@@ -213,8 +213,12 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 				rs.reconnects, rs.reconnects == 1 ? "" : "s");
 		if (rs.lost_packets)
 			fprintf(stderr, "; %" PRIu64 " packet%s (%" PRIu64 " event%s) not sent%s%s", rs.lost_packets,
-				rs.lost_packets == 1 ? "" : "s", rs.lost_events, rs.lost_events == 1 ? "" : "s", rs.error[0] ? ": " : " (counted as lost_relay in the next relay session)",
+				rs.lost_packets == 1 ? "" : "s", rs.lost_events, rs.lost_events == 1 ? "" : "s",
+				rs.error[0] ? ": " : " (counted as lost_relay in the packets sent after them)",
 				rs.error);
+		if (rs.full_packets)
+			fprintf(stderr, "; %" PRIu64 " of them because the relay took them slower than the program "
+					"wrote (its send queue was full)", rs.full_packets);
 		fputc('\n', stderr);
 	}
 	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
@@ -243,8 +247,14 @@ int record_relay_only_lost(const char *out, struct tb_engine *e)
 {
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);
-	if (out || !rs.enabled || rs.alive)
+	if (out || !rs.enabled || (rs.alive && !rs.unreported_events))
 		return 0;
+	if (rs.alive) {
+		cli_error(NAME, "the relay daemon's copy of the trace (the only one: no -o DIR) misses %" PRIu64
+				" events at its end that it cannot tell (not sent before the end: the relay was too slow)",
+			  rs.unreported_events);
+		return 1;
+	}
 	cli_error(NAME, "the relay daemon was lost and did not come back before the end: its copy of the trace (the "
 			"only one: no -o DIR) misses %" PRIu64 " event%s, and %s",
 		  rs.lost_events, cli_s(rs.lost_events),

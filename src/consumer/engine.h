@@ -65,7 +65,11 @@ struct tb_relay_stats {
 	int enabled;              /* a relay was asked for */
 	int alive;                /* still connected */
 	uint64_t packets, bytes;  /* sent */
-	uint64_t lost_packets, lost_events; /* written locally but not sent (the relay was lost) */
+	uint64_t lost_packets, lost_events; /* written locally but not sent (the relay was lost, slower
+					     * than the recording, or not done at the end) */
+	uint64_t full_packets;    /* ... of them: the send queue was full (the relay slower than the recording) */
+	uint64_t unreported_events; /* at the end: events not sent that no packet sent after them tells the
+				     * relay's copy (lost to it silently: relay-only makes that a failure) */
 	unsigned reconnects;      /* new relay sessions after a loss */
 	char path[512];           /* its session directory under the relay daemon's output */
 	char error[320];          /* why it was lost ("" while alive) */

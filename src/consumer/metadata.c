@@ -174,7 +174,7 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 sent:
 	*gen_out = gen;
 	*procs_out = pcount;
-	tb_engine_relay_metadata(e, &info); /* before any packet that needs it, as on disk */
+	tb_output_metadata(e, &info); /* before any packet that needs it, as on disk */
 out:
 	free(l.v);
 	free(l.strs);

@@ -26,10 +26,6 @@
 #include "consumer/engine_impl.h"
 #include "platform/clock.h"
 
-void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s_%u", e->s->chan[ch].name, cpu);
-}
 
 /* What readers know now: the causes of the packet just written (also for
  * the status line and the summary, read from other threads: relaxed). */
@@ -162,25 +158,6 @@ int tb_dir_prepare(struct tb_engine *e, int resume)
 /* An empty packet (header and context only) of ring (ch, cpu): the first
  * packet of a stream that starts after losses, and the last one when the
  * end of a stream lost events readers were not told about yet. */
-static void empty_packet(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq, uint64_t ts,
-			 const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h)
-{
-	memset(h, 0, sizeof *h);
-	h->magic = TB_CTF_MAGIC;
-	memcpy(h->uuid, e->s->uuid, 16);
-	/* the stream class of the channel's packets: a reader takes a stream
-	 * file's class from its first packet, which may be this one */
-	h->stream_id = e->s->chan[ch].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN;
-	h->stream_instance_id = ((uint64_t)ch << 32) | cpu;
-	h->timestamp_begin = h->timestamp_end = ts;
-	h->content_size = h->packet_size = TB_PACKET_HEADER_SIZE * 8ull;
-	h->packet_seq_num = seq;
-	h->cpu_id = cpu;
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
-		h->lost[k] = lost ? lost[k] : 0;
-		h->events_discarded += h->lost[k];
-	}
-}
 
 static void note_seen(struct tb_stream *st, const struct tb_packet_info *info)
 {
@@ -422,7 +399,7 @@ static int stream_account(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 static int write_first_empty(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
 			     const struct tb_packet_info *in, struct tb_packet_header *pre)
 {
-	empty_packet(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
+	tb_stream_empty_header(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
 	pre->packet_size = TB_DIO_ALIGN * 8ull;
 	struct iovec iov = { pre, sizeof *pre };
 	int rc = tb_stream_write(e, ch, cpu, st, &iov, 1, sizeof *pre, TB_DIO_ALIGN);
@@ -489,7 +466,7 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 		tb_stat_add(&st->st.dropped, 1);
 		return rc;
 	}
-	tb_engine_relay_packets(e, ch, cpu, sent, nsent, in.events);
+	tb_output_packets(e, ch, cpu, sent, nsent, in.events);
 	written(st, in.seq, in.packet_bytes, in.events, out);
 	return 0;
 }
@@ -508,7 +485,7 @@ void tb_stream_stage(struct tb_engine *e, struct tb_batch *b, uint8_t *pkt, cons
 		struct tb_packet_header pre;
 		if (write_first_empty(e, ch, cpu, st, &in, &pre) < 0)
 			return;
-		tb_engine_relay_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
+		tb_output_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
 	}
 	st->started = 1;
 	/* the header readers must see, in place: this copy is ours */
@@ -554,7 +531,7 @@ void tb_stream_reap(struct tb_engine *e, struct tb_batch *b)
 		struct iovec sent[2] = { { p->pkt, sizeof(struct tb_packet_header) },
 					 { p->pkt + sizeof(struct tb_packet_header),
 					   p->content - sizeof(struct tb_packet_header) } };
-		tb_engine_relay_packets(e, b->ch, b->cpu, sent,
+		tb_output_packets(e, b->ch, b->cpu, sent,
 					p->content > sizeof(struct tb_packet_header) ? 2 : 1, p->events);
 		written(st, p->seq, p->padded, p->events, p->out);
 	}
@@ -649,12 +626,12 @@ static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, str
 		seq = st->last_seq; /* an empty packet may repeat a number (babeltrace2 and our reader accept it) */
 	uint64_t ts = st->seen_ts;
 	struct tb_packet_header h;
-	empty_packet(e, ch, cpu, seq, ts, out, &h);
+	tb_stream_empty_header(e, ch, cpu, seq, ts, out, &h);
 	struct tb_packet_header pre;
 	struct iovec iov[2];
 	int n = 0;
 	if (!st->resumed && st->size == 0) { /* as in tb_stream_append: counts need a packet before them */
-		empty_packet(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
+		tb_stream_empty_header(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
 		iov[n++] = (struct iovec){ &pre, sizeof pre };
 	}
 	iov[n++] = (struct iovec){ &h, sizeof h };
@@ -667,7 +644,7 @@ static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, str
 	memcpy(sent, iov, sizeof sent);
 	int rc = tb_stream_write(e, ch, cpu, st, iov, n, bytes, bytes);
 	if (rc == 0) {
-		tb_engine_relay_packets(e, ch, cpu, sent, n, 0);
+		tb_output_packets(e, ch, cpu, sent, n, 0);
 		publish_lost(st, out);
 		st->last_seq = seq;
 		st->have_last = 1;
