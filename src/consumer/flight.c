@@ -31,34 +31,8 @@
 #include "platform/clock.h"
 #include "platform/futex.h"
 
-void tb_flight_say(struct tb_flight *f, const char *fmt, ...)
-{
-	if (!f->cfg.log)
-		return;
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	f->cfg.log(f->cfg.log_arg, buf);
-}
 
 
-const char *tb_flight_signame(int signo, char *buf, unsigned len)
-{
-	static const struct { int n; const char *s; } names[] = {
-		{ SIGSEGV, "SIGSEGV" }, { SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" }, { SIGILL, "SIGILL" },
-		{ SIGFPE, "SIGFPE" },   { SIGSYS, "SIGSYS" },   { SIGTRAP, "SIGTRAP" }, { SIGKILL, "SIGKILL" },
-		{ SIGTERM, "SIGTERM" }, { SIGINT, "SIGINT" },   { SIGHUP, "SIGHUP" },   { SIGQUIT, "SIGQUIT" },
-		{ SIGUSR1, "SIGUSR1" }, { SIGUSR2, "SIGUSR2" }, { SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" },
-		{ SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
-	};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (names[i].n == signo)
-			return names[i].s;
-	snprintf(buf, len, "SIG%d", signo);
-	return buf;
-}
 
 
 /* 1: the trigger may snapshot now; 0: within --min-interval of its name's

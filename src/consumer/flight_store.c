@@ -9,12 +9,16 @@
  *                        it, rename to DIR/NNNNNN-TIME; on failure (a full
  *                        disk) the partial copy is removed, said, counted
  *   tb_flight_enforce()  --max-snapshots, --max-size: oldest removed first
+ *   tb_flight_say(), tb_flight_signame(): the log and the signal names
+ *                        (here, below flight.c, which uses them too)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,34 @@
 #include <tracebuf/session.h>
 
 #include "consumer/flight_impl.h"
+
+void tb_flight_say(struct tb_flight *f, const char *fmt, ...)
+{
+	if (!f->cfg.log)
+		return;
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	f->cfg.log(f->cfg.log_arg, buf);
+}
+
+const char *tb_flight_signame(int signo, char *buf, unsigned len)
+{
+	static const struct { int n; const char *s; } names[] = {
+		{ SIGSEGV, "SIGSEGV" }, { SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" }, { SIGILL, "SIGILL" },
+		{ SIGFPE, "SIGFPE" },   { SIGSYS, "SIGSYS" },   { SIGTRAP, "SIGTRAP" }, { SIGKILL, "SIGKILL" },
+		{ SIGTERM, "SIGTERM" }, { SIGINT, "SIGINT" },   { SIGHUP, "SIGHUP" },   { SIGQUIT, "SIGQUIT" },
+		{ SIGUSR1, "SIGUSR1" }, { SIGUSR2, "SIGUSR2" }, { SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" },
+		{ SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].n == signo)
+			return names[i].s;
+	snprintf(buf, len, "SIG%d", signo);
+	return buf;
+}
 
 /* Disk blocks of the regular files in `path` and in its trace/ (a snapshot). */
 static uint64_t dir_bytes(const char *path, int depth)

@@ -11,15 +11,17 @@ need_bt2
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
 trap 'touch "$T/go.2"; kill $(jobs -p) 2> /dev/null; wait; rm -rf "$T"' EXIT
 
+# at least N snapshots in DIR (re-evaluated at each poll of wait_for)
+has_snapshots() { [ "$(snapshots "$1" | wc -l)" -ge "$2" ]; }
 S=$T/s
 "$CLI" record --mode overwrite --sb-size 16K --sb-count 64 --snapshot-dir "$S" --snapshot-on-signal USR2 -- \
 	"$FW" --dir "$S" --gate "$T/go" --triggers 2 --events 700 > "$T/out" 2> "$T/err" &
 rp=$!
 # the writer's first snapshot exists: it waits on the gate, its 700 events written
 wait_for grep -q "^trigger 1 written" "$T/out" || fail "the writer did not start"
-wait_for test -n "$(snapshots "$S")" || fail "no first snapshot"
+wait_for has_snapshots "$S" 1 || fail "no first snapshot"
 kill -USR2 $rp
-wait_for test "$(snapshots "$S" | wc -l)" -ge 2 || { cat "$T/err"; fail "no snapshot after SIGUSR2"; }
+wait_for has_snapshots "$S" 2 || { cat "$T/err"; fail "no snapshot after SIGUSR2"; }
 touch "$T/go.2"
 wait $rp || { cat "$T/err"; fail "record exited $? (the program must not have been signalled)"; }
 mapfile -t snaps < <(snapshots "$S")

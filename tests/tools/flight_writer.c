@@ -5,16 +5,16 @@
  * recorder's tests, tests/cli/t_flight_*.sh).
  *
  *   tb-flight-writer --dir DIR --triggers N [--events K] [--after-event]
- *                    [--no-wait] [--gate PREFIX] [--name NAME] [--crash]
+ *                    [--no-wait | --wait-from I] [--gate PREFIX] [--name NAME] [--crash]
  *
  * For trigger i = 1..N: writes K events `flight:before { u32 trigger; u64
  * seq }` (seq 0..K-1), calls tb_trigger("t<i>"), then, with --after-event,
  * writes `flight:after { u32 trigger }` at once; then (unless --no-wait)
  * waits until a snapshot of DIR holds trigger.json naming "t<i>" (a
  * condition, polled; 150 s guard); without --after-event, the after event
- * is written once the snapshot is there.  It prints "trigger i written W"
+ * is written once the snapshot is there (not at all when it did not wait).  It prints "trigger i written W"
  * with W the events written before the snapshot of trigger i could have
- * been copied (exact when it waited).  --gate PREFIX: before trigger i > 1,
+ * been copied (exact when it waited; --wait-from I: waits from trigger I on).  --gate PREFIX: before trigger i > 1,
  * waits until the file PREFIX.i exists.  --crash: then writes K events
  * `flight:last { u64 seq }` and dies of SIGSEGV.  --name NAME: every
  * trigger is called NAME (the rate limit's tests).  First line "pid: P",
@@ -89,12 +89,13 @@ static int exists(const char *path, const char *unused)
 int main(int argc, char **argv)
 {
 	const char *dir = NULL, *gate = NULL, *same = NULL;
-	unsigned triggers = 1, after_event = 0, no_wait = 0, crash = 0;
+	unsigned triggers = 1, after_event = 0, no_wait = 0, crash = 0, wait_from = 1;
 	uint64_t events = 1000;
 	static const struct option lo[] = { { "dir", 1, 0, 'd' },	   { "triggers", 1, 0, 'n' },
 					    { "events", 1, 0, 'k' },	   { "after-event", 0, 0, 'a' },
 					    { "no-wait", 0, 0, 'w' },	   { "gate", 1, 0, 'g' },
 					    { "crash", 0, 0, 'c' },	   { "name", 1, 0, 'm' },
+					    { "wait-from", 1, 0, 'f' },
 					    { 0, 0, 0, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -107,6 +108,7 @@ int main(int argc, char **argv)
 		case 'g': gate = optarg; break;
 		case 'c': crash = 1; break;
 		case 'm': same = optarg; break;
+		case 'f': wait_from = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: fprintf(stderr, "usage: see tests/tools/flight_writer.c\n"); return 2;
 		}
 	}
@@ -142,11 +144,12 @@ int main(int argc, char **argv)
 		}
 		printf("trigger %u written %" PRIu64 "\n", i, written);
 		fflush(stdout);
-		if (!no_wait && wait_until(snapshot_of, dir, name) < 0) {
+		int wait = !no_wait && i >= wait_from;
+		if (wait && wait_until(snapshot_of, dir, name) < 0) {
 			fprintf(stderr, "tb-flight-writer: no snapshot of %s appeared in %s\n", name, dir);
 			return 1;
 		}
-		if (!after_event) {
+		if (!after_event && wait) {
 			tb_flight_after(i);
 			written++;
 		}
