@@ -5,7 +5,7 @@ _tracebuf()
 	local cur prev cmd
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cmds="record snapshot recover dump report convert profile stat list enable disable"
+	local cmds="record snapshot snapshots recover dump report convert profile stat list enable disable"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
 		return
@@ -24,15 +24,18 @@ _tracebuf()
 	--to) COMPREPLY=($(compgen -W "perfetto chrome speedscope folded" -- "$cur")); return ;;
 	--format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	--unwind) COMPREPLY=($(compgen -W "auto fp libunwind" -- "$cur")); return ;;
-	-o | --output | --shm-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--snapshot-on-signal) COMPREPLY=($(compgen -W "USR1 USR2 RTMIN" -- "$cur")); return ;;
+	-o | --output | --shm-dir | --snapshot-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--session | --attach) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	esac
 	local opts
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
-		      --live-timer --relay-timeout -f --force --kernel --kernel-all --kernel-pages -q --quiet --help --" ;;
+		      --live-timer --relay-timeout --snapshot-dir --after --min-interval --max-snapshots --max-size
+		      --snapshot-on-signal --no-snapshot-on-crash --snapshot-on-failure --kernel --kernel-all --kernel-pages -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
+	snapshots) opts="--help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
 	report) opts="--format --threads --ranges --html --html-events -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
 	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --no-demangle --progress --no-progress -q --quiet --help" ;;

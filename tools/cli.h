@@ -12,6 +12,7 @@
 #define TB_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <tracebuf/reader.h>
 
@@ -35,6 +36,17 @@ int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_enable(int argc, char **argv);
 int cmd_disable(int argc, char **argv);
+int cmd_snapshots(int argc, char **argv);
+
+/* ---- flight recorder snapshots (tools/cmd_snapshots.c) ---- */
+enum { CLI_FLIGHT_SNAPSHOT = 1, CLI_FLIGHT_DIR = 2 };
+/* CLI_FLIGHT_SNAPSHOT: dir is one snapshot (trigger.json, trace/); CLI_FLIGHT_DIR: a
+ * directory of snapshots (no trace of its own); 0: neither. */
+int cli_flight_kind(const char *dir);
+/* One paragraph: what triggered snapshot dir (its trigger.json, escaped). */
+void cli_flight_show_trigger(const char *dir, FILE *out);
+/* The snapshots of dir, oldest first, one line each; exit code. */
+int cli_flight_list(const char *dir, FILE *out);
 
 /* ---- argument parsers shared by the subcommands (tools/cli_args.c; never print) ---- */
 
@@ -88,7 +100,6 @@ int cli_warn_unmatched(const char *cmd, const char *opt, const char *what, const
 		       const char *const *names, unsigned n);
 
 /* ---- text output (tools/cli_text.c): every string from a trace, profile, session or ELF file ---- */
-#include <stdio.h>
 /* Prints "tracebuf NAME: message\n" to stderr, the message escaped (cli_tx); returns TB_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The formatted line, escaped (cli_tx), and a newline, to f. */
@@ -103,6 +114,7 @@ char *cli_txdup(const char *s);
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 struct tb_reader;
 /* qsort() for arrays that may be empty: qsort(NULL, 0, ...) is undefined
  * (C11 7.22.5: the pointer must be valid even for 0 elements; UBSan says

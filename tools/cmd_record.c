@@ -35,6 +35,7 @@
 #include "consumer/engine.h"
 #include "kernel/kernel.h"
 #include "relay/relay.h"
+#include "record_flight.h"
 #include "record_report.h"
 
 extern char **environ;
@@ -99,6 +100,8 @@ static void record_usage(FILE *f)
 		"  --kernel-all              with --kernel: every CPU's events, not only CMD's tree\n"
 		"  --kernel-pages N          pages of each CPU's perf ring (a power of two; default 256)\n"
 		"\n"
+		RECORD_FLIGHT_USAGE
+		"\n"
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
 		"(use 'tracebuf snapshot'), a final snapshot is written when CMD exits.\n"
@@ -137,6 +140,7 @@ struct rec_opts {
 	/* --kernel: the sched tracepoints (src/kernel/) */
 	int kernel;
 	struct tb_kernel_cfg kcfg;
+	struct record_flight_opts flight; /* --snapshot-dir & co (record_flight.h) */
 };
 
 static int parse_mode(const char *s, uint32_t *mode)
@@ -253,6 +257,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "quiet", no_argument, 0, 'q' },
 		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
+		RECORD_FLIGHT_LONG_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -369,12 +374,18 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			    o->relay_timeout_ns > 600000000000ull)
 				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s)", optarg);
 			break;
-		default: return usage_error("%s", "unknown option");
+		default:
+			if (c >= OPT_FLIGHT_FIRST_ && c <= OPT_FLIGHT_LAST_) {
+				if ((c = record_flight_option(&o->flight, c, optarg)))
+					return c;
+				break;
+			}
+			return usage_error("%s", "unknown option");
 		}
 	}
 	if (!o->out && o->attach && !o->relay_url)
 		return usage_error("%s", "no output: give -o DIR, or --relay URL, or both");
-	if (!o->out && !o->relay_url) { /* a new trace-YYYYMMDD-HHMMSS here, said in the summary */
+	if (!o->out && !o->relay_url && !o->flight.dir) { /* a new trace-YYYYMMDD-HHMMSS here, said in the summary */
 		cli_default_out("trace", o->outbuf, sizeof o->outbuf);
 		o->out = o->outbuf;
 	}
@@ -392,6 +403,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 						  .timeout_ms = (uint32_t)(o->relay_timeout_ns / 1000000) };
 	}
 	if (o->attach) {
+		if (o->flight.given)
+			return record_flight_check(&o->flight, NULL, 0, 1);
 		if (optind < argc)
 			return usage_error("--attach drains an existing session: no command (got '%s')", argv[optind]);
 		return 0;
@@ -418,7 +431,10 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			ch->vtid |= o->dflt.vtid; /* --vtid: every channel; :vtid: this one */
 		}
 	}
-	return 0;
+	if (o->kernel && !o->out)
+		return usage_error("%s", "--kernel writes the kernel's streams into the trace directory: give -o DIR "
+					 "(neither a relay daemon nor a flight recorder's snapshots take them yet)");
+	return record_flight_check(&o->flight, o->chan, o->nchan, 0);
 }
 
 /* execvp's search, done up front so that a missing command creates nothing. */
@@ -579,9 +595,14 @@ static int exit_code_of(int status)
 /* Forwarded to CMD: what a shell would pass on. */
 static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
+/* --snapshot-on-signal: taken by the main thread with the others, never forwarded */
+static int flight_signo;
+
 static void build_sigset(sigset_t *set)
 {
 	sigemptyset(set);
+	if (flight_signo)
+		sigaddset(set, flight_signo);
 	sigaddset(set, SIGCHLD);
 	for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
 		sigaddset(set, fwd_sigs[i]);
@@ -600,14 +621,16 @@ static void cmdline_of(char **argv, char *buf, size_t len)
  * of the session is alive or a signal asks to stop.  Returns CMD's wait status.
  */
 
-static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int show_status, double t0)
+static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight *fl, pid_t pid, int show_status,
+		     double t0)
 {
 	sigset_t set;
 	build_sigset(&set);
 	int status = 0, reported_err = 0, signals = 0;
 	/* a relay's loss and return are said when they happen */
-	struct tb_relay_stats rs;
-	tb_engine_relay(e, &rs);
+	struct tb_relay_stats rs = { 0 };
+	if (e) /* NULL: a flight recorder alone (--snapshot-dir without -o) */
+		tb_engine_relay(e, &rs);
 	int relay = rs.enabled;
 	uint64_t prev_ev = 0;
 	double prev_t = t0;
@@ -617,7 +640,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 		int sig;
 		if (relay)
 			record_print_warnings(e);
-		if (show_status || !pid || relay)
+		if ((show_status && e) || !pid || relay)
 			sig = sigtimedwait(&set, &si, &ts);
 		else
 			sig = sigwaitinfo(&set, &si);
@@ -630,6 +653,8 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 					status = st;
 					pid = -1;
 				}
+		} else if (sig > 0 && sig == flight_signo && fl) {
+			record_flight_signal(fl, &si);
 		} else if (sig > 0) {
 			signals++;
 			if (pid > 0) {
@@ -640,6 +665,11 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, pid_t pid, int s
 			} else if (!pid) {
 				break; /* attach mode: stop draining */
 			}
+		}
+		if (!e) {
+			if (pid < 0)
+				break;
+			continue;
 		}
 		record_print_warnings(e);
 		if (tb_engine_error(e) && !reported_err) {
@@ -715,7 +745,7 @@ static int run_attach(struct rec_opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)\n", path,
 			o->out ? o->out : o->relay_url);
-	wait_loop(s, e, 0, show, t0);
+	wait_loop(s, e, NULL, 0, show, t0);
 	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
 	record_print_warnings(e);
@@ -744,6 +774,7 @@ int cmd_record(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	flight_signo = o.flight.signo;
 	/* a file size limit (ulimit -f) must make writes fail, not kill us */
 	signal(SIGXFSZ, SIG_IGN);
 	if (o.attach)
@@ -799,6 +830,7 @@ int cmd_record(int argc, char **argv)
 	int go[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
 	char **cenv = NULL;
 	pid_t pid = -1;
+	struct tb_flight *fl = NULL;
 
 	rc = tb_session_create(&so, &s);
 	if (rc < 0) {
@@ -862,9 +894,17 @@ int cmd_record(int argc, char **argv)
 		o.kcfg.nroots = 1;
 		cfg.kernel = &o.kcfg;
 	}
-	rc = tb_engine_create(s, o.out, &cfg, &e);
-	if (rc < 0 || tb_engine_start(e) < 0) {
-		cli_error(rec_name, "%s", tb_errmsg());
+	/* a flight recorder without -o writes snapshots only: no engine */
+	if (o.out || o.relay_url) {
+		rc = tb_engine_create(s, o.out, &cfg, &e);
+		if (rc < 0 || tb_engine_start(e) < 0) {
+			cli_error(rec_name, "%s", tb_errmsg());
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto fail;
+		}
+	}
+	if (o.flight.dir && !(fl = record_flight_start(s, &o.flight, o.quiet))) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		goto fail;
@@ -885,7 +925,17 @@ int cmd_record(int argc, char **argv)
 	err_pipe[0] = -1;
 
 	int show = !o.quiet && isatty(2);
-	int status = wait_loop(s, e, pid, show, t0);
+	int status = wait_loop(s, e, fl, pid, show, t0);
+	/* the flight recorder first: a crash snapshot while the rings are all there */
+	int flight_failed = fl ? record_flight_end(fl, &o.flight, pid, status, o.quiet) : 0;
+	fl = NULL;
+	if (!e) {
+		int code = exit_code_of(status);
+		tb_session_unlink(s);
+		tb_session_close(s);
+		free_child_env(cenv);
+		return code == 0 && flight_failed ? TB_EXIT_FAIL : code;
+	}
 
 	/* 3. CMD is gone: close every partial packet, drain, and take what a
 	 * dead producer may have left, if no traced process remains */
@@ -912,6 +962,8 @@ int cmd_record(int argc, char **argv)
 	} else if (code == 0 && record_damaged_input(e)) {
 		code = TB_EXIT_PARTIAL; /* the trace is whole, but some data was dropped as invalid */
 	}
+	if (code == 0 && flight_failed)
+		code = TB_EXIT_FAIL; /* a snapshot could not be written (said when it was skipped) */
 	tb_engine_destroy(e);
 	tb_session_unlink(s);
 	tb_session_close(s);
@@ -923,6 +975,7 @@ fail:
 	if (go[1] >= 0) close(go[1]);
 	if (err_pipe[0] >= 0) close(err_pipe[0]);
 	if (err_pipe[1] >= 0) close(err_pipe[1]);
+	record_flight_free(fl);
 	tb_engine_destroy(e);
 	free_child_env(cenv);
 	if (s) {

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -894,6 +895,18 @@ int cmd_report(int argc, char **argv)
 	char why[8400];
 	if (outp && cli_output_clobbers_input(outp, argv[optind], why, sizeof why))
 		return cli_error("report", "-o %s: %s (never written over its input)", outp, why), TB_EXIT_USAGE;
+	/* a flight recorder's directory: its snapshots listed; one snapshot:
+	 * what triggered it, then its trace (tools/cmd_snapshots.c) */
+	int flight = cli_flight_kind(argv[optind]);
+	if (flight == CLI_FLIGHT_DIR && !json && !html && !profile && !follow)
+		return cli_flight_list(argv[optind], stdout);
+	char snap_trace[PATH_MAX + 16];
+	if (flight == CLI_FLIGHT_SNAPSHOT) {
+		if (!json && !html && !profile && !follow)
+			cli_flight_show_trigger(argv[optind], stdout);
+		snprintf(snap_trace, sizeof snap_trace, "%s/trace", argv[optind]);
+		argv[optind] = snap_trace;
+	}
 	if (follow)
 		return report_follow(argv[optind], quiet, max_threads, max_ranges, interval_ns);
 	struct report rp;

@@ -20,6 +20,7 @@ static const struct {
 } cmds[] = {
 	{ "record", cmd_record, "record [opts] -o DIR -- CMD [ARGS]   trace CMD into a CTF trace" },
 	{ "snapshot", cmd_snapshot, "snapshot SESSION -o DIR            copy a flight-recorder ring now" },
+	{ "snapshots", cmd_snapshots, "snapshots DIR                      a flight recorder's snapshots and their triggers" },
 	{ "recover", cmd_recover, "recover SESSION_FILE -o DIR        trace from a crashed app's buffers" },
 	{ "dump", cmd_dump, "dump [opts] DIR                    one line per event" },
 	{ "report", cmd_report,

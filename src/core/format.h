@@ -51,6 +51,10 @@
 #define TB_MAX_BLOCK_TIMEOUT_NS 10000000000ull    /* 10 s */
 #define TB_MAX_FLUSH_PERIOD_NS 3600000000000ull   /* 1 hour */
 
+/* Triggers (struct tb_map, format 4): slots of the last requests, name bound. */
+#define TB_TRIG_SLOTS 8u
+#define TB_TRIG_NAME_MAX 64u /* incl. NUL */
+
 enum tb_protocol {
 	TB_PROTO_RSEQ = 1,     /* per-CPU rings written in rseq critical sections */
 	TB_PROTO_FALLBACK = 2, /* per-slot rings owned through a CAS'd owner word */
@@ -108,7 +112,24 @@ struct tb_map {
 	uint32_t consumer_pid;      /* pid of the consumer draining the session, 0 if none */
 	uint64_t consumer_heartbeat_ns; /* monotonic ns of the consumer's last loop */
 
-	uint8_t reserved[1024 - 176];
+	/* triggers (format 4): tb_trigger() asks the flight recorder for a
+	 * snapshot (docs/FLIGHT-RECORDER.md).  A caller claims number n =
+	 * trig_seq++ (atomic add), fills slot n % TB_TRIG_SLOTS, publishes it
+	 * (slot seq = n + 1, release), bumps trig_futex and wakes it.  The
+	 * recorder reads them as hostile input (src/consumer/flight.c). */
+	uint32_t trig_futex;    /* bumped after each publication; the recorder sleeps on it */
+	uint32_t trig_reserved;
+	uint64_t trig_seq;      /* triggers claimed so far */
+	struct tb_trig_slot {
+		uint64_t seq;   /* 0: never written; else claim number + 1, stored last (release) */
+		uint64_t ts;    /* session clock (clock_kind) when it was claimed */
+		uint32_t pid;
+		uint32_t tid;
+		char name[TB_TRIG_NAME_MAX]; /* NUL-terminated, printable ASCII */
+		uint8_t reserved[8];
+	} trig[TB_TRIG_SLOTS];
+
+	uint8_t reserved[1024 - 960];
 };
 
 enum tb_mode {
@@ -441,6 +462,9 @@ struct tb_packet_header {
 #define TB_THREAD_PAYLOAD_SIZE 8u
 
 _Static_assert(sizeof(struct tb_map) == 1024, "tb_map layout");
+_Static_assert(offsetof(struct tb_map, trig_futex) == 176 && offsetof(struct tb_map, trig_seq) == 184 &&
+		       offsetof(struct tb_map, trig) == 192 && sizeof(struct tb_trig_slot) == 96,
+	       "tb_map triggers");
 _Static_assert(sizeof(struct tb_chan_desc) == 512, "tb_chan_desc layout");
 _Static_assert(offsetof(struct tb_chan_desc, vtid) == 348, "tb_chan_desc layout");
 _Static_assert(sizeof(struct tb_ctl) == 256, "tb_ctl layout");

@@ -4,7 +4,7 @@
  * (as a copy named .cpp) as C++11..C++20 by tests/cli/t_public_headers_compile_everywhere.sh:
  * every public header, TB_EVENT with every field type (enums with their labels
  * written as a C enumerator list, a value the labels do not name), with one field and with
- * none, and a string field given a char array shorter than its bound (the
+ * none, tb_trigger() (trigger.h), and a string field given a char array shorter than its bound (the
  * case -Wstringop-overread flagged at -O2); TB_SPAN with fields and without,
  * its functions, TB_SPAN_SCOPE (C: the cleanup attribute; C++: the class,
  * also named and ended early).  Run under `tracebuf record`, it writes one
@@ -14,6 +14,7 @@
 #include <tracebuf/event.h>
 #include <tracebuf/reader.h>
 #include <tracebuf/session.h>
+#include <tracebuf/trigger.h>
 
 TB_EVENT(hdr, all, (u8, a), (u16, b), (u32, c), (u64, d), (i8, e), (i16, f), (i32, g), (i64, h), (f64, x),
 	 (str, s), (strn, t, 300), (bytes, blob, 16), (u64s, vals, 4))
@@ -50,6 +51,8 @@ int main(void)
 	tb_hdr_state(HDR_GONE, 0x10);
 	tb_hdr_one(42);
 	tb_hdr_none();
+	(void)tb_trigger("hdr"); /* -ENOENT when not traced: fine either way */
+	(void)tb_session_trigger(tb_producer_session(), TB_TRIGGER_NAME_MAX > 0 ? "hdr" : "");
 	tb_hdr_phase_begin(1, small, 2, "pair");
 	tb_hdr_phase_end();
 	int r = hdr_scoped(1) + hdr_scoped(0);

@@ -26,6 +26,7 @@ rank() {
 TOOLS_MAY_USE='
 consumer/engine.h       record drives the recorder engine (tb_engine_*), whose options are not public API yet
 kernel/kernel.h         record --kernel fills the kernel recorder'"'"'s options (struct tb_kernel_cfg) and prints its figures
+consumer/flight.h       record --snapshot-dir drives the flight recorder (tb_flight_*), whose options are not public API yet
 relay/relay.h        record --relay names the relay URL grammar and its errors
 core/labels.h           list checks the enum labels a program declares with the same parser as the producer
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flight.h - the flight recorder (library private): turns triggers into
+ * snapshots under one directory, for weeks (docs/FLIGHT-RECORDER.md).
+ *
+ *   tb_flight_create   scan DIR (numbering goes on after the snapshots
+ *                      already there; a partial one a killed recorder left
+ *                      is removed)
+ *   tb_flight_start    the flight thread: sleeps on the session's trigger
+ *                      futex (tb_trigger(), src/producer/trigger.c), takes
+ *                      the requests of tb_flight_request() (a signal to the
+ *                      recorder), applies the post-trigger window and the
+ *                      rate limit, writes each snapshot with tb_oneshot_run()
+ *                      (the path of `tracebuf snapshot`), then the limits
+ *   tb_flight_stop     handles what is pending at once (no window: the
+ *                      program is gone), joins the thread
+ *   tb_flight_now      one snapshot now, synchronously (the program's crash,
+ *                      seen by the recorder's waitpid, before the session
+ *                      is torn down); no window, no rate limit
+ *
+ * Each snapshot is written into DIR/.NNNNNN.partial (the CTF trace in its
+ * trace/ subdirectory, where no other file confuses a CTF reader), completed
+ * with its trigger.json, then renamed DIR/NNNNNN-YYYYMMDDTHHMMSS.mmmZ: a listing
+ * never sees half a snapshot.  One that cannot be written (a full disk) is
+ * removed, said, counted, and the recorder carries on.
+ *
+ * Concurrency: create, start, stop, now and destroy from one controlling
+ * thread; tb_flight_request() and tb_flight_stats() from any thread (not
+ * async-signal-safe: the recorder takes its signals with sigtimedwait).
+ * Messages (what fired, what was written, skipped, removed) go to cfg->log,
+ * one sentence each, from the flight thread or the caller.
+ */
+#ifndef TB_CONSUMER_FLIGHT_H
+#define TB_CONSUMER_FLIGHT_H
+
+#include <stdint.h>
+
+#include "consumer/engine.h"
+
+struct tb_flight;
+
+struct tb_flight_cfg {
+	const char *dir;          /* snapshots directory (created if missing) */
+	uint64_t after_ns;        /* post-trigger window: keep recording this long, then copy */
+	uint64_t min_interval_ns; /* per trigger name: one snapshot at most this often; 0: no limit */
+	uint32_t max_snapshots;   /* keep at most this many (oldest removed first); 0: no limit */
+	uint64_t max_size;        /* keep at most this many bytes of snapshots (disk blocks); 0: no limit */
+	const char *recorder;     /* metadata env "recorder" */
+	void (*log)(void *arg, const char *sentence);
+	void *log_arg;
+};
+
+enum tb_flight_kind {
+	TB_FLIGHT_PROGRAM = 1, /* tb_trigger() */
+	TB_FLIGHT_SIGNAL,      /* a signal to the recorder */
+	TB_FLIGHT_CRASH,       /* the traced command died of a signal */
+	TB_FLIGHT_EXIT,        /* the traced command exited with a non-zero status */
+};
+
+struct tb_flight_trigger {
+	unsigned kind;         /* enum tb_flight_kind */
+	char name[64];         /* printable ASCII */
+	uint32_t pid, tid;     /* who fired it (signal: the sender); 0: unknown */
+	int signo;             /* SIGNAL, CRASH: the signal; else 0 */
+	int status;            /* EXIT: the exit status */
+	uint64_t ticks;        /* PROGRAM: the session clock when it was claimed; else 0 */
+	uint64_t realtime_ns;  /* when it fired (PROGRAM: from ticks when plausible, else when seen) */
+	uint64_t seen_mono_ns; /* when the recorder saw it (monotonic) */
+};
+
+struct tb_flight_stats {
+	uint64_t triggers;     /* requests seen (coalesced ones included) */
+	uint64_t snapshots;    /* written */
+	uint64_t skipped;      /* could not be written (a full disk, an error): none left */
+	uint64_t suppressed;   /* within --min-interval of the same name's last snapshot */
+	uint64_t coalesced;    /* tb_trigger() requests overwritten before the recorder read them */
+	uint64_t removed;      /* older snapshots removed by the limits */
+	uint64_t kept;         /* snapshots in the directory now */
+	uint64_t kept_bytes;   /* their disk blocks */
+};
+
+TB_HIDDEN int tb_flight_create(struct tb_session *s, const struct tb_flight_cfg *cfg, struct tb_flight **out);
+TB_HIDDEN int tb_flight_start(struct tb_flight *f);
+TB_HIDDEN void tb_flight_request(struct tb_flight *f, const struct tb_flight_trigger *t);
+TB_HIDDEN void tb_flight_stop(struct tb_flight *f);
+TB_HIDDEN int tb_flight_now(struct tb_flight *f, const struct tb_flight_trigger *t);
+TB_HIDDEN void tb_flight_stats(struct tb_flight *f, struct tb_flight_stats *out);
+TB_HIDDEN void tb_flight_destroy(struct tb_flight *f);
+
+/* "SIGSEGV" for 11, "SIG37" for others; never NULL. */
+TB_HIDDEN const char *tb_flight_signame(int signo, char *buf, unsigned len);
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* flight_impl.h - the flight recorder's private state (flight.c: triggers and
+ * the thread; flight_store.c: the snapshots directory). */
+#ifndef TB_CONSUMER_FLIGHT_IMPL_H
+#define TB_CONSUMER_FLIGHT_IMPL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "consumer/flight.h"
+
+#define PENDING_MAX 64u  /* requests waiting for the thread; more are dropped, said */
+#define NAMES_MAX 64u    /* names the rate limit remembers (least recent forgotten) */
+#define UNPUBLISHED_NS 1000000000ull /* a claimed slot not published after this: its writer died */
+
+struct kept {
+	uint64_t num;
+	uint64_t bytes;
+	char name[64];
+};
+
+struct rate {
+	char name[64];
+	uint64_t last_ns; /* monotonic, of its last snapshot */
+	uint64_t suppressed; /* since then */
+};
+
+struct tb_flight {
+	struct tb_session *s;
+	struct tb_flight_cfg cfg;
+	char dir[PATH_MAX];
+	pthread_t th;
+	int started;
+	pthread_mutex_t lock;
+	int stop;                 /* under lock */
+	struct tb_flight_trigger pending[PENDING_MAX]; /* under lock */
+	unsigned npending;
+	uint64_t seen;            /* trig_seq values read so far (flight thread) */
+	uint64_t unpublished_since; /* monotonic ns: slot `seen` claimed, not yet published */
+	uint64_t next_num;
+	struct kept *kept;        /* oldest first */
+	size_t nkept, capkept;
+	struct rate rates[NAMES_MAX];
+	struct tb_flight_stats st; /* under lock */
+};
+
+
+/* One sentence to cfg->log. */
+TB_HIDDEN void tb_flight_say(struct tb_flight *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline uint64_t tb_flight_realtime_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* flight_store.c: the snapshots directory */
+TB_HIDDEN int tb_flight_scan(struct tb_flight *f);          /* numbering, kept list, leftovers removed */
+TB_HIDDEN void tb_flight_enforce(struct tb_flight *f);      /* --max-snapshots, --max-size */
+/* Writes one snapshot for t (flight.h says where and how): 0, or -errno (said, counted as skipped). */
+TB_HIDDEN int tb_flight_take(struct tb_flight *f, const struct tb_flight_trigger *t, uint64_t suppressed);
+
+#endif

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record_flight.c - the flight recorder's part of `tracebuf record`
+ * (record_flight.h): its options, its log on stderr, the signal and the
+ * crash of CMD turned into triggers, its summary.  docs/FLIGHT-RECORDER.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <tracebuf/session.h>
+
+#include "cli.h"
+#include "consumer/flight.h"
+#include "record_flight.h"
+
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tracebuf record: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(tracebuf record --help for the options)\n");
+	return TB_EXIT_USAGE;
+}
+
+/* USR1, SIGUSR2, RTMIN+3, or a number naming one of them */
+static int parse_signal(const char *a)
+{
+	if (!strncmp(a, "SIG", 3))
+		a += 3;
+	if (!strcmp(a, "USR1"))
+		return SIGUSR1;
+	if (!strcmp(a, "USR2"))
+		return SIGUSR2;
+	uint64_t v;
+	if (!strncmp(a, "RTMIN", 5)) {
+		if (!a[5])
+			return SIGRTMIN;
+		if (a[5] == '+' && cli_parse_uint(a + 6, 64, &v) == 0 && SIGRTMIN + (int)v <= SIGRTMAX)
+			return SIGRTMIN + (int)v;
+		return -1;
+	}
+	if (cli_parse_uint(a, 64, &v) == 0 &&
+	    ((int)v == SIGUSR1 || (int)v == SIGUSR2 || ((int)v >= SIGRTMIN && (int)v <= SIGRTMAX)))
+		return (int)v;
+	return -1;
+}
+
+int record_flight_option(struct record_flight_opts *fo, int opt, const char *arg)
+{
+	fo->given = 1;
+	switch (opt) {
+	case OPT_SNAPSHOT_DIR:
+		if (!*arg)
+			return usage("--snapshot-dir '%s': give a directory", arg);
+		fo->dir = arg;
+		return 0;
+	case OPT_AFTER:
+		if (cli_parse_duration(arg, &fo->after_ns) < 0 || fo->after_ns > 3600000000000ull)
+			return usage("--after %s: want a duration up to 3600s (e.g. 200ms, 2s; 0: none)", arg);
+		return 0;
+	case OPT_MIN_INTERVAL:
+		if (cli_parse_duration(arg, &fo->min_interval_ns) < 0)
+			return usage("--min-interval %s: want a duration (e.g. 10s, 500ms; 0: no limit)", arg);
+		return 0;
+	case OPT_MAX_SNAPSHOTS:
+		if (cli_parse_uint(arg, UINT32_MAX, &fo->max_snapshots) < 0)
+			return usage("--max-snapshots %s: want a count (0: no limit)", arg);
+		return 0;
+	case OPT_MAX_SIZE:
+		if (cli_parse_size(arg, &fo->max_size) < 0)
+			return usage("--max-size %s: want a size such as 512M or 2G (0: no limit)", arg);
+		return 0;
+	case OPT_SNAPSHOT_ON_SIGNAL:
+		if ((fo->signo = parse_signal(arg)) < 0)
+			return usage("--snapshot-on-signal %s: want USR1, USR2 or RTMIN+N (the others are forwarded to "
+				     "the command or end the recording)", arg);
+		return 0;
+	case OPT_NO_SNAPSHOT_ON_CRASH: fo->no_crash = 1; return 0;
+	case OPT_SNAPSHOT_ON_FAILURE: fo->on_failure = 1; return 0;
+	}
+	return usage("%s", "unknown option");
+}
+
+int record_flight_check(const struct record_flight_opts *fo, const struct tb_channel_opts *chan, unsigned nchan,
+			int attach)
+{
+	if (!fo->given)
+		return 0;
+	if (!fo->dir)
+		return usage("%s", "--after, --min-interval, --max-snapshots, --max-size and --snapshot-on-* "
+				   "configure a flight recorder: give --snapshot-dir DIR");
+	if (attach)
+		return usage("%s", "--snapshot-dir runs with a command (record --mode overwrite --snapshot-dir DIR -- CMD); "
+				   "with --attach, use tracebuf snapshot");
+	for (unsigned i = 0; i < nchan; i++)
+		if (chan[i].mode != TB_OVERWRITE)
+			return usage("--snapshot-dir: channel '%s' is not in overwrite mode; a flight recorder keeps "
+				     "the last moments in overwrite rings: give --mode overwrite",
+				     chan[i].name ? chan[i].name : "chan");
+	return 0;
+}
+
+static void log_line(void *arg, const char *sentence)
+{
+	(void)arg;
+	cli_msg(stderr, "tracebuf record: flight: %s", sentence);
+}
+
+struct tb_flight *record_flight_start(struct tb_session *s, const struct record_flight_opts *fo, int quiet)
+{
+	(void)quiet; /* what the flight recorder does is its log: said even with -q */
+	struct tb_flight_cfg cfg = {
+		.dir = fo->dir,
+		.after_ns = fo->after_ns,
+		.min_interval_ns = fo->min_interval_ns,
+		.max_snapshots = (uint32_t)fo->max_snapshots,
+		.max_size = fo->max_size,
+		.recorder = "tracebuf record (flight recorder)",
+		.log = log_line,
+	};
+	struct tb_flight *f;
+	if (tb_flight_create(s, &cfg, &f) < 0) {
+		cli_error("record", "%s", tb_errmsg());
+		return NULL;
+	}
+	if (tb_flight_start(f) < 0) {
+		cli_error("record", "%s", tb_errmsg());
+		tb_flight_destroy(f);
+		return NULL;
+	}
+	return f;
+}
+
+void record_flight_signal(struct tb_flight *f, const siginfo_t *si)
+{
+	char buf[32];
+	struct tb_flight_trigger t = { .kind = TB_FLIGHT_SIGNAL, .signo = si->si_signo,
+				       .pid = si->si_pid > 0 ? (uint32_t)si->si_pid : 0 };
+	snprintf(t.name, sizeof t.name, "%s", tb_flight_signame(si->si_signo, buf, sizeof buf));
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	t.realtime_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	tb_flight_request(f, &t);
+}
+
+static int crash_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGILL || sig == SIGFPE || sig == SIGSYS ||
+	       sig == SIGTRAP;
+}
+
+int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, int pid, int status, int quiet)
+{
+	/* the triggers the program made before it ended, without their
+	 * window (nothing more will be written) */
+	tb_flight_stop(f);
+	struct tb_flight_trigger t = { .pid = pid > 0 ? (uint32_t)pid : 0 };
+	char buf[32];
+	int take = 0;
+	if (WIFSIGNALED(status) && crash_signal(WTERMSIG(status)) && !fo->no_crash) {
+		t.kind = TB_FLIGHT_CRASH;
+		t.signo = WTERMSIG(status);
+		snprintf(t.name, sizeof t.name, "%s", tb_flight_signame(t.signo, buf, sizeof buf));
+		take = 1;
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) && fo->on_failure) {
+		t.kind = TB_FLIGHT_EXIT;
+		t.status = WEXITSTATUS(status);
+		snprintf(t.name, sizeof t.name, "exit %d", t.status);
+		take = 1;
+	}
+	if (take)
+		tb_flight_now(f, &t); /* the rings are still mapped: the session is removed after this */
+	struct tb_flight_stats st;
+	tb_flight_stats(f, &st);
+	if (!quiet || st.skipped)
+		fprintf(stderr, "tracebuf record: flight recorder: %" PRIu64 " trigger%s, %" PRIu64 " snapshot%s written, "
+				"%" PRIu64 " suppressed by --min-interval, %" PRIu64 " coalesced, %" PRIu64 " skipped, "
+				"%" PRIu64 " removed by the limits; %s holds %" PRIu64 " (%.1f MiB)\n",
+			st.triggers, st.triggers == 1 ? "" : "s", st.snapshots, st.snapshots == 1 ? "" : "s",
+			st.suppressed, st.coalesced, st.skipped, st.removed, fo->dir, st.kept,
+			(double)st.kept_bytes / 1048576.0);
+	tb_flight_destroy(f);
+	return st.skipped ? 1 : 0;
+}
+
+void record_flight_free(struct tb_flight *f)
+{
+	tb_flight_destroy(f);
+}
