@@ -13,7 +13,7 @@
 #   OUTDIR  where the trace goes (must not exist)
 #
 # Channel: per-UID buffers, 8 x 256 KiB sub-buffers per CPU (tracebuf record's
-# defaults), no context; `default`: only --buffers-uid given.  lttng-sessiond
+# defaults until issue 26, 64 x 256 KiB since), no context; `default`: only --buffers-uid given.  lttng-sessiond
 # is started here and stopped by the pid we started; APP's output is passed
 # through, followed by `discarded N` (events LTTng counted as discarded),
 # `trace_bytes N` and `daemon_cpu_ns N`: the CPU time of lttng-sessiond and
