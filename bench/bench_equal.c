@@ -33,6 +33,9 @@
  *     2^63 + N, issue 30), against the events the program attempted;
  *   - the program's wall time traced / untraced (1.00 while it keeps its
  *     pace: the slowdown shows once tracing makes it fall behind).
+ * A first row: the floor (rdtsc + 16-byte store, bench_loop_floor), what a
+ * tracer's program side pays at least per event, since the untraced
+ * programs take no timestamp: it bounds the CPU ratio from below.
  * The ladder of total rates: 0.5, 1, 2, 5, 10, 20 M events/s, then doubled
  * while a tracer still lost nothing and its program kept the pace.  Then,
  * for each tracer and thread count, the highest rate with 0 lost, bisected
@@ -458,6 +461,19 @@ void bench_equal(struct bench_table *t)
 	snprintf(E.out, sizeof E.out, "%s/out", E.dir);
 	if (!lttng)
 		bench_skip(t, G, "LTTng-UST rows and the goals", E.lttng_why);
+	{
+		/* what any tracer's program side pays at least: a timestamp and
+		 * the store (best of 3; the untraced programs take no timestamp) */
+		uint64_t n = bench_quick() ? 1000000 : 20000000;
+		double fl = 1e30;
+		for (int i = 0; i < 3; i++) {
+			double t0 = mono_s();
+			bench_loop_floor(n);
+			double v = (mono_s() - t0) * 1e9 / (double)n;
+			fl = v < fl ? v : fl;
+		}
+		bench_row(t, G, "floor: rdtsc + 16-byte store, per event", fl, "ns/ev", 0, NULL, NULL);
+	}
 
 	int quick = bench_quick();
 	static const double ladder[] = { 0.5e6, 1e6, 2e6, 5e6, 10e6, 20e6 };
