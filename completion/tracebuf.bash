@@ -31,10 +31,10 @@ _tracebuf()
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
-		      --live-timer -f --force -q --quiet --help --" ;;
+		      --live-timer --relay-timeout -f --force --kernel --kernel-all --kernel-pages -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	dump) opts="--format --event --cpu --tid --from --to --thread-records --utc --epoch --ticks --follow --progress --no-progress -q --quiet --help" ;;
-	report) opts="--format --threads --ranges --html -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
+	report) opts="--format --threads --ranges --html --html-events -o --profile --top --follow --interval --no-demangle --progress --no-progress -q --quiet --help" ;;
 	convert) opts="--to -o --output --begin --end --max-events --absolute --no-compress --no-demangle --progress --no-progress -q --quiet --help" ;;
 	profile) opts="-F --freq -o --output --unwind --depth --channel --events --flush-period --mode --sb-count
 		       --sb-size --session --shm-dir --watermark -q --quiet --help --" ;;

@@ -485,8 +485,8 @@ static int dump_pass(struct dump_run *d, struct tb_reader *r, uint64_t bound)
 		}
 		if (d->tid >= 0 && tb_rd_tid(e) != (uint32_t)d->tid)
 			continue;
-		if (c->state < 0)
-			continue;
+		if (!c || c->state < 0)
+			continue; /* (c is set for every event: the kind was tested above) */
 		struct strm *st = &streams[tb_rd_stream(e)];
 		const char *tn = d->tmode <= TM_UTC ? thread_name(&d->names, r, tb_rd_pid(e), tb_rd_tid(e)) : NULL;
 		if (!st->have || st->pid != tb_rd_pid(e) || st->tid != tb_rd_tid(e) || strcmp(st->name, tn ? tn : ""))

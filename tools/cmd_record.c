@@ -33,7 +33,8 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
-#include "consumer/relay.h"
+#include "kernel/kernel.h"
+#include "relay/relay.h"
 #include "record_report.h"
 
 extern char **environ;
@@ -89,6 +90,14 @@ static void record_usage(FILE *f)
 		"  --session-name NAME       the relay session's name (default: CMD's name)\n"
 		"  --hostname NAME           the host name the relay files it under (default: this host's)\n"
 		"  --live-timer DUR          idle streams report in this often, for live viewers (1s; 0: off)\n"
+		"  --relay-timeout DUR       connecting, a whole reply or a whole packet that takes longer:\n"
+		"                            the relay is lost, tried again later (5s; 10ms..10min)\n"
+		"  --kernel[=LIST]           also the kernel's scheduling events of CMD's process tree\n"
+		"                            (perf's sched tracepoints, one stream per CPU, same clock;\n"
+		"                            LIST: sched_switch,sched_waking,... default: the sched set;\n"
+		"                            needs root, CAP_PERFMON or perf_event_paranoid <= 1: docs/KERNEL.md)\n"
+		"  --kernel-all              with --kernel: every CPU's events, not only CMD's tree\n"
+		"  --kernel-pages N          pages of each CPU's perf ring (a power of two; default 256)\n"
 		"\n"
 		"Durations: 250ms, 1s, 500us (a bare number is ms).  Sizes: 4096, 64K, 1M.\n"
 		"Overwrite mode is a flight recorder: nothing is drained while CMD runs\n"
@@ -100,7 +109,8 @@ static void record_usage(FILE *f)
 enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
-	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD,
+	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_RELAY_TIMEOUT, OPT_KERNEL,
+	OPT_KERNEL_ALL, OPT_KERNEL_PAGES,
 };
 
 struct rec_opts {
@@ -116,13 +126,17 @@ struct rec_opts {
 	int force;
 	char outbuf[64]; /* the default -o */
 	char **cmd;
-	/* --relay: also stream to lttng-relayd (src/consumer/relay.h) */
+	/* --relay: also stream to lttng-relayd (src/relay/relay.h) */
 	const char *relay_url;
 	const char *relay_name;   /* --session-name */
 	const char *relay_host;   /* --hostname */
 	uint64_t live_ns;         /* --live-timer */
 	uint64_t live_period_ns;  /* --live-period (tb_engine_cfg.live_period_ns: 0 default, UINT64_MAX off) */
+	uint64_t relay_timeout_ns; /* --relay-timeout (0: the default) */
 	struct tb_relay_cfg relay;
+	/* --kernel: the sched tracepoints (src/kernel/) */
+	int kernel;
+	struct tb_kernel_cfg kcfg;
 };
 
 static int parse_mode(const char *s, uint32_t *mode)
@@ -232,6 +246,10 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
 		{ "live-period", required_argument, 0, OPT_LIVE_PERIOD },
+		{ "relay-timeout", required_argument, 0, OPT_RELAY_TIMEOUT },
+		{ "kernel", optional_argument, 0, OPT_KERNEL },
+		{ "kernel-all", no_argument, 0, OPT_KERNEL_ALL },
+		{ "kernel-pages", required_argument, 0, OPT_KERNEL_PAGES },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
@@ -310,6 +328,20 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->relay_url = optarg;
 			break;
 		}
+		case OPT_KERNEL:
+			o->kernel = 1;
+			o->kcfg.list = optarg;
+			break;
+		case OPT_KERNEL_ALL: o->kernel = 1; o->kcfg.all = 1; break;
+		case OPT_KERNEL_PAGES: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (*end || !n || (n & (n - 1)) || n > 65536)
+				return usage_error("--kernel-pages %s: want a power of two, 1 to 65536", optarg);
+			o->kernel = 1;
+			o->kcfg.ring_pages = (uint32_t)n;
+			break;
+		}
 		case OPT_RELAY_NAME:
 			if (!*optarg || strchr(optarg, '/') || strlen(optarg) > 200)
 				return usage_error("--session-name '%s': 1..200 characters, no '/'", optarg);
@@ -332,6 +364,11 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			if (!o->live_period_ns)
 				o->live_period_ns = UINT64_MAX;
 			break;
+		case OPT_RELAY_TIMEOUT:
+			if (cli_parse_duration(optarg, &o->relay_timeout_ns) < 0 || o->relay_timeout_ns < 10000000ull ||
+			    o->relay_timeout_ns > 600000000000ull)
+				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s)", optarg);
+			break;
 		default: return usage_error("%s", "unknown option");
 		}
 	}
@@ -351,7 +388,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		}
 		o->relay = (struct tb_relay_cfg){ .url = o->relay_url, .session_name = nm && *nm ? nm : "tracebuf",
 						  .hostname = o->relay_host,
-						  .live_timer_us = (uint32_t)(o->live_ns / 1000) };
+						  .live_timer_us = (uint32_t)(o->live_ns / 1000),
+						  .timeout_ms = (uint32_t)(o->relay_timeout_ns / 1000000) };
 	}
 	if (o->attach) {
 		if (optind < argc)
@@ -650,7 +688,8 @@ static int run_attach(struct rec_opts *o)
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
 	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3,
-				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns };
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns,
+				     .kernel = o->kernel ? &o->kcfg : NULL };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, o->out, &cfg, &e);
 	if (rc < 0) {
@@ -817,6 +856,12 @@ int cmd_record(int argc, char **argv)
 
 	env[3].num = pid;
 	cfg.nenv = 4;
+	uint32_t root = (uint32_t)pid;
+	if (o.kernel) {
+		o.kcfg.roots = &root; /* CMD's tree: it exists, held on the go pipe */
+		o.kcfg.nroots = 1;
+		cfg.kernel = &o.kcfg;
+	}
 	rc = tb_engine_create(s, o.out, &cfg, &e);
 	if (rc < 0 || tb_engine_start(e) < 0) {
 		cli_error(rec_name, "%s", tb_errmsg());

@@ -30,6 +30,7 @@
 #include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
+#include "report_sched.h"
 
 static void usage(FILE *f)
 {
@@ -48,12 +49,19 @@ static void usage(FILE *f)
 		"  --interval DUR       --follow: how often (default 1s; 250ms, 2s, ...)\n"
 		CLI_PROGRESS_USAGE
 		"  -h, --help\n\n"
-		"usage: tracebuf report --html -o FILE.html [-q] [--no-demangle] DIR\n"
+		"usage: tracebuf report --html -o FILE.html [--html-events N] [-q] [--no-demangle] DIR\n"
 		"  One self-contained page (no network access) for any browser: a timeline\n"
 		"  with a lane per CPU and per thread (zoom: wheel, pan: drag), the event\n"
 		"  rate and the loss ranges over time, the tables above, and for a profile\n"
 		"  a flame graph with search.  Drawn from per-time-bucket summaries, so it\n"
-		"  stays responsive on traces of tens of millions of events.\n\n"
+		"  stays responsive on traces of tens of millions of events; zoomed in, it\n"
+		"  draws the single events (each with its class) when at most 20,000 are in view.\n\n"
+		"  --html-events N      the page's budget of single events (default 6000000;\n"
+		"                       ~2.7 bytes each when dense, ~5 when 1 ms apart; 0 = none).\n"
+		"                       Above it, each of 65,536 time\n"
+		"                       windows keeps its first K events, K the largest that\n"
+		"                       fits: sparse windows whole, the densest cut; stderr and\n"
+		"                       the page say so and where\n\n"
 		"usage: tracebuf report --profile [options] DIR\n"
 		"  A `tracebuf profile` trace: samples, rate, threads, unwinder, oprofile's\n"
 		"  counters (received, lost to overflow, invalid PC, backtrace aborted,\n"
@@ -124,6 +132,7 @@ struct report {
 	int64_t bucket;
 	uint64_t bucket_n, best_n;
 	int64_t best_bucket;
+	struct rs_state *sched; /* --kernel traces: thread states (report_sched.c), else NULL */
 };
 
 /* "comm=NAME exe=EXE attached_ns=N" (src/consumer/metadata.c) -> NAME; else the whole value */
@@ -261,12 +270,15 @@ static int collect(struct report *rp)
 	load_procs(rp);
 	rp->bucket = -1;
 	rp->best_bucket = -1;
+	rp->sched = rs_new(r);
 
 	const struct tb_rd_event *e;
 	uint64_t last_key = UINT64_MAX;
 	struct thr *last_thr = NULL; /* valid until the table creates a record: only on a new key */
 	while (cli_next(r, &e) > 0) {
 		int kind = tb_rd_kind(e);
+		if (rs_event(rp->sched, e))
+			return -ENOMEM;
 		if (kind != TB_RD_EVENT) {
 			if (add_loss(rp, e))
 				return -ENOMEM;
@@ -302,6 +314,7 @@ static int collect(struct report *rp)
 			rp->best_bucket = b;
 		}
 	}
+	rs_finish(rp->sched, rp->t1);
 	for (unsigned s = 0; s < ns; s++)
 		cpu_of(rp, tb_reader_stream_cpu(r, s))->events += rp->stream_events[s];
 	for (size_t i = 0; i < rp->nloss; i++) {
@@ -505,6 +518,7 @@ static void print_json(const struct report *rp, FILE *f)
 	} else {
 		fputs("null", f);
 	}
+	rs_print_json(rp->sched, f);
 	rpt_json_diags(f, r);
 }
 
@@ -654,6 +668,7 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 			}
 		}
 	}
+	rs_print_text(rp->sched, f, max_threads);
 	uint64_t nd = tb_reader_ndiags(r);
 	if (nd)
 		fprintf(f, "\ndamaged  %s problem%s in the input; that data was skipped (details on stderr)\n",
@@ -668,6 +683,7 @@ static void report_free(struct report *rp)
 	free(rp->loss);
 	free(rp->cpus);
 	free(rp->procs);
+	rs_free(rp->sched);
 }
 
 int report_json(struct tb_reader *r, const char *dir, FILE *f)
@@ -792,8 +808,8 @@ int cmd_report(int argc, char **argv)
 		{ "ranges", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
 		{ "follow", no_argument, 0, 'w' },      { "interval", required_argument, 0, 'i' },
-		{ "no-demangle", no_argument, 0, 'D' }, { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { "html-events", required_argument, 0, 'E' },
+		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
 	};
 	/* with --profile, --threads is a flag (optionally --threads=N) and --top N counts functions */
 	static const struct option lo_prof[] = {
@@ -801,12 +817,15 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, 0, 't' },   { "profile", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ "html", no_argument, 0, 'H' },        { "output", required_argument, 0, 'o' },
-		{ "no-demangle", no_argument, 0, 'D' }, { 0, 0, 0, 0 },
+		{ "no-demangle", no_argument, 0, 'D' }, { "html-events", required_argument, 0, 'E' },
+		{ 0, 0, 0, 0 },
 	};
 	int json = 0, quiet = 0, opt, profile = 0, per_thread = 0, html = 0, follow = 0;
 	uint64_t interval_ns = 1000000000ull;
 	const char *outp = NULL;
 	size_t max_threads = 10, max_ranges = 5, top = 20, prof_threads = 0;
+	size_t html_events = TB_HTML_EVENTS_DEFAULT;
+	int html_events_set = 0;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		profile |= !strcmp(argv[i], "--profile");
 	optind = 1;
@@ -815,6 +834,12 @@ int cmd_report(int argc, char **argv)
 		case 'p': break;
 		case 'H': html = 1; break;
 		case 'o': outp = optarg; break;
+		case 'E':
+			if (parse_count(optarg, &html_events))
+				return cli_error("report", "--html-events %s: expected a number (0: no single events)",
+						 optarg), TB_EXIT_USAGE;
+			html_events_set = 1;
+			break;
 		case 'T':
 			per_thread = 1;
 			if (optarg && parse_count(optarg, &prof_threads))
@@ -861,6 +886,8 @@ int cmd_report(int argc, char **argv)
 		       TB_EXIT_USAGE;
 	if (html && json)
 		return cli_error("report", "--html and --format json: choose one"), TB_EXIT_USAGE;
+	if (html_events_set && !html)
+		return cli_error("report", "--html-events goes with --html"), TB_EXIT_USAGE;
 	if (follow && (json || html))
 		return cli_error("report", "--follow prints text reports (a JSON or HTML report is of a finished "
 					   "trace)"), TB_EXIT_USAGE;
@@ -878,7 +905,7 @@ int cmd_report(int argc, char **argv)
 	if (rc)
 		return cli_error("report", "%s", tb_errmsg());
 	if (html) {
-		rc = report_html(rp.r, rp.dir, outp, quiet);
+		rc = report_html(rp.r, rp.dir, outp, quiet, html_events);
 		tb_reader_close(rp.r);
 		return rc;
 	}

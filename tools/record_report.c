@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
+#include "kernel/kernel.h"
 #include "record_report.h"
 
 /* "record", or "profile" when profile runs record (record_set_name) */
@@ -203,6 +204,29 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 		fprintf(stderr, "  packets: %" PRIu64 " invalid (skipped), %" PRIu64 " torn (dropped), %" PRIu64
 				" skipped, %" PRIu64 " not written after a write error\n",
 			st.bad, st.torn, st.skipped, st.dropped);
+	struct tb_kernel_stats ks;
+	if (tb_engine_kernel(e, &ks)) {
+		/* --kernel: what the trace's kernel streams say (lost by cause, as readers see it) */
+		fprintf(stderr, "  kernel: %" PRIu64 " event%s of %u tracepoint%s on %u CPU%s in %" PRIu64
+				" packet%s, %" PRIu64 " of other processes left out; lost %" PRIu64,
+			ks.delivered, cli_s(ks.delivered), ks.ntracepoints, cli_s(ks.ntracepoints), ks.ncpus,
+			cli_s(ks.ncpus), ks.packets, cli_s(ks.packets), ks.filtered, ks.lost_full + ks.lost_invalid + ks.lost_disk);
+		if (ks.lost_full)
+			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full);
+		if (ks.silent)
+			fprintf(stderr, " (of which %" PRIu64 " counted by the kernel but never in its ring)", ks.silent);
+		if (ks.lost_invalid)
+			fprintf(stderr, " (invalid records: %" PRIu64 ")", ks.lost_invalid);
+		if (ks.lost_disk)
+			fprintf(stderr, " (not written: %" PRIu64 ")", ks.lost_disk);
+		fputc('\n', stderr);
+		if (ks.counted) {
+			uint64_t acc = ks.delivered + ks.filtered + ks.lost_full + ks.lost_invalid + ks.lost_disk;
+			fprintf(stderr, "  kernel: %" PRIu64 " tracepoint hits counted by perf, %" PRIu64
+					" accounted for (delivered + left out + lost)%s\n",
+				ks.generated, acc, acc == ks.generated ? "" : ": NOT EQUAL");
+		}
+	}
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);
 	if (rs.enabled) {
@@ -213,8 +237,12 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 				rs.reconnects, rs.reconnects == 1 ? "" : "s");
 		if (rs.lost_packets)
 			fprintf(stderr, "; %" PRIu64 " packet%s (%" PRIu64 " event%s) not sent%s%s", rs.lost_packets,
-				rs.lost_packets == 1 ? "" : "s", rs.lost_events, rs.lost_events == 1 ? "" : "s", rs.error[0] ? ": " : " (counted as lost_relay in the next relay session)",
+				rs.lost_packets == 1 ? "" : "s", rs.lost_events, rs.lost_events == 1 ? "" : "s",
+				rs.error[0] ? ": " : " (counted as lost_relay in the packets sent after them)",
 				rs.error);
+		if (rs.full_packets)
+			fprintf(stderr, "; %" PRIu64 " of them because the relay took them slower than the program "
+					"wrote (its send queue was full)", rs.full_packets);
 		fputc('\n', stderr);
 	}
 	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);
@@ -243,8 +271,14 @@ int record_relay_only_lost(const char *out, struct tb_engine *e)
 {
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);
-	if (out || !rs.enabled || rs.alive)
+	if (out || !rs.enabled || (rs.alive && !rs.unreported_events))
 		return 0;
+	if (rs.alive) {
+		cli_error(NAME, "the relay daemon's copy of the trace (the only one: no -o DIR) misses %" PRIu64
+				" events at its end that it cannot tell (not sent before the end: the relay was too slow)",
+			  rs.unreported_events);
+		return 1;
+	}
 	cli_error(NAME, "the relay daemon was lost and did not come back before the end: its copy of the trace (the "
 			"only one: no -o DIR) misses %" PRIu64 " event%s, and %s",
 		  rs.lost_events, cli_s(rs.lost_events),

@@ -6,9 +6,12 @@
  * tools/html/embed.cmake) around the data computed here, one JSON object
  * in <script type="application/json" id="tb-data">.
  *
- * The page never gets one item per event: the script draws on canvases
- * from per-time-bucket summaries, so that a 10 M-event trace is a few MB
- * and its first paint is fast.  The data (docs/CONVERT.md lists every key):
+ * The overview never needs one item per event: the script draws on
+ * canvases from per-time-bucket summaries; the single events, packed at
+ * ~2.7 bytes each, are drawn only when zoomed in to at most 20,000 of them,
+ * and their number is bounded by the page's budget, so that a 10 M-event
+ * trace is < 20 MB and its first paint under a second (docs/CONVERT.md has
+ * the figures).  The data (docs/CONVERT.md lists every key):
  *
  *   report   the object of `report --format json` (the tables)
  *   profile  the object of `report --profile --format json --top 100`, or null
@@ -21,15 +24,22 @@
  *            begin and end (ns from the start)
  *   spans    NAME_begin ... NAME_end (cli_convert.h rules) as lane, start,
  *            duration, depth, name: the longest TB_HTML_SPANS of them
- *   events   when the trace has at most TB_HTML_EVENTS events, each one
- *            (time delta, lane, class), drawn when zoomed in that far
+ *   events   single events, per thread lane in a compact form (base64 of
+ *            LEB128 varints: zigzag time delta, class), drawn one by one
+ *            when zoomed in that far; at most `max_events` of them (the
+ *            page's budget, `report --html-events N`): above it, the
+ *            first K events of each of TB_HTML_EV_WINDOWS equal time
+ *            windows, K the largest that fits (water-filling: sparse
+ *            windows whole, dense ones cut), and the cut windows listed
+ *            with their counts, said on stderr and in the page
  *   flame    a profile's samples as a call tree: per node its parent, name,
  *            module, total and self periods (1 + overruns); process nodes
  *            under the root
  *
  * Passes over the trace: the report's, the profile report's (two), then
- * one to count each thread's events (lanes), then one for the buckets,
- * spans, events and (after the profile's map pass) the flame graph.
+ * one to count each thread's events (lanes) and each time window's (the
+ * single events' budget), then one for the buckets, spans, events and
+ * (after the profile's map pass) the flame graph.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,7 +60,7 @@
 #define TB_HTML_CELLS (1u << 20) /* lanes x buckets at most */
 #define TB_HTML_MAX_BUCKETS 65536u
 #define TB_HTML_SPANS 50000u     /* the longest spans kept */
-#define TB_HTML_EVENTS 200000u   /* each event is in the page up to this many */
+#define TB_HTML_EV_WINDOWS 65536u /* the single events' budget is shared per time window */
 #define TB_HTML_LOSSES 10000u
 
 extern const char tb_html_page[], tb_html_css[], tb_html_js[];
@@ -62,6 +72,14 @@ struct hthr {
 	struct cv_stack st;
 	int64_t *ts; /* start of each open span (parallel to st) */
 	uint32_t tcap;
+};
+
+/* a lane's single events: LEB128 varints, (zigzag time delta, class) each */
+struct evlane {
+	uint8_t *b;
+	size_t len, cap;
+	int64_t last; /* ns from the start of the previous event */
+	uint64_t n;
 };
 
 struct span {
@@ -81,10 +99,12 @@ struct html {
 	struct span *spans;   /* a min-heap by duration */
 	size_t nspans;
 	uint64_t spans_total;
-	int keep_events;
-	int64_t *ev_t;
-	uint32_t *ev_lane, *ev_cls;
-	size_t nev;
+	/* single events: at most ev_max, the first per_win of each window */
+	uint64_t ev_max, ev_total, ev_kept, per_win; /* per_win UINT64_MAX: all */
+	int64_t win_ns;
+	uint64_t *wcount;     /* events per window (count pass) */
+	uint64_t *wkept;      /* kept so far per window (main pass) */
+	struct evlane *evl;   /* per lane */
 	/* losses */
 	FILE *lost;           /* the JSON array's items */
 	char *lost_buf;
@@ -222,6 +242,12 @@ static int flame_add(struct html *h, const struct prof_sample *s)
 /* ---------------------------------------------------------------------- */
 /* the passes                                                              */
 
+static uint32_t ev_window(const struct html *h, int64_t ns)
+{
+	uint64_t w = ns <= h->t0 ? 0 : (uint64_t)(ns - h->t0) / (uint64_t)h->win_ns;
+	return w < TB_HTML_EV_WINDOWS ? (uint32_t)w : TB_HTML_EV_WINDOWS - 1;
+}
+
 static int count_threads(struct html *h)
 {
 	const struct tb_rd_event *e;
@@ -238,7 +264,66 @@ static int count_threads(struct html *h)
 			t->tid = tb_rd_tid(e);
 		}
 		t->n++;
+		h->wcount[ev_window(h, tb_rd_ns(e))]++;
 	}
+	return 0;
+}
+
+/* the largest K with sum over windows of min(count, K) <= ev_max
+ * (UINT64_MAX when every event fits): sparse windows keep all their
+ * events, dense ones their first K */
+static uint64_t ev_per_window(const struct html *h)
+{
+	uint64_t all = 0, hi = 0;
+	for (uint32_t w = 0; w < TB_HTML_EV_WINDOWS; w++) {
+		all += h->wcount[w];
+		if (h->wcount[w] > hi)
+			hi = h->wcount[w];
+	}
+	if (all <= h->ev_max)
+		return UINT64_MAX;
+	uint64_t lo = 0; /* sum(min(c, lo)) <= ev_max < sum(min(c, hi)) */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2, sum = 0;
+		for (uint32_t w = 0; w < TB_HTML_EV_WINDOWS; w++)
+			sum += h->wcount[w] < mid ? h->wcount[w] : mid;
+		if (sum <= h->ev_max)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int put_varint(struct evlane *l, uint64_t v)
+{
+	if (l->cap - l->len < 10) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		uint8_t *b = realloc(l->b, cap);
+		if (!b)
+			return -ENOMEM;
+		l->b = b;
+		l->cap = cap;
+	}
+	while (v >= 0x80) {
+		l->b[l->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	l->b[l->len++] = (uint8_t)v;
+	return 0;
+}
+
+/* one single event into its lane: (zigzag delta from the lane's previous, class) */
+static int ev_keep(struct html *h, size_t lane, int64_t rel, uint32_t cls)
+{
+	struct evlane *l = &h->evl[lane];
+	int64_t d = rel - l->last;
+	uint64_t z = d < 0 ? ((uint64_t)-(d + 1) << 1) | 1 : (uint64_t)d << 1;
+	if (put_varint(l, z) || put_varint(l, cls))
+		return -ENOMEM;
+	l->last = rel;
+	l->n++;
+	h->ev_kept++;
 	return 0;
 }
 
@@ -281,10 +366,14 @@ static int main_pass(struct html *h)
 		h->counts[(size_t)h->cpu_lane[tb_rd_stream(e)] * h->nb + b]++;
 		h->counts[(size_t)t->lane * h->nb + b]++;
 		uint32_t id = tb_rd_id(e), inner = 0;
-		if (h->keep_events && h->nev < TB_HTML_EVENTS) {
-			h->ev_t[h->nev] = rel;
-			h->ev_lane[h->nev] = (uint32_t)t->lane;
-			h->ev_cls[h->nev++] = id;
+		h->ev_total++;
+		if (h->ev_max) {
+			uint32_t w = ev_window(h, ns);
+			if (h->wkept[w] < h->per_win && h->ev_kept < h->ev_max) {
+				h->wkept[w]++;
+				if (ev_keep(h, (size_t)t->lane, rel, id))
+					return -ENOMEM;
+			}
 		}
 		if (h->prof) {
 			int k = prof_event(h->prof, e, h->ps);
@@ -425,27 +514,48 @@ static void put_spans(struct html *h, FILE *f)
 	fputc('}', f);
 }
 
+static void put_base64(FILE *f, const uint8_t *b, size_t n)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char q[4];
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) | (i + 2 < n ? b[i + 2] : 0);
+		q[0] = a[v >> 18];
+		q[1] = a[(v >> 12) & 63];
+		q[2] = i + 1 < n ? a[(v >> 6) & 63] : '=';
+		q[3] = i + 2 < n ? a[v & 63] : '=';
+		fwrite(q, 1, 4, f);
+	}
+}
+
 static void put_events(struct html *h, FILE *f)
 {
-	if (!h->keep_events) {
-		fputs(",\"events\":null", f);
-		return;
-	}
 	fputs(",\"events\":{\"classes\":[", f);
 	for (uint32_t i = 0; i < h->roles.n; i++)
 		fprintf(f, "%s%s", i ? "," : "", h->roles.r[i].name_json);
-	fputs("],\"dt\":[", f);
-	int64_t prev = 0;
-	for (size_t i = 0; i < h->nev; i++) {
-		fprintf(f, i ? ",%" PRId64 : "%" PRId64, h->ev_t[i] - prev);
-		prev = h->ev_t[i];
+	fprintf(f, "],\"total\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"max\":%" PRIu64 ",\"window_ns\":%" PRId64
+		   ",\"per_window\":",
+		h->ev_total, h->ev_kept, h->ev_max, h->win_ns);
+	if (h->per_win == UINT64_MAX)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRIu64, h->per_win);
+	fputs(",\"cut\":[", f); /* [window, its events, ...] of the windows not kept whole */
+	int first = 1;
+	for (uint32_t w = 0; h->per_win != UINT64_MAX && w < TB_HTML_EV_WINDOWS; w++)
+		if (h->wcount[w] > h->per_win) {
+			fprintf(f, first ? "%" PRIu32 ",%" PRIu64 : ",%" PRIu32 ",%" PRIu64, w, h->wcount[w]);
+			first = 0;
+		}
+	fputs("],\"n\":[", f);
+	for (size_t l = 0; l < h->nlanes; l++)
+		fprintf(f, l ? ",%" PRIu64 : "%" PRIu64, h->evl[l].n);
+	fputs("],\"data\":[", f);
+	for (size_t l = 0; l < h->nlanes; l++) {
+		fputs(l ? ",\"" : "\"", f);
+		put_base64(f, h->evl[l].b, h->evl[l].len);
+		fputc('"', f);
 	}
-	fputs("],\"lane\":[", f);
-	for (size_t i = 0; i < h->nev; i++)
-		fprintf(f, i ? ",%" PRIu32 : "%" PRIu32, h->ev_lane[i]);
-	fputs("],\"cls\":[", f);
-	for (size_t i = 0; i < h->nev; i++)
-		fprintf(f, i ? ",%" PRIu32 : "%" PRIu32, h->ev_cls[i]);
 	fputs("]}", f);
 }
 
@@ -525,7 +635,7 @@ static void put_page(FILE *f, const char *title, const char *data, size_t dlen)
 	}
 }
 
-int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet)
+int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet, uint64_t max_events)
 {
 	struct html h;
 	memset(&h, 0, sizeof h);
@@ -572,7 +682,11 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	h.t1 = tb_reader_ticks_to_ns(r, b1);
 	if (h.t1 < h.t0)
 		h.t1 = h.t0;
-	if (count_threads(&h)) {
+	h.win_ns = (h.t1 - h.t0) / TB_HTML_EV_WINDOWS + 1;
+	h.ev_max = max_events;
+	h.wcount = calloc(TB_HTML_EV_WINDOWS, sizeof *h.wcount);
+	h.wkept = calloc(TB_HTML_EV_WINDOWS, sizeof *h.wkept);
+	if (!h.wcount || !h.wkept || count_threads(&h)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -624,16 +738,12 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	uint64_t total = 0;
 	for (size_t i = 0; i < h.thr.n; i++)
 		total += ((struct hthr *)cli_table_at(&h.thr, i))->n;
-	h.keep_events = total <= TB_HTML_EVENTS;
+	h.per_win = ev_per_window(&h);
 	h.counts = calloc((h.nlanes ? h.nlanes : 1) * h.nb, sizeof *h.counts);
 	h.spans = malloc(TB_HTML_SPANS * sizeof *h.spans);
 	h.lost = open_memstream(&h.lost_buf, &h.lost_len);
-	if (h.keep_events) {
-		h.ev_t = malloc((total ? total : 1) * sizeof *h.ev_t);
-		h.ev_lane = malloc((total ? total : 1) * sizeof *h.ev_lane);
-		h.ev_cls = malloc((total ? total : 1) * sizeof *h.ev_cls);
-	}
-	if (!h.counts || !h.spans || !h.lost || (h.keep_events && (!h.ev_t || !h.ev_lane || !h.ev_cls)) ||
+	h.evl = calloc(h.nlanes ? h.nlanes : 1, sizeof *h.evl);
+	if (!h.counts || !h.spans || !h.lost || !h.evl ||
 	    main_pass(&h)) {
 		rc = -ENOMEM;
 		goto out;
@@ -676,12 +786,24 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	put_page(f, dir, data, dlen);
 	rc = cv_close_out(&o, f);
 	if (!rc && !quiet) {
-		char a[32], d[64];
+		char a[32], d[64], k[32];
 		fprintf(stderr, "tracebuf report: %s event%s -> %s: %zu lane%s x %" PRIu32 " buckets of %s, %zu of %" PRIu64
-				" spans, %s, %zu loss notice%s%s; %zu bytes of data\n",
+				" spans, %s single event%s, %zu loss notice%s%s; %zu bytes of data\n",
 			rpt_grp(a, total), cli_s(total), out, h.nlanes, cli_s(h.nlanes), h.nb, rpt_dur(d, h.bucket_ns), h.nspans, h.spans_total,
-			h.keep_events ? "every event" : "no single events (too many)", h.nlost, cli_s(h.nlost),
-			h.nnodes ? ", a flame graph" : "", dlen);
+			h.ev_kept == h.ev_total ? "every" : rpt_grp(k, h.ev_kept), h.ev_kept == h.ev_total ? "" : "s",
+			h.nlost, cli_s(h.nlost), h.nnodes ? ", a flame graph" : "", dlen);
+	}
+	if (!rc && h.ev_kept < h.ev_total) { /* even with -q: events left out are never silent */
+		char a[32], b[32], c[32], d[64];
+		if (!h.ev_max)
+			fprintf(stderr, "tracebuf report: --html-events 0: no single events in %s (zoomed in, its timeline "
+					"shows events per pixel only)\n", out);
+		else
+			fprintf(stderr, "tracebuf report: %s holds %s of the %s events one by one (its budget: %s, "
+					"--html-events N): windows of %s with more than %" PRIu64 " event%s keep their "
+					"first %" PRIu64 "; the page says where\n",
+				out, rpt_grp(a, h.ev_kept), rpt_grp(b, h.ev_total), rpt_grp(c, h.ev_max),
+				rpt_dur(d, h.win_ns), h.per_win, cli_s(h.per_win), h.per_win);
 	}
 out:
 	if (rc < 0)
@@ -701,9 +823,11 @@ out:
 	free(h.counts);
 	free(h.cpu_lane);
 	free(h.spans);
-	free(h.ev_t);
-	free(h.ev_lane);
-	free(h.ev_cls);
+	for (size_t l = 0; h.evl && l < h.nlanes; l++)
+		free(h.evl[l].b);
+	free(h.evl);
+	free(h.wcount);
+	free(h.wkept);
 	cli_map_free(&h.child);
 	cli_smap_free(&h.labels);
 	free(h.parent);

@@ -39,13 +39,31 @@
  * A string or sequence longer than its bound is truncated and counted.
  *
  * Spans: every event is an instant.  A phase with a duration is a pair of
- * classes NAME_begin and NAME_end of one provider, written by the same thread:
- *     TB_EVENT(app, parse_begin, (u32, id))
- *     TB_EVENT(app, parse_end, (u32, id))
- *     tb_app_parse_begin(id); ...; tb_app_parse_end(id);
+ * classes NAME_begin and NAME_end of one provider, written by the same thread;
  * `tracebuf convert --to perfetto|chrome` and `report --html` draw each pair
  * as one span "app:parse" (nested when pairs nest, with the fields of both);
  * babeltrace2 shows the two events (docs/CONVERT.md, docs/GUIDE.md).
+ *
+ *   TB_SPAN(app, parse, (u32, id))
+ *       declares both classes, app:parse_begin with the fields and
+ *       app:parse_end without, and their functions
+ *       tb_app_parse_begin(uint32_t id) and tb_app_parse_end(void).
+ *   TB_SPAN_SCOPE(app, parse, id);
+ *       in a block: begins the span now and ends it when the block is left,
+ *       however: return, break, goto out of it, and in C++ an exception (not
+ *       longjmp, exit or a thread killed).  C: GNU C's cleanup attribute (gcc
+ *       and clang, also with -std=c11 -Wpedantic); C++: an object of the
+ *       class tb_app_parse_scope, which a program may also name, to end the
+ *       span early: { tb_app_parse_scope s(id); ...; s.end(); ... } (end()
+ *       writes the end once; the destructor then writes nothing).
+ *   Fields on the end too: declare the pair with TB_EVENT, as above.
+ * Disabled, a span costs what its two events do: a load and a predictable
+ * branch at the begin and at the end (the scope adds nothing).  The begin
+ * and the end are each enabled by their own class (`app:parse_*` enables
+ * both); a span begun while tracing was off shows as an end without its
+ * begin ("unmatched end"), one not ended before the trace ends is closed
+ * there.  Both are TB_EVENT functions: async-signal-safe, and a scope in a
+ * signal handler ends when the handler's block is left.
  *
  * Contract of every function here: lock-free, no system call and no
  * allocation (except TB_BLOCK mode when the ring is full), async-signal-safe,
@@ -414,11 +432,130 @@ static inline uint8_t *tb__ser_seq(uint8_t *p, const void *v, uint32_t len, uint
 #define TB__CPPCHECK_EVENT_1(provider, event, ...) static struct tb_event_class tb__cls_##provider##_##event;
 #endif
 
-/* NOLINTEND(bugprone-macro-parentheses) */
-
 /* True when `provider:event` is enabled in some channel (e.g. to skip costly arguments). */
 #define TB_ENABLED(provider, event) \
 	(__atomic_load_n(tb__cls_##provider##_##event.mask, __ATOMIC_RELAXED) != 0)
+
+/*
+ * TB_SPAN(provider, name, fields...): the classes provider:name_begin (with
+ * the fields) and provider:name_end (without), their functions
+ * tb_provider_name_begin(...) and tb_provider_name_end(), and what
+ * TB_SPAN_SCOPE uses: in C a cleanup function, in C++ the class
+ * tb_provider_name_scope (in an unnamed namespace: internal to each
+ * translation unit, like the functions).  Everything through `...`, as
+ * TB_EVENT.
+ */
+#define TB_SPAN(...) TB__CAT(TB__SPAN_, TB__HASF(__VA_ARGS__))(__VA_ARGS__)
+#define TB__SPAN_0(provider, name)                                                            \
+	TB__EVENT_0(provider, name##_begin)                                                   \
+	TB__EVENT_0(provider, name##_end)                                                     \
+	TB__SPAN_END_FN(provider, name)                                                       \
+	TB__SPAN_CLASS(provider, name, (void), ())
+#define TB__SPAN_1(provider, name, ...)                                                       \
+	TB__EVENT_1(provider, name##_begin, __VA_ARGS__)                                      \
+	TB__EVENT_0(provider, name##_end)                                                     \
+	TB__SPAN_END_FN(provider, name)                                                       \
+	TB__SPAN_CLASS(provider, name, (TB__MAP(TB__PARAM, TB__SEP_COMMA, __VA_ARGS__)),       \
+		       (TB__MAP(TB__ARG, TB__SEP_COMMA, __VA_ARGS__)))
+
+/* the arguments a field takes, by name, as TB__PARAM declares them */
+#define TB__ARG(t, ...) TB__CAT(TB__ARG_, t)(__VA_ARGS__)
+#define TB__ARG_u8(n) n
+#define TB__ARG_u16(n) n
+#define TB__ARG_u32(n) n
+#define TB__ARG_u64(n) n
+#define TB__ARG_i8(n) n
+#define TB__ARG_i16(n) n
+#define TB__ARG_i32(n) n
+#define TB__ARG_i64(n) n
+#define TB__ARG_f64(n) n
+#define TB__ARG_f32(n) n
+#define TB__ARG_bool(n) n
+#define TB__ARG_enum(n, l) n
+#define TB__ARG_str(n) n
+#define TB__ARG_strn(n, b) n
+#define TB__ARG_bytes(n, b) n, n##_len
+#define TB__ARG_u64s(n, b) n, n##_len
+
+/* C's scope guard: GNU C's cleanup attribute calls this with the guard's address */
+#define TB__SPAN_END_FN(provider, name)                                                       \
+	static inline __attribute__((unused)) void tb__span_cleanup_##provider##_##name(      \
+		const char *tb__guard)                                                        \
+	{                                                                                     \
+		(void)tb__guard;                                                              \
+		tb_##provider##_##name##_end();                                               \
+	}
+
+#ifdef __cplusplus
+/* C++'s: begins in its constructor, ends in its destructor (a return, an
+ * exception) or at end(), once; not copyable */
+#define TB__SPAN_CLASS(provider, name, params, args)                                          \
+	namespace {                                                                           \
+	class tb_##provider##_##name##_scope {                                                \
+	public:                                                                               \
+		explicit tb_##provider##_##name##_scope params noexcept                       \
+		{                                                                             \
+			tb_##provider##_##name##_begin args;                                  \
+		}                                                                             \
+		~tb_##provider##_##name##_scope() { end(); }                                  \
+		void end() noexcept                                                           \
+		{                                                                             \
+			if (open_) {                                                          \
+				open_ = false;                                                \
+				tb_##provider##_##name##_end();                               \
+			}                                                                     \
+		}                                                                             \
+		tb_##provider##_##name##_scope(const tb_##provider##_##name##_scope &) = delete; \
+		tb_##provider##_##name##_scope &operator=(const tb_##provider##_##name##_scope &) = delete; \
+                                                                                              \
+	private:                                                                              \
+		bool open_ = true;                                                            \
+	};                                                                                    \
+	}
+#else
+#define TB__SPAN_CLASS(provider, name, params, args)
+#endif
+
+/*
+ * TB_SPAN_SCOPE(provider, name, args...): begins the span now and ends it
+ * when the enclosing block is left, however (return, break, goto out of
+ * it; in C++ also an exception; not longjmp or exit).  A declaration: one
+ * per line, in a block.  In C it needs GNU C's cleanup attribute (gcc,
+ * clang); in C++ it is an object of class tb_provider_name_scope.
+ */
+#define TB_SPAN_SCOPE(...) TB__CAT(TB__SPAN_SCOPE_, TB__HASA(__VA_ARGS__))(__VA_ARGS__)
+/* 0 when given only (provider, name), 1 when arguments too (up to 40) */
+#define TB__HASA(...)                                                                         \
+	TB__HASA_(__VA_ARGS__, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  \
+		  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, ~)
+#define TB__HASA_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, \
+		  a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34,  \
+		  a35, a36, a37, a38, a39, a40, a41, a42, n, ...)                                 \
+	n
+#ifdef __cplusplus
+#define TB__SPAN_SCOPE_0(provider, name)                                                      \
+	tb_##provider##_##name##_scope TB__CAT(tb__span_scope_, __LINE__)
+#define TB__SPAN_SCOPE_1(provider, name, ...)                                                 \
+	tb_##provider##_##name##_scope TB__CAT(tb__span_scope_, __LINE__)(__VA_ARGS__)
+#else
+#define TB__SPAN_SCOPE_0(provider, name)                                                      \
+	__attribute__((cleanup(tb__span_cleanup_##provider##_##name), unused)) const char      \
+	TB__CAT(tb__span_scope_, __LINE__) = (tb_##provider##_##name##_begin(), (char)0)
+#define TB__SPAN_SCOPE_1(provider, name, ...)                                                 \
+	__attribute__((cleanup(tb__span_cleanup_##provider##_##name), unused)) const char      \
+	TB__CAT(tb__span_scope_, __LINE__) = (tb_##provider##_##name##_begin(__VA_ARGS__), (char)0)
+#endif
+
+#ifdef __CPPCHECK__
+/* as TB_EVENT's above: the class objects only */
+#undef TB_SPAN
+#define TB_SPAN(...) TB__CAT(TB__CPPCHECK_SPAN_, TB__HASF(__VA_ARGS__))(__VA_ARGS__)
+#define TB__CPPCHECK_SPAN_0(provider, name)                                                   \
+	static struct tb_event_class tb__cls_##provider##_##name##_begin, tb__cls_##provider##_##name##_end;
+#define TB__CPPCHECK_SPAN_1(provider, name, ...) TB__CPPCHECK_SPAN_0(provider, name)
+#endif
+
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 #ifdef __cplusplus
 }

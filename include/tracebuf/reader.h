@@ -118,9 +118,11 @@ TB_API size_t tb_reader_npackets(const struct tb_reader *r, unsigned s);
 TB_API int tb_reader_packet(const struct tb_reader *r, unsigned s, size_t i, struct tb_rd_packet *out);
 
 /*
- * Causes of loss.  A trace of format 2 carries, in each packet, the running
- * total of each cause (packet context fields lost_<name>, docs/CTF.md); they
- * add up to events_discarded.  Format 1 traces carry only the total.
+ * Causes of loss.  A trace of format 2 or later carries, in each packet, the
+ * running total of each cause (format 4: the packet header's array
+ * tb_lost_by_cause; formats 2-3: packet context fields lost_<name>;
+ * docs/CTF.md); they add up to events_discarded.  Format 1 traces carry only
+ * the total.
  */
 enum tb_rd_loss {
 	TB_RD_LOST_FULL = 0,        /* ring full (discard mode) */

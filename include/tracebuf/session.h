@@ -62,6 +62,15 @@ struct tb_session_opts {
 	uint32_t max_events;        /* registry capacity; default 256 */
 	uint32_t force_fallback;    /* 1: no rseq (also $TRACEBUF_NO_RSEQ=1) */
 	uint32_t force_monotonic;   /* 1: CLOCK_MONOTONIC even if the TSC is usable */
+	/* tb_session_start() only (consumer.h; docs/KERNEL.md): also record the
+	 * kernel's sched events of this process (kernel_all: of every process)
+	 * into the trace: NULL no, "" the default tracepoints, else a
+	 * comma-separated list ("sched_switch,sched_waking"); kernel_pages:
+	 * pages of each CPU's perf ring (a power of two), 0 the default.
+	 * tb_session_create() ignores them. */
+	const char *kernel;
+	uint32_t kernel_all;
+	uint32_t kernel_pages;
 };
 
 /*

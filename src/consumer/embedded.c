@@ -16,43 +16,13 @@
 #include <tracebuf/session.h>
 
 #include "consumer/engine_impl.h"
-#include "consumer/relay.h"
+#include "relay/relay.h"
 
 struct tb_recorder {
 	struct tb_session *s;
 	struct tb_engine *e;
 };
 
-int tb_output_dir(const char *dir, int *created)
-{
-	*created = 0;
-	if (!dir || !*dir)
-		return tb_fail(-EINVAL, "no output directory given");
-	struct stat sb;
-	if (stat(dir, &sb) == 0) {
-		if (!S_ISDIR(sb.st_mode))
-			return tb_fail(-ENOTDIR, "output %s exists and is not a directory", dir);
-		return 0;
-	}
-	if (errno != ENOENT)
-		return tb_fail(-errno, "output directory %s: %s", dir, strerror(errno));
-	/* mkdir -p: create missing parents too */
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-		return tb_fail(-ENAMETOOLONG, "output directory name too long: %s", dir);
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return tb_fail(-errno, "cannot create %s: %s", path, strerror(errno));
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return tb_fail(-errno, "cannot create output directory %s: %s", dir, strerror(errno));
-	*created = 1;
-	return 0;
-}
 
 /* /proc/self/cmdline with spaces, for the metadata env */
 static void own_cmdline(char *buf, size_t len)
@@ -118,6 +88,16 @@ int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdi
 		{ "recorder", "embedded", 0 },
 	};
 	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0], .relay = relay ? &rc_cfg : NULL };
+	/* --kernel's twin (docs/KERNEL.md): this process's tree, or every process */
+	uint32_t self = (uint32_t)getpid();
+	struct tb_kernel_cfg kcfg = { .roots = &self, .nroots = 1 };
+	if (opts && opts->size >= offsetof(struct tb_session_opts, kernel_pages) + sizeof opts->kernel_pages &&
+	    opts->kernel) {
+		kcfg.list = opts->kernel;
+		kcfg.all = opts->kernel_all != 0;
+		kcfg.ring_pages = opts->kernel_pages;
+		cfg.kernel = &kcfg;
+	}
 	rc = tb_engine_create(r->s, outdir, &cfg, &r->e);
 	if (rc < 0)
 		goto fail;

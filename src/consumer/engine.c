@@ -41,82 +41,6 @@
 #include "session/sigbus.h"
 
 /* ---------------------------------------------------------------------- */
-/* errors and warnings                                                     */
-/* ---------------------------------------------------------------------- */
-
-void tb_engine_set_error(struct tb_engine *e, int err)
-{
-	pthread_mutex_lock(&e->err_lock);
-	if (!e->err) {
-		snprintf(e->errmsg, sizeof e->errmsg, "%s", tb_errmsg());
-		/* release: pairs with the acquire load in tb_engine_error(), so a
-		 * reader that sees err also sees errmsg */
-		__atomic_store_n(&e->err, err, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&e->err_lock);
-}
-
-int tb_engine_damaged(struct tb_engine *e)
-{
-	uint64_t now = 0;
-	if (!tb_session_damaged(e->s, &now))
-		return 0;
-	/* relaxed: only elects the thread that words the error; the error
-	 * itself is published under err_lock (tb_engine_set_error) */
-	if (!__atomic_exchange_n(&e->damage_reported, 1, __ATOMIC_RELAXED)) {
-		tb_fail(-EIO,
-			"session file %s was truncated to %" PRIu64 " bytes (from %" PRIu64
-			") while it was being read (by another process of your uid, or root); the pages it lost read "
-			"as zeros now, so recording stopped: the trace holds the packets written before",
-			e->s->path, now, e->s->size);
-		tb_engine_set_error(e, -EIO);
-	}
-	return 1;
-}
-
-int tb_engine_error(struct tb_engine *e)
-{
-	return __atomic_load_n(&e->err, __ATOMIC_ACQUIRE);
-}
-
-const char *tb_engine_errmsg(struct tb_engine *e)
-{
-	return tb_engine_error(e) ? e->errmsg : "no error";
-}
-
-void tb_engine_warn(struct tb_engine *e, const char *fmt, ...)
-{
-	pthread_mutex_lock(&e->err_lock);
-	if (e->warn_head - e->warn_tail < TB_WARN_SLOTS) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(e->warn[e->warn_head % TB_WARN_SLOTS], sizeof e->warn[0], fmt, ap);
-		va_end(ap);
-		e->warn_head++;
-	} else {
-		e->warn_lost++;
-	}
-	pthread_mutex_unlock(&e->err_lock);
-}
-
-int tb_engine_next_warning(struct tb_engine *e, char *buf, unsigned len)
-{
-	int got = 0;
-	pthread_mutex_lock(&e->err_lock);
-	if (e->warn_tail != e->warn_head) {
-		snprintf(buf, len, "%s", e->warn[e->warn_tail % TB_WARN_SLOTS]);
-		e->warn_tail++;
-		got = 1;
-	} else if (e->warn_lost) {
-		snprintf(buf, len, "%" PRIu64 " more warnings not shown", e->warn_lost);
-		e->warn_lost = 0;
-		got = 1;
-	}
-	pthread_mutex_unlock(&e->err_lock);
-	return got;
-}
-
-/* ---------------------------------------------------------------------- */
 /* create / destroy                                                        */
 /* ---------------------------------------------------------------------- */
 
@@ -142,7 +66,6 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 	e->dirfd = -1;
 	pthread_mutex_init(&e->meta_lock, NULL);
 	pthread_mutex_init(&e->err_lock, NULL);
-	pthread_mutex_init(&e->relay_lock, NULL);
 	pthread_mutex_init(&e->fl_lock, NULL);
 	pthread_mutex_init(&e->wr_lock, NULL);
 	pthread_cond_init(&e->wr_cond, NULL);
@@ -226,11 +149,17 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		rc = tb_fail(-errno, "output directory %s is not writable: %s", dir, strerror(errno));
 		goto fail;
 	}
+	/* the kernel first: tb_dir_prepare keeps a resumed directory's kernel streams only for it */
+	if (cfg && cfg->kernel && (rc = tb_engine_kernel_open(e, cfg->kernel)) < 0)
+		goto fail;
 	rc = tb_dir_prepare(e, !!(e->flags & TB_ENG_RESUME));
 	if (rc < 0)
 		goto fail;
 	tb_ballast_make(e);
 	tb_recorder_mark(e);
+	/* the local copy's output: its progress mark for followers, each tick */
+	if ((rc = tb_recorder_output(e)) < 0)
+		goto fail;
 relay:
 	/* the relay daemon last: a refusal leaves nothing behind but the directory */
 	if (cfg && cfg->relay && (rc = tb_engine_relay_open(e, cfg->relay)) < 0)
@@ -247,10 +176,12 @@ void tb_engine_destroy(struct tb_engine *e)
 	if (!e)
 		return;
 	tb_engine_stop_threads(e);
+	tb_engine_kernel_stop(e);
+	tb_kernel_close(e->kern);
 	if (e->streams)
 		tb_streams_close(e);
 	tb_ballast_free(e);
-	tb_engine_relay_close(e);
+	tb_engine_relay_free(e);
 	tb_recorder_unmark(e);
 	if (e->dirfd >= 0)
 		close(e->dirfd);
@@ -362,8 +293,9 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 			if ((how & TB_FINISH_DEAD) && ((how & TB_FINISH_SNAPSHOT) || tb_chan_drained(e, ch)))
 				tb_stream_finish(e, ch, cpu);
 		}
+	tb_engine_kernel_finish(e); /* its streams complete before the last metadata */
 	close_outputs(e);
-	tb_engine_relay_close(e);
+	tb_output_close(e);
 	tb_recorder_unmark(e);
 	if (!(e->flags & TB_ENG_READONLY)) {
 		__atomic_store_n(&s->map->state, TB_STATE_STOPPED, __ATOMIC_RELAXED);
@@ -452,34 +384,3 @@ uint32_t tb_session_creator_pid(const struct tb_session *s)
 	return __atomic_load_n(&s->map->creator_pid, __ATOMIC_RELAXED);
 }
 
-void tb_session_claim_consumer(struct tb_session *s)
-{
-	if (s->readonly)
-		return;
-	int drained = 0;
-	for (unsigned ch = 0; ch < s->nchannels; ch++)
-		drained |= s->chan[ch].mode != TB_MODE_OVERWRITE;
-	if (!drained)
-		return; /* a flight recorder: no producer ever waits for it */
-	/* relaxed: no data is published with the pid; pairs with the relaxed
-	 * load in consumer_gone() (ring/append.c).  For the producers that
-	 * matter most, CMD and its children, the order comes from the system
-	 * calls between: `record` makes this store before fork(), and
-	 * everything the child does comes after fork() returns in it (the
-	 * map is MAP_SHARED: the very same page).  Producers already running
-	 * (record --attach) read it at their next full-ring event: a stale
-	 * pid there only delays the switch between drop and wait by one
-	 * check, which the protocol allows (it is re-read each time). */
-	__atomic_store_n(&s->map->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
-}
-
-void tb_session_release_consumer(struct tb_session *s)
-{
-	if (s->readonly)
-		return;
-	/* compare-exchange: a recorder that attached after us (we were
-	 * thought dead, or it was forced) keeps its claim; relaxed, as the
-	 * store above */
-	uint32_t me = (uint32_t)getpid();
-	__atomic_compare_exchange_n(&s->map->consumer_pid, &me, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}

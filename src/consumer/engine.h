@@ -50,6 +50,8 @@ struct tb_engine_env {
 };
 
 struct tb_relay_cfg;
+struct tb_kernel_cfg;
+struct tb_kernel_stats;
 
 struct tb_engine_cfg {
 	unsigned flags;                   /* TB_ENG_* */
@@ -58,14 +60,22 @@ struct tb_engine_cfg {
 	const struct tb_relay_cfg *relay; /* also send every packet to lttng-relayd (relay.h); NULL: no */
 	uint64_t live_period_ns;          /* the live period: no record waits longer in an open packet
 					   * (tb_ring_flush_live); 0: 1 s; UINT64_MAX: off */
+	const struct tb_kernel_cfg *kernel; /* also the kernel's sched events (kernel/kernel.h); NULL: no */
 };
+
+/* The kernel streams' figures (--kernel): 1 and *out, or 0 when not recorded. */
+TB_HIDDEN int tb_engine_kernel(struct tb_engine *e, struct tb_kernel_stats *out);
 
 /* What was sent to the relay daemon, and what could not be (tb_engine_relay()). */
 struct tb_relay_stats {
 	int enabled;              /* a relay was asked for */
 	int alive;                /* still connected */
 	uint64_t packets, bytes;  /* sent */
-	uint64_t lost_packets, lost_events; /* written locally but not sent (the relay was lost) */
+	uint64_t lost_packets, lost_events; /* written locally but not sent (the relay was lost, slower
+					     * than the recording, or not done at the end) */
+	uint64_t full_packets;    /* ... of them: the send queue was full (the relay slower than the recording) */
+	uint64_t unreported_events; /* at the end: events not sent that no packet sent after them tells the
+				     * relay's copy (lost to it silently: relay-only makes that a failure) */
 	unsigned reconnects;      /* new relay sessions after a loss */
 	char path[512];           /* its session directory under the relay daemon's output */
 	char error[320];          /* why it was lost ("" while alive) */

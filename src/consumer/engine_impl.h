@@ -10,12 +10,13 @@
 #include <sys/uio.h>
 
 #include "consumer/engine.h"
+#include "kernel/kernel.h"
 #include "platform/clock.h" /* tb_mono_ns() */
 
 #define TB_TRACER_VERSION "0.1.0"
 
 struct tb_ctf_trace_info;
-struct tb_relay;
+struct tb_relay_out;
 #define TB_WARN_SLOTS 32u
 /* Direct I/O of stream files (stream_io.c): offsets, lengths and buffers are
  * multiples of this (every logical block size up to a page), and packets
@@ -114,10 +115,30 @@ struct tb_stream {
 	 * relaxed atomics, values exact at some instant (tb_stat_add/get). */
 	struct tb_stream_stats st;
 	/* events of packets the relay daemon did not get (engine_relay.c, under
-	 * relay_lock; relaxed for the statistics): in a relay-only recording
+	 * its lock; relaxed for the statistics): in a relay-only recording
 	 * they are lost, not delivered (tb_engine_stats) */
 	uint64_t relay_unsent;
 };
+
+/*
+ * An output of the engine: what receives the packets once the local copy
+ * has them (written, or accounted when there is no local copy), the
+ * metadata before the first packet that needs it, a tick from the drain
+ * thread after each pass (live beacons, the follower's progress mark), and
+ * the end.  Any member may be NULL.  The engine's losses and validation are
+ * decided once, before any output sees a packet.  Implementations: the
+ * local copy's progress mark (engine.c), the relay daemon (engine_relay.c);
+ * a third output is one more file registering one (tb_output_add).
+ */
+struct tb_output {
+	const char *name;
+	/* iov[0..n): each a tb_packet_header iovec, then its content when longer; `events` in all */
+	void (*packets)(void *arg, unsigned ch, unsigned cpu, const struct iovec *iov, int n, uint64_t events);
+	void (*metadata)(void *arg, const struct tb_ctf_trace_info *info); /* under meta_lock */
+	int (*tick)(void *arg);   /* drain thread, after each pass; 1: call again within 50 ms */
+	void (*close)(void *arg); /* finish: after the last packet */
+};
+#define TB_MAX_OUTPUTS 4u
 
 struct tb_flusher {
 	struct tb_engine *e;
@@ -134,10 +155,10 @@ struct tb_engine {
 	int direct;         /* 1: stream files may be written with O_DIRECT (TRACEBUF_NO_DIRECT_IO unset) */
 	char dir[PATH_MAX];
 
-	unsigned nstreams; /* nchannels * ncpus */
 	struct tb_stream *streams;
 	uint8_t *buf;      /* staging area: 2 x nslots sub-buffers of the largest channel, TB_DIO_ALIGN-aligned */
 	uint64_t bufsize;  /* one slot */
+	unsigned nstreams; /* nchannels * ncpus */
 	unsigned nslots;   /* slots of a batch */
 	/* the writer thread (engine_run.c): one batch at a time */
 	int wr_running;           /* set before the drain thread starts, cleared after it stopped */
@@ -188,26 +209,27 @@ struct tb_engine {
 	/* flusher threads: sleep on fl_cond until their next visit or stop */
 	pthread_mutex_t fl_lock;
 	pthread_cond_t fl_cond; /* CLOCK_MONOTONIC */
-	int fl_stop;            /* under fl_lock */
 	uint64_t live_ns;       /* the live period (tb_engine_cfg.live_period_ns); 0: off */
 	struct tb_flusher *fl;
+	int fl_stop;            /* under fl_lock */
 	unsigned nfl;
 
-	/* relay daemon (relay.c), NULL when none: every packet written is also
-	 * sent; calls serialised by relay_lock (drain thread, flushers' final
-	 * packets, finish) */
-	struct tb_relay *relay;
-	pthread_mutex_t relay_lock;
-	uint64_t relay_beacon_ns; /* monotonic time of the last beacon round */
-	uint64_t relay_retry_ns;  /* lost: monotonic time of the next reconnection attempt */
-	uint64_t relay_backoff_ns;/* ... and the wait after that one (1 s doubling to 30 s) */
+	/* relay daemon (engine_relay.c, its own sender thread and queue), NULL when none */
+	struct tb_relay_out *relay;
+	/* the outputs (engine_state.c): set up by create, before any thread runs */
+	struct {
+		const struct tb_output *ops;
+		void *arg;
+	} outs[TB_MAX_OUTPUTS];
 	uint64_t progress;    /* session clock: records before it are all on disk (drain thread; the mark) */
 	uint64_t progress_ns; /* monotonic time of the last progress update */
-	uint32_t relay_nev;       /* event classes the relay's metadata describes (0: none sent yet) */
-	uint32_t relay_live_us;
-	struct tb_relay_stats relay_st; /* under relay_lock */
+	unsigned nouts;
 
 	int finished;
+	/* --kernel (engine_kernel.c): the kernel thread's; kern_stop release/acquire */
+	struct tb_kernel *kern;
+	pthread_t kern_thr;
+	int kern_running, kern_stop, kern_err;
 	int marked;          /* DIR/.tracebuf-recorder written (mark.c) */
 	int mark_fd;         /* holds the mark's flock while the engine writes DIR */
 	char mark_head[128]; /* the mark's line up to its progress (engine.c mark_head) */
@@ -233,24 +255,27 @@ static inline int tb_chan_drained(const struct tb_engine *e, unsigned ch)
 }
 
 TB_HIDDEN void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len);
-/* Sends the packets of iov[0..n) (each a tb_packet_header iovec, then its
- * content when longer) of ring (ch, cpu) to the relay, if any; holding
- * `events` events in all.  A lost relay counts them (tb_relay_stats). */
-TB_HIDDEN void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
-				       uint64_t events);
-/* Sends metadata `text` (the whole text the first time, then the event
- * blocks of classes [from, nev)) to the relay; under meta_lock. */
-TB_HIDDEN void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info);
+/* The header of an empty packet of ring (ch, cpu): number seq, at time ts, carrying the loss
+ * causes `lost` (NULL: none) (stream.c). */
+TB_HIDDEN void tb_stream_empty_header(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq,
+				      uint64_t ts, const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h);
 /* 1 when ring (ch, cpu) holds no record the consumer has not taken: never
  * written, or its open packet is empty and no fallback writer owns it
- * (relaxed loads: a hint, see tb_engine_relay_tick()). */
+ * (relaxed loads: a hint, see engine_relay.c's tick). */
 TB_HIDDEN int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu);
-/* Live beacons when the live period passed (drain thread, when idle). */
-TB_HIDDEN void tb_engine_relay_tick(struct tb_engine *e);
-/* Connects (tb_engine_create with cfg->relay): 0 or -errno (tb_errmsg()). */
+/* The outputs (engine_state.c): registers one (create: 0, or -ENOSPC), and
+ * hands each of them a packet, the metadata, a tick, the end. */
+TB_HIDDEN int tb_output_add(struct tb_engine *e, const struct tb_output *out, void *arg);
+TB_HIDDEN void tb_output_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
+				 uint64_t events);
+TB_HIDDEN void tb_output_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info);
+TB_HIDDEN int tb_output_tick(struct tb_engine *e);
+TB_HIDDEN void tb_output_close(struct tb_engine *e);
+/* Connects the relay daemon and registers it as an output (tb_engine_create
+ * with cfg->relay): 0 or -errno (tb_errmsg()). */
 TB_HIDDEN int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg);
-/* Closes its streams and connections (finish, destroy). */
-TB_HIDDEN void tb_engine_relay_close(struct tb_engine *e);
+/* Stops and closes it if the finish did not, and frees it (destroy). */
+TB_HIDDEN void tb_engine_relay_free(struct tb_engine *e);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
  * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,
@@ -315,6 +340,14 @@ TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
  * the session and before writing what was copied.  Any thread.
  */
 TB_HIDDEN int tb_engine_damaged(struct tb_engine *e);
+/* engine_kernel.c: the kernel thread (--kernel) */
+TB_HIDDEN int tb_engine_kernel_open(struct tb_engine *e, const struct tb_kernel_cfg *cfg);
+TB_HIDDEN int tb_engine_kernel_start(struct tb_engine *e);
+/* engine_run.c: what tb_engine_start() does after the kernel's events are enabled */
+TB_HIDDEN int tb_engine_start_threads(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_stop(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_finish(struct tb_engine *e);
+TB_HIDDEN void tb_engine_kernel_warnings(struct tb_engine *e);
 TB_HIDDEN void tb_engine_warn(struct tb_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- between engine.c (lifecycle) and engine_run.c (the threads) ---- */
@@ -327,6 +360,8 @@ TB_HIDDEN void tb_recorder_mark(struct tb_engine *e);
  * thread then sleeps at most 50 ms. */
 TB_HIDDEN int tb_engine_progress_tick(struct tb_engine *e);
 TB_HIDDEN void tb_recorder_unmark(struct tb_engine *e);
+/* Adds the local copy's output (its tick moves the mark's progress). */
+TB_HIDDEN int tb_recorder_output(struct tb_engine *e);
 /* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
 /* One pass of the drain thread over every drained ring; returns packets taken. */

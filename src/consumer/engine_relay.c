@@ -3,46 +3,284 @@
  * engine_relay.c - the engine's side of the relay daemon (relay.c): what is
  * written to the trace directory is also sent, packet by packet, with the
  * metadata ahead of the packets that need it, and live beacons for idle
- * streams.  A relay that is lost is tried again after 1 s, then after
- * twice as long each time up to 30 s (drain thread); reconnected, it gets a
- * new relay session whose packets carry what was not sent meanwhile as
- * lost_relay.  The local trace goes on whole throughout, and what could not
- * be sent is counted (tb_engine_relay(), the recorder's summary).  Without a
- * local trace (relay-only) the relay's copy is the trace: what it did not
- * get is lost, counted per stream (relay_unsent) by tb_engine_stats().
+ * streams.
+ *
+ * The relay never holds the recorder.  The threads that write the local
+ * copy (drain, writer, finish) only copy a packet into a bounded queue
+ * (TB_RELAY_QUEUE bytes) and go on; a sender thread of its own takes the
+ * queue in order and does every network call (relay.c: each with a
+ * deadline).  A full queue (a relay slower than the recording) or a lost
+ * relay costs the relay's copy, never the local one: those packets are
+ * counted as not sent and carried as lost_relay in the stream's next packet
+ * sent.  The end of the recording gives the sender TB_RELAY_CLOSE_NS to
+ * send what is queued and close the streams, whatever the relay does; what
+ * it could not send by then is counted.
+ *
+ * A lost relay is tried again after 1 s, then after twice as long each time
+ * up to 30 s (sender thread); reconnected, it gets a new relay session (the
+ * whole metadata first) whose packets carry what was not sent meanwhile as
+ * lost_relay.  Without a local trace (relay-only) the relay's copy is the
+ * trace: what it did not get is lost, counted per stream (relay_unsent) by
+ * tb_engine_stats().
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "consumer/engine_impl.h"
-#include "consumer/relay.h"
+#include "relay/relay.h"
 #include "ctf/ctf.h"
 
-static void relay_lost(struct tb_engine *e)
+/* Bytes of packets the queue holds at most (metadata is not counted: it is
+ * never dropped, and bounded by the registry). */
+#define TB_RELAY_QUEUE (16u << 20)
+/* What the end of the recording gives the sender, whatever the relay does. */
+#define TB_RELAY_CLOSE_NS 1000000000ull
+
+enum { RQ_PACKET, RQ_META, RQ_BEACONS };
+
+struct rq_item {
+	struct rq_item *next;
+	int kind;
+	unsigned idx;          /* RQ_PACKET: its stream */
+	uint64_t events;       /* RQ_PACKET: events it holds */
+	uint64_t lost_before;  /* RQ_PACKET: events of its stream not sent since the previous one queued */
+	uint64_t ts;           /* RQ_BEACONS: the promise's time */
+	uint32_t nev_from, nev_to; /* RQ_META: the classes its text adds */
+	size_t len;            /* bytes of data (counted in the queue's bound for packets) */
+	uint8_t data[];        /* RQ_PACKET: header + content; RQ_META: text; RQ_BEACONS: a state per stream */
+};
+
+/* RQ_BEACONS' state per stream */
+enum { RB_SKIP = 0, RB_IDLE = 1, RB_BUSY = 2 };
+
+struct tb_relay_out {
+	struct tb_engine *e;
+	struct tb_relay *r;      /* the sender thread's only (tb_relay_cap() excepted) */
+	pthread_t thr;
+	int running;
+	pthread_mutex_t lock;    /* everything below */
+	pthread_cond_t cond;     /* CLOCK_MONOTONIC: an item, stop, or the retry time */
+	struct rq_item *head, **tail;
+	uint64_t bytes;          /* packets' bytes queued or in the sender's hands */
+	int stop;
+	uint64_t *pending;       /* per stream: events not queued since its last packet queued */
+	uint64_t *tail_lost;     /* per stream: events lost to the relay after its last packet sent */
+	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
+	char *full;              /* the whole metadata text as last queued (for a new relay session) */
+	size_t full_len;
+	uint32_t full_nev;
+	uint64_t retry_ns, backoff_ns;
+	uint64_t beacon_ns;      /* monotonic time of the last beacon round (drain thread) */
+	uint32_t live_us;
+	struct tb_relay_stats st;
+};
+
+/* A packet (or items of a lost relay) not sent: counted; under o->lock. */
+static void not_sent(struct tb_relay_out *o, unsigned idx, uint64_t events, int carried_later)
 {
-	/* the first time only: a warning for the caller to print */
-	if (e->relay_st.alive) {
-		e->relay_st.alive = 0;
-		snprintf(e->relay_st.error, sizeof e->relay_st.error, "%s", tb_relay_error(e->relay));
-		tb_engine_warn(e, "%s: %s until it answers again (tried after 1 s, then less and less often)",
-			       e->relay_st.error,
-			       e->local ? "packets are written to the trace directory only (and counted as not sent)"
-					: "packets are lost (no -o DIR: counted as lost to the relay)");
-		e->relay_backoff_ns = 1000000000ull;
-		e->relay_retry_ns = tb_mono_ns() + e->relay_backoff_ns;
+	struct tb_engine *e = o->e;
+	o->st.lost_packets++;
+	o->st.lost_events += events;
+	if (!carried_later)
+		o->tail_lost[idx] += events;
+	/* relaxed: a statistic (engine_impl.h); the sender is its only writer
+	 * once it runs, the other threads write it under o->lock too */
+	__atomic_store_n(&e->streams[idx].relay_unsent, e->streams[idx].relay_unsent + events, __ATOMIC_RELAXED);
+}
+
+/* The relay was just lost (sender thread, o->lock held): said once, and the retry set. */
+static void lost(struct tb_relay_out *o)
+{
+	if (!o->st.alive)
+		return;
+	struct tb_engine *e = o->e;
+	o->st.alive = 0;
+	snprintf(o->st.error, sizeof o->st.error, "%s", tb_relay_error(o->r));
+	if (o->stop) {
+		/* the end's deadline (tb_relay_cap()), or a loss while finishing */
+		tb_engine_warn(e, "%s: the recording ended before the relay took what was queued (counted as not "
+				  "sent)", o->st.error);
+		return;
+	}
+	tb_engine_warn(e, "%s: %s until it answers again (tried after 1 s, then less and less often)", o->st.error,
+		       e->local ? "packets are written to the trace directory only (and counted as not sent)"
+				: "packets are lost (no -o DIR: counted as lost to the relay)");
+	o->backoff_ns = 1000000000ull;
+	o->retry_ns = tb_mono_ns() + o->backoff_ns;
+}
+
+static void item_free(struct tb_relay_out *o, struct rq_item *it)
+{
+	if (it->kind == RQ_PACKET)
+		o->bytes -= it->len;
+	free(it);
+}
+
+/* Drops every queued item (the relay is lost, or the end came): packets counted. */
+static void drop_queue(struct tb_relay_out *o)
+{
+	while (o->head) {
+		struct rq_item *it = o->head;
+		o->head = it->next;
+		if (it->kind == RQ_PACKET) {
+			/* its losses before it, and itself: carried by the stream's
+			 * next packet sent (tb_relay_lost_events) if one comes */
+			tb_relay_lost_events(o->r, it->idx, it->lost_before + it->events);
+			o->tail_lost[it->idx] += it->lost_before;
+			not_sent(o, it->idx, it->events, 0);
+		}
+		item_free(o, it);
+	}
+	o->tail = &o->head;
+}
+
+/* Sends one item (sender thread, without o->lock): 0, or -errno (lost). */
+static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_nev)
+{
+	struct tb_relay *r = o->r;
+	switch (it->kind) {
+	case RQ_PACKET: {
+		struct tb_packet_header h;
+		memcpy(&h, it->data, sizeof h);
+		return tb_relay_packet(r, it->idx, &h, it->len > sizeof h ? it->data + sizeof h : NULL,
+				       it->len - sizeof h);
+	}
+	case RQ_META:
+		if (it->nev_to <= *sent_nev)
+			return 0; /* the whole text sent at the (re)connection holds it */
+		if (it->nev_from != *sent_nev)
+			return 0; /* cannot happen: a whole text is sent first, then increments in order */
+		*sent_nev = it->nev_to;
+		return tb_relay_metadata(r, (const char *)it->data, it->len);
+	default:
+		for (unsigned i = 0; i < it->len; i++)
+			if (it->data[i] == RB_IDLE) {
+				/* a tick earlier per stream: no two streams' inactivity
+				 * messages alike (babeltrace2 warns that it cannot order them) */
+				int rc = tb_relay_beacon(r, i, it->ts > i ? it->ts - i : 0);
+				if (rc)
+					return rc;
+			}
+		return 0;
 	}
 }
 
-void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, const struct iovec *iov, int n,
-			     uint64_t events)
+/* The whole metadata for a new relay session: 0, or -errno. */
+static int send_full_meta(struct tb_relay_out *o, uint32_t *sent_nev)
 {
-	if (!e->relay)
-		return;
-	pthread_mutex_lock(&e->relay_lock);
+	pthread_mutex_lock(&o->lock);
+	char *text = o->full_len ? malloc(o->full_len) : NULL;
+	size_t len = text ? o->full_len : 0;
+	uint32_t nev = o->full_nev;
+	if (text)
+		memcpy(text, o->full, len);
+	pthread_mutex_unlock(&o->lock);
+	if (!text)
+		return 0; /* none yet: the first metadata queued is the whole text */
+	int rc = tb_relay_metadata(o->r, text, len);
+	free(text);
+	if (rc == 0)
+		*sent_nev = nev;
+	return rc;
+}
+
+static void *sender_main(void *arg)
+{
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
+	uint32_t sent_nev = 0; /* classes the relay session's metadata describes */
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		if (!o->st.alive) {
+			drop_queue(o);
+			if (o->stop)
+				break;
+			uint64_t now = tb_mono_ns();
+			if (now < o->retry_ns) {
+				struct timespec ts = { (time_t)(o->retry_ns / 1000000000ull),
+						       (long)(o->retry_ns % 1000000000ull) };
+				pthread_cond_timedwait(&o->cond, &o->lock, &ts);
+				continue;
+			}
+			pthread_mutex_unlock(&o->lock);
+			int rc = tb_relay_reconnect(o->r);
+			sent_nev = 0;
+			if (rc == 0)
+				rc = send_full_meta(o, &sent_nev);
+			pthread_mutex_lock(&o->lock);
+			if (rc == 0) {
+				o->st.alive = 1;
+				o->st.error[0] = 0;
+				o->st.reconnects++;
+				snprintf(o->st.path, sizeof o->st.path, "%s", tb_relay_path(o->r));
+				tb_engine_warn(e, "relay: reconnected; new relay session %s (what was not sent "
+						  "meanwhile is counted in it as lost to the relay)", o->st.path);
+			} else {
+				if (o->backoff_ns < 30000000000ull)
+					o->backoff_ns *= 2;
+				if (o->backoff_ns > 30000000000ull)
+					o->backoff_ns = 30000000000ull;
+				o->retry_ns = tb_mono_ns() + o->backoff_ns;
+			}
+			continue;
+		}
+		struct rq_item *it = o->head;
+		if (!it) {
+			if (o->stop)
+				break;
+			pthread_cond_wait(&o->cond, &o->lock);
+			continue;
+		}
+		o->head = it->next;
+		if (!o->head)
+			o->tail = &o->head;
+		pthread_mutex_unlock(&o->lock);
+		if (it->kind == RQ_PACKET)
+			tb_relay_lost_events(o->r, it->idx, it->lost_before);
+		int rc = send_item(o, it, &sent_nev);
+		pthread_mutex_lock(&o->lock);
+		if (it->kind == RQ_PACKET) {
+			if (rc == 0) {
+				o->st.packets++;
+				o->st.bytes += it->len;
+				o->tail_lost[it->idx] = 0; /* its header carries every loss before it */
+			} else {
+				/* (a packet whose sending failed half-way may have
+				 * reached the relay daemon; it is counted as not sent) */
+				o->tail_lost[it->idx] += it->lost_before;
+				tb_relay_lost_events(o->r, it->idx, it->events);
+				not_sent(o, it->idx, it->events, 0);
+			}
+		}
+		if (rc)
+			lost(o);
+		item_free(o, it);
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* Appends an item; under o->lock.  Wakes the sender. */
+static void enqueue(struct tb_relay_out *o, struct rq_item *it)
+{
+	it->next = NULL;
+	*o->tail = it;
+	o->tail = &it->next;
+	if (it->kind == RQ_PACKET)
+		o->bytes += it->len;
+	pthread_cond_signal(&o->cond);
+}
+
+static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iovec *iov, int n, uint64_t events)
+{
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
 	unsigned idx = ch * e->s->ncpus + cpu;
+	pthread_mutex_lock(&o->lock);
 	for (int i = 0; i < n; i++) {
 		if (iov[i].iov_len != sizeof(struct tb_packet_header))
 			break; /* not a packet header: the caller's bug; nothing more is sent */
@@ -58,94 +296,94 @@ void tb_engine_relay_packets(struct tb_engine *e, unsigned ch, unsigned cpu, con
 			rest_len = iov[i + 1].iov_len;
 			i++;
 		}
-		if (tb_relay_alive(e->relay) && tb_relay_packet(e->relay, idx, &h, rest, rest_len) == 0) {
-			e->relay_st.packets++;
-			e->relay_st.bytes += sizeof h + rest_len;
-		} else {
-			relay_lost(e);
-			e->relay_st.lost_packets++;
+		/* the events of the call are those of its last packet (a first
+		 * empty packet before it holds none) */
+		uint64_t ev = i + 1 >= n ? events : 0;
+		size_t len = sizeof h + rest_len;
+		struct rq_item *it = NULL;
+		/* a full queue is never waited for: the relay is slower than
+		 * the recording, and the local copy must not wait for it */
+		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE)
+			it = malloc(sizeof *it + len);
+		if (!it) {
+			o->pending[idx] += ev;
+			not_sent(o, idx, ev, 1);
+			if (o->st.alive)
+				o->st.full_packets++;
+			continue;
 		}
+		*it = (struct rq_item){ .kind = RQ_PACKET, .idx = idx, .events = ev, .lost_before = o->pending[idx],
+					.len = len };
+		o->pending[idx] = 0;
+		memcpy(it->data, &h, sizeof h);
+		if (rest_len)
+			memcpy(it->data + sizeof h, rest, rest_len);
+		enqueue(o, it);
 	}
-	if (!e->relay_st.alive) {
-		/* (a packet whose sending failed half-way may have reached the
-		 * relay daemon; it is counted as not sent) */
-		e->relay_st.lost_events += events;
-		__atomic_store_n(&e->streams[idx].relay_unsent, e->streams[idx].relay_unsent + events,
-				 __ATOMIC_RELAXED); /* a statistic: see engine_impl.h */
-		tb_relay_lost_events(e->relay, idx, events);
-	}
-	pthread_mutex_unlock(&e->relay_lock);
+	pthread_mutex_unlock(&o->lock);
 }
 
-void tb_engine_relay_metadata(struct tb_engine *e, const struct tb_ctf_trace_info *info)
+/* The text of info's metadata: whole (from 0), or the classes [from, nevents). NULL: out of memory. */
+static char *meta_text(const struct tb_ctf_trace_info *info, uint32_t from, size_t *len)
 {
-	if (!e->relay)
-		return;
-	pthread_mutex_lock(&e->relay_lock);
-	if (tb_relay_alive(e->relay) && (e->relay_nev == 0 || info->nevents > e->relay_nev)) {
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
-		int rc = f ? 0 : -1;
-		if (f) {
-			/* the whole text once; then only the classes registered since
-			 * (the env block it began with stays as it was) */
-			rc = e->relay_nev == 0 ? tb_ctf_metadata_write(f, info)
-					       : tb_ctf_metadata_write_events(f, info, e->relay_nev);
-			fclose(f);
-		}
-		if (rc == 0 && tb_relay_metadata(e->relay, text, len) == 0)
-			e->relay_nev = info->nevents ? info->nevents : 1;
-		else
-			relay_lost(e);
+	char *text = NULL;
+	*len = 0;
+	FILE *f = open_memstream(&text, len);
+	if (!f)
+		return NULL;
+	int rc = from == 0 ? tb_ctf_metadata_write(f, info) : tb_ctf_metadata_write_events(f, info, from);
+	if (fclose(f) != 0 || rc != 0) {
 		free(text);
+		return NULL;
 	}
-	pthread_mutex_unlock(&e->relay_lock);
+	return text;
 }
 
-/* Lost: try again when the back-off says so.  Drain thread. */
-static void relay_retry(struct tb_engine *e, uint64_t now)
+static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 {
-	pthread_mutex_lock(&e->relay_lock);
-	int again = !e->relay_st.alive && now >= e->relay_retry_ns;
-	if (again) {
-		if (tb_relay_reconnect(e->relay) == 0) {
-			e->relay_st.alive = 1;
-			e->relay_st.reconnects++;
-			e->relay_nev = 0; /* the new session needs the whole metadata */
-			snprintf(e->relay_st.path, sizeof e->relay_st.path, "%s", tb_relay_path(e->relay));
-			tb_engine_warn(e, "relay: reconnected; new relay session %s (what was not sent meanwhile is "
-					  "counted in it as lost to the relay)", e->relay_st.path);
-		} else {
-			if (e->relay_backoff_ns < 30000000000ull)
-				e->relay_backoff_ns *= 2;
-			if (e->relay_backoff_ns > 30000000000ull)
-				e->relay_backoff_ns = 30000000000ull;
-			e->relay_retry_ns = now + e->relay_backoff_ns;
-		}
-	}
-	int resend = again && e->relay_st.alive;
-	pthread_mutex_unlock(&e->relay_lock);
-	/* the metadata before any packet of the new session (meta_lock, then
-	 * relay_lock inside: the order every metadata write takes) */
-	if (resend && tb_engine_write_metadata(e) < 0)
-		tb_engine_set_error(e, -EIO);
-}
-
-void tb_engine_relay_tick(struct tb_engine *e)
-{
-	if (!e->relay)
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
+	/* meta_lock is held: q_nev only changes here */
+	uint32_t from = o->q_nev, to = info->nevents ? info->nevents : 1;
+	if (from && to <= from)
 		return;
+	size_t flen, ilen = 0;
+	char *full = meta_text(info, 0, &flen), *inc = from ? meta_text(info, from, &ilen) : NULL;
+	struct rq_item *it = full && (inc || !from) ? malloc(sizeof *it + (from ? ilen : flen)) : NULL;
+	if (!it) {
+		free(full);
+		free(inc);
+		tb_engine_warn(e, "relay: out of memory for the metadata: the relay's copy may lack event classes");
+		return;
+	}
+	/* the whole text first (the relay's metadata stream is append-only: its
+	 * env block keeps the processes known then), then only new classes */
+	*it = (struct rq_item){ .kind = RQ_META, .nev_from = from, .nev_to = to, .len = from ? ilen : flen };
+	memcpy(it->data, from ? inc : full, it->len);
+	free(inc);
+	pthread_mutex_lock(&o->lock);
+	free(o->full);
+	o->full = full;
+	o->full_len = flen;
+	o->full_nev = to;
+	o->q_nev = to;
+	if (o->st.alive)
+		enqueue(o, it);
+	else
+		free(it); /* a new relay session starts with the whole text (o->full) */
+	pthread_mutex_unlock(&o->lock);
+}
+
+static int relay_tick(void *arg)
+{
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
+	if (!o->live_us)
+		return 0;
 	uint64_t now = tb_mono_ns();
-	/* relay_st.alive: written by this thread (or under relay_lock by it) */
-	if (!e->relay_st.alive) {
-		relay_retry(e, now);
-		return;
-	}
-	if (!e->relay_live_us)
-		return;
-	if (now - e->relay_beacon_ns < (uint64_t)e->relay_live_us * 1000)
-		return;
+	if (now - o->beacon_ns < (uint64_t)o->live_us * 1000)
+		return 0;
+	o->beacon_ns = now;
 	/*
 	 * A beacon promises viewers that no record stamped before its time is
 	 * still to come from that stream.  The clock is read first, then the
@@ -155,27 +393,50 @@ void tb_engine_relay_tick(struct tb_engine *e)
 	 * before our clock read commits within nanoseconds (inside one rseq
 	 * critical section, or while owning the ring, which we check): the
 	 * beacon is dated 1 ms before the clock read, far outside that window.
+	 * The beacons go through the queue behind the packets taken before:
+	 * the sender sends them in that order.
 	 */
 	uint64_t ts = tb_clock_read(e->s->clock_kind), margin = e->s->clock_freq / 1000;
 	ts = ts > margin ? ts - margin : 0;
-	pthread_mutex_lock(&e->relay_lock);
-	e->relay_beacon_ns = now;
+	struct rq_item *it = malloc(sizeof *it + e->nstreams);
+	if (!it)
+		return 0;
+	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = e->nstreams };
+	int any = 0;
 	for (unsigned ch = 0; ch < e->s->nchannels; ch++)
-		for (unsigned cpu = 0; cpu < e->s->ncpus && tb_relay_alive(e->relay); cpu++) {
-			if (!tb_chan_drained(e, ch) || !tb_engine_ring_idle(e, ch, cpu))
+		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
+			uint8_t *v = &it->data[ch * e->s->ncpus + cpu];
+			*v = RB_SKIP;
+			if (!tb_chan_drained(e, ch))
 				continue;
-			if (tb_relay_beacon(e->relay, ch * e->s->ncpus + cpu, ts) != 0)
-				relay_lost(e);
+			*v = tb_engine_ring_idle(e, ch, cpu) ? RB_IDLE : RB_BUSY;
+			any |= *v == RB_IDLE;
 		}
-	pthread_mutex_unlock(&e->relay_lock);
+	pthread_mutex_lock(&o->lock);
+	if (any && o->st.alive)
+		enqueue(o, it);
+	else
+		free(it);
+	pthread_mutex_unlock(&o->lock);
+	return 0;
 }
+
+static void relay_close(void *arg);
+
+static const struct tb_output relay_output = {
+	.name = "relay",
+	.packets = relay_packets,
+	.metadata = relay_metadata,
+	.tick = relay_tick,
+	.close = relay_close,
+};
 
 int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 {
 	char **names = calloc(e->nstreams ? e->nstreams : 1, sizeof *names);
-	if (!names)
-		return -ENOMEM;
-	int rc = 0;
+	struct tb_relay_out *o = calloc(1, sizeof *o);
+	uint64_t *counts = calloc(2 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
+	int rc = names && o && counts ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
 			char *n = malloc(TB_CHAN_NAME_MAX + 16);
@@ -186,38 +447,116 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 			tb_stream_name(e, ch, cpu, n, TB_CHAN_NAME_MAX + 16);
 			names[ch * e->s->ncpus + cpu] = n;
 		}
+	/* the drained channels' streams are announced at the start, each with
+	 * an empty packet (relay.h: live viewers must know every stream before
+	 * any shows an event), dated when the session was created, less 10 ms:
+	 * no record of it can be older (its producers attach after), and the
+	 * relay's copy then spans the session, not the time since the clock's
+	 * origin (the boot, for the TSC).  The creation's realtime and tick 0's
+	 * realtime offset were measured together, so their difference holds
+	 * whatever the realtime clock did since. */
+	const struct tb_session *s = e->s;
+	/* relaxed: written once at creation, before any producer ran */
+	uint64_t created = __atomic_load_n(&s->map->created_realtime_ns, __ATOMIC_RELAXED);
+	int64_t since0 = (int64_t)created - s->clock_offset_ns - 10000000;
+	uint64_t base = since0 > 0 ? (uint64_t)((unsigned __int128)since0 * s->clock_freq / 1000000000u) : 0;
+	struct tb_packet_header *first = rc ? NULL : calloc(e->nstreams ? e->nstreams : 1, sizeof *first);
+	if (!rc && !first)
+		rc = -ENOMEM;
+	for (unsigned ch = 0; ch < s->nchannels && !rc; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus && tb_chan_drained(e, ch); cpu++)
+			/* a tick apart: babeltrace2 warns of two streams whose next
+			 * messages look the same (time and kind) */
+			tb_stream_empty_header(e, ch, cpu, 0, base + ch * s->ncpus + cpu, NULL,
+					       &first[ch * s->ncpus + cpu]);
 	if (!rc)
-		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, &e->relay);
-	for (unsigned i = 0; i < e->nstreams; i++)
+		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, first, &o->r);
+	free(first);
+	for (unsigned i = 0; names && i < e->nstreams; i++)
 		free(names[i]);
 	free(names);
 	if (rc == 0) {
-		e->relay_st.enabled = 1;
-		e->relay_st.alive = 1;
-		e->relay_live_us = cfg->live_timer_us;
-		e->relay_beacon_ns = tb_mono_ns();
-		snprintf(e->relay_st.path, sizeof e->relay_st.path, "%s", tb_relay_path(e->relay));
+		o->e = e;
+		o->tail = &o->head;
+		o->pending = counts;
+		o->tail_lost = counts + e->nstreams;
+		o->st.enabled = 1;
+		o->st.alive = 1;
+		o->live_us = cfg->live_timer_us;
+		o->beacon_ns = tb_mono_ns();
+		snprintf(o->st.path, sizeof o->st.path, "%s", tb_relay_path(o->r));
+		pthread_mutex_init(&o->lock, NULL);
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&o->cond, &ca);
+		pthread_condattr_destroy(&ca);
+		int t = pthread_create(&o->thr, NULL, sender_main, o);
+		if (t) {
+			rc = tb_fail(-t, "cannot start the relay sender thread: %s", strerror(t));
+			tb_relay_close(o->r);
+		} else {
+			o->running = 1;
+			e->relay = o;
+			/* the engine's outputs are set before its threads start */
+			return tb_output_add(e, &relay_output, o);
+		}
 	}
+	free(counts);
+	free(o);
 	return rc;
 }
 
-void tb_engine_relay_close(struct tb_engine *e)
+/* The end (finish): what is queued gets TB_RELAY_CLOSE_NS; the statistics stay. */
+static void relay_close(void *arg)
 {
-	if (!e->relay)
+	struct tb_relay_out *o = arg;
+	struct tb_engine *e = o->e;
+	if (!o->r)
 		return;
-	pthread_mutex_lock(&e->relay_lock);
-	tb_relay_close(e->relay);
+	/* what is queued gets TB_RELAY_CLOSE_NS in all, whatever the relay
+	 * does (every wait of relay.c is capped), the streams' closing included */
+	uint64_t cap = tb_mono_ns() + TB_RELAY_CLOSE_NS;
+	tb_relay_cap(o->r, cap);
+	pthread_mutex_lock(&o->lock);
+	o->stop = 1;
+	pthread_cond_signal(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	if (o->running)
+		pthread_join(o->thr, NULL);
+	pthread_mutex_lock(&o->lock);
+	/* losses no packet sent afterwards can carry: only the recorder knows them */
+	for (unsigned i = 0; i < e->nstreams; i++)
+		o->st.unreported_events += o->tail_lost[i] + o->pending[i];
+	pthread_mutex_unlock(&o->lock);
+	tb_relay_close(o->r); /* closes the streams if still alive, within the cap */
+	o->r = NULL;
+	free(o->pending);
+	free(o->full);
+	/* e->relay stays for tb_engine_relay(): o->st is final */
+	o->running = 0;
+}
+
+void tb_engine_relay_free(struct tb_engine *e)
+{
+	struct tb_relay_out *o = e->relay;
+	if (!o)
+		return;
+	relay_close(o);
+	pthread_mutex_destroy(&o->lock);
+	pthread_cond_destroy(&o->cond);
+	free(o);
 	e->relay = NULL;
-	pthread_mutex_unlock(&e->relay_lock);
 }
 
 void tb_engine_relay(struct tb_engine *e, struct tb_relay_stats *out)
 {
-	if (!e->relay_st.enabled) {
+	struct tb_relay_out *o = e->relay;
+	if (!o) {
 		memset(out, 0, sizeof *out);
 		return;
 	}
-	pthread_mutex_lock(&e->relay_lock);
-	*out = e->relay_st;
-	pthread_mutex_unlock(&e->relay_lock);
+	pthread_mutex_lock(&o->lock);
+	*out = o->st;
+	pthread_mutex_unlock(&o->lock);
 }

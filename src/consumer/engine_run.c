@@ -46,42 +46,6 @@ static void sleep_ns(uint64_t ns)
 /* draining                                                                */
 /* ---------------------------------------------------------------------- */
 
-void tb_engine_wake(struct tb_engine *e)
-{
-	if (e->flags & TB_ENG_READONLY)
-		return;
-	uint32_t *f = &e->s->map->consumer_futex;
-	/* release: pairs with the acquire load of consumer_futex inside
-	 * tb_consumer_wait(), like a producer's wake-up; what we publish is
-	 * only "look again", the rings themselves carry their own ordering */
-	__atomic_fetch_add(f, 1, __ATOMIC_RELEASE);
-	tb_futex_wake_all(f);
-}
-
-int tb_engine_ring_touched(struct tb_engine *e, unsigned ch, unsigned cpu)
-{
-	/* relaxed: a hint only; a ring whose first write we miss here is
-	 * seen at the next pass (or is taken by drain_dead after all
-	 * producers are gone, when nothing races any more) */
-	return __atomic_load_n(&tb_ctl_of(e->s, ch, cpu)->head, __ATOMIC_RELAXED) != 0;
-}
-
-int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu)
-{
-	const struct tb_ctl *c = tb_ctl_of(e->s, ch, cpu);
-	/* relaxed: see tb_engine_relay_tick() for why a stale view is harmless */
-	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
-	if (head == 0)
-		return 1;
-	uint64_t S = e->s->chan[ch].sb_size;
-	if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) != 0)
-		return 0;
-	if ((head & (S - 1)) != TB_PACKET_HEADER_SIZE)
-		return 0;
-	/* and every closed packet was taken by the consumer */
-	uint64_t pos;
-	return tb_ring_ready(e->s, ch, cpu, &pos) == 0;
-}
 
 /* The walk of one packet: stops at the first record stamped after the packet's end. */
 struct walk_ctx {
@@ -375,8 +339,7 @@ static void *drain_main(void *arg)
 		}
 		unsigned n = tb_engine_drain_pass(e);
 		__atomic_store_n(&map->consumer_heartbeat_ns, tb_mono_ns(), __ATOMIC_RELAXED);
-		tb_engine_relay_tick(e);
-		int tick_due = tb_engine_progress_tick(e);
+		int tick_due = tb_output_tick(e); /* the progress mark, live beacons */
 		if (n) {
 			idle_wakeups = 0;
 			continue;
@@ -527,7 +490,7 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-int tb_engine_start(struct tb_engine *e)
+int tb_engine_start_threads(struct tb_engine *e)
 {
 	struct tb_session *s = e->s;
 	int any = 0;

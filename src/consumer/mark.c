@@ -129,7 +129,7 @@ void tb_recorder_unmark(struct tb_engine *e)
  * (or owned by a fallback writer), holds it back to that packet's
  * timestamp_begin; an empty, unowned ring does not (a record written from
  * now on is stamped after the clock read below, less 1 ms: see
- * tb_engine_relay_tick() for the same argument).  Relaxed loads of shared
+ * relay_tick() in engine_relay.c for the same argument).  Relaxed loads of shared
  * memory: a hint for followers, never trusted for the trace itself.
  */
 int tb_engine_progress_tick(struct tb_engine *e)
@@ -184,4 +184,19 @@ int tb_engine_progress_tick(struct tb_engine *e)
 		}
 	}
 	return 0;
+}
+
+static int mark_tick(void *arg)
+{
+	return tb_engine_progress_tick(arg);
+}
+
+/* The local copy as an output: its packets and metadata are written by the
+ * engine itself (stream.c, metadata.c) before any output sees them; what it
+ * adds each tick is the followers' progress mark. */
+static const struct tb_output local_output = { .name = "local", .tick = mark_tick };
+
+int tb_recorder_output(struct tb_engine *e)
+{
+	return tb_output_add(e, &local_output, e);
 }

@@ -139,6 +139,8 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 	/* the stream classes of the channels (validated at attach) */
 	for (unsigned c = 0; c < s->nchannels; c++)
 		info.streams |= 1u << (s->chan[c].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN);
+	if (e->kern) /* --kernel: stream class 2 and its classes (engine_kernel.c) */
+		info.kevents = tb_kernel_classes(e->kern, &info.nkevents);
 	memcpy(info.uuid, s->uuid, 16);
 
 	int rc = 0;
@@ -174,7 +176,7 @@ static int write_metadata(struct tb_engine *e, uint32_t *gen_out, uint32_t *proc
 sent:
 	*gen_out = gen;
 	*procs_out = pcount;
-	tb_engine_relay_metadata(e, &info); /* before any packet that needs it, as on disk */
+	tb_output_metadata(e, &info); /* before any packet that needs it, as on disk */
 out:
 	free(l.v);
 	free(l.strs);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,38 @@
 #include <tracebuf/session.h>
 
 #include "consumer/engine.h"
+
+/* Creates the output directory (mkdir -p) unless it exists; *created says whether. */
+int tb_output_dir(const char *dir, int *created)
+{
+	*created = 0;
+	if (!dir || !*dir)
+		return tb_fail(-EINVAL, "no output directory given");
+	struct stat sb;
+	if (stat(dir, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode))
+			return tb_fail(-ENOTDIR, "output %s exists and is not a directory", dir);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return tb_fail(-errno, "output directory %s: %s", dir, strerror(errno));
+	/* mkdir -p: create missing parents too */
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+		return tb_fail(-ENAMETOOLONG, "output directory name too long: %s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return tb_fail(-errno, "cannot create %s: %s", path, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return tb_fail(-errno, "cannot create output directory %s: %s", dir, strerror(errno));
+	*created = 1;
+	return 0;
+}
 
 /* 1: DIR/metadata names the session's trace uuid; 0: no metadata; -1: another trace's (or unreadable). */
 static int metadata_of_session(const char *dir, const struct tb_session *s)

@@ -26,10 +26,6 @@
 #include "consumer/engine_impl.h"
 #include "platform/clock.h"
 
-void tb_stream_name(const struct tb_engine *e, unsigned ch, unsigned cpu, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s_%u", e->s->chan[ch].name, cpu);
-}
 
 /* What readers know now: the causes of the packet just written (also for
  * the status line and the summary, read from other threads: relaxed). */
@@ -123,6 +119,67 @@ static int resume_stream(struct tb_engine *e, const char *name, unsigned ch, uns
 	return 0;
 }
 
+/* "kernel_cpu<N>" or "kernel_cpu<N>_r<G>" (src/kernel/kwrite.c); a channel's
+ * files end in "_<digits>" after its name, so "kernel_cpu_0" is a channel's */
+static int kernel_stream_name(const char *n)
+{
+	if (strncmp(n, "kernel_cpu", 10))
+		return 0;
+	n += 10;
+	if (*n < '0' || *n > '9')
+		return 0;
+	while (*n >= '0' && *n <= '9')
+		n++;
+	if (!*n)
+		return 1;
+	if (strncmp(n, "_r", 2) || n[2] < '0' || n[2] > '9')
+		return 0;
+	for (n += 2; *n >= '0' && *n <= '9'; n++)
+		;
+	return !*n;
+}
+
+/*
+ * A kernel stream (kernel_cpu<N>[_r<G>]) a killed recorder left: every
+ * packet must be a kernel packet of this session (magic, uuid, stream class
+ * 2, a size inside the file); a partial last packet is cut.  It is kept as
+ * it is (the attaching recorder writes its own under another generation).
+ */
+static int resume_kernel_stream(struct tb_engine *e, const char *name)
+{
+	if (!e->kern)
+		return tb_fail(-ENOTEMPTY, "%s/%s is a kernel stream: attach with --kernel to keep it readable, or give "
+					   "a new or empty output directory", e->dir, name);
+	int fd = openat(e->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		int err = fd < 0 ? errno : EINVAL;
+		if (fd >= 0)
+			close(fd);
+		return tb_fail(-err, "%s/%s: not a kernel stream file of this session", e->dir, name);
+	}
+	uint64_t off = 0, size = (uint64_t)sb.st_size;
+	int rc = 0;
+	while (off + TB_PACKET_HEADER_SIZE <= size) {
+		struct tb_packet_header h;
+		if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+			break;
+		if (h.magic != TB_CTF_MAGIC || memcmp(h.uuid, e->s->uuid, 16) || h.stream_id != TB_STREAM_KERNEL) {
+			rc = tb_fail(-ENOTEMPTY, "%s/%s is not a kernel stream of this session; give a new or empty "
+						 "output directory", e->dir, name);
+			break;
+		}
+		uint64_t psz = h.packet_size / 8;
+		if (psz < TB_PACKET_HEADER_SIZE || psz > size - off)
+			break; /* cut here */
+		off += psz;
+	}
+	if (!rc && off < size && ftruncate(fd, (off_t)off) < 0)
+		rc = tb_fail(-errno, "%s/%s: cannot cut its partial last packet: %s", e->dir, name, strerror(errno));
+	close(fd);
+	return rc;
+}
+
 int tb_dir_prepare(struct tb_engine *e, int resume)
 {
 	int fd = dup(e->dirfd);
@@ -146,6 +203,11 @@ int tb_dir_prepare(struct tb_engine *e, int resume)
 		unsigned ch, cpu;
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
 			continue;
+		if (kernel_stream_name(de->d_name)) {
+			if ((rc = resume_kernel_stream(e, de->d_name)) < 0)
+				break;
+			continue;
+		}
 		if (!stream_of_name(e, de->d_name, &ch, &cpu)) {
 			rc = tb_fail(-ENOTEMPTY, "%s/%s is not a stream of this session; give a new or "
 						 "empty output directory", e->dir, de->d_name);
@@ -162,25 +224,6 @@ int tb_dir_prepare(struct tb_engine *e, int resume)
 /* An empty packet (header and context only) of ring (ch, cpu): the first
  * packet of a stream that starts after losses, and the last one when the
  * end of a stream lost events readers were not told about yet. */
-static void empty_packet(const struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t seq, uint64_t ts,
-			 const uint64_t lost[TB_LOSS_NCAUSES], struct tb_packet_header *h)
-{
-	memset(h, 0, sizeof *h);
-	h->magic = TB_CTF_MAGIC;
-	memcpy(h->uuid, e->s->uuid, 16);
-	/* the stream class of the channel's packets: a reader takes a stream
-	 * file's class from its first packet, which may be this one */
-	h->stream_id = e->s->chan[ch].vtid ? TB_STREAM_VTID : TB_STREAM_PLAIN;
-	h->stream_instance_id = ((uint64_t)ch << 32) | cpu;
-	h->timestamp_begin = h->timestamp_end = ts;
-	h->content_size = h->packet_size = TB_PACKET_HEADER_SIZE * 8ull;
-	h->packet_seq_num = seq;
-	h->cpu_id = cpu;
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++) {
-		h->lost[k] = lost ? lost[k] : 0;
-		h->events_discarded += h->lost[k];
-	}
-}
 
 static void note_seen(struct tb_stream *st, const struct tb_packet_info *info)
 {
@@ -422,7 +465,7 @@ static int stream_account(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 static int write_first_empty(struct tb_engine *e, unsigned ch, unsigned cpu, struct tb_stream *st,
 			     const struct tb_packet_info *in, struct tb_packet_header *pre)
 {
-	empty_packet(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
+	tb_stream_empty_header(e, ch, cpu, in->seq ? in->seq - 1 : 0, in->ts_begin, NULL, pre);
 	pre->packet_size = TB_DIO_ALIGN * 8ull;
 	struct iovec iov = { pre, sizeof *pre };
 	int rc = tb_stream_write(e, ch, cpu, st, &iov, 1, sizeof *pre, TB_DIO_ALIGN);
@@ -489,7 +532,7 @@ int tb_stream_append(struct tb_engine *e, unsigned ch, unsigned cpu, const void 
 		tb_stat_add(&st->st.dropped, 1);
 		return rc;
 	}
-	tb_engine_relay_packets(e, ch, cpu, sent, nsent, in.events);
+	tb_output_packets(e, ch, cpu, sent, nsent, in.events);
 	written(st, in.seq, in.packet_bytes, in.events, out);
 	return 0;
 }
@@ -508,7 +551,7 @@ void tb_stream_stage(struct tb_engine *e, struct tb_batch *b, uint8_t *pkt, cons
 		struct tb_packet_header pre;
 		if (write_first_empty(e, ch, cpu, st, &in, &pre) < 0)
 			return;
-		tb_engine_relay_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
+		tb_output_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
 	}
 	st->started = 1;
 	/* the header readers must see, in place: this copy is ours */
@@ -554,7 +597,7 @@ void tb_stream_reap(struct tb_engine *e, struct tb_batch *b)
 		struct iovec sent[2] = { { p->pkt, sizeof(struct tb_packet_header) },
 					 { p->pkt + sizeof(struct tb_packet_header),
 					   p->content - sizeof(struct tb_packet_header) } };
-		tb_engine_relay_packets(e, b->ch, b->cpu, sent,
+		tb_output_packets(e, b->ch, b->cpu, sent,
 					p->content > sizeof(struct tb_packet_header) ? 2 : 1, p->events);
 		written(st, p->seq, p->padded, p->events, p->out);
 	}
@@ -649,12 +692,12 @@ static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, str
 		seq = st->last_seq; /* an empty packet may repeat a number (babeltrace2 and our reader accept it) */
 	uint64_t ts = st->seen_ts;
 	struct tb_packet_header h;
-	empty_packet(e, ch, cpu, seq, ts, out, &h);
+	tb_stream_empty_header(e, ch, cpu, seq, ts, out, &h);
 	struct tb_packet_header pre;
 	struct iovec iov[2];
 	int n = 0;
 	if (!st->resumed && st->size == 0) { /* as in tb_stream_append: counts need a packet before them */
-		empty_packet(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
+		tb_stream_empty_header(e, ch, cpu, seq ? seq - 1 : 0, ts, NULL, &pre);
 		iov[n++] = (struct iovec){ &pre, sizeof pre };
 	}
 	iov[n++] = (struct iovec){ &h, sizeof h };
@@ -667,7 +710,7 @@ static int final_loss_packet(struct tb_engine *e, unsigned ch, unsigned cpu, str
 	memcpy(sent, iov, sizeof sent);
 	int rc = tb_stream_write(e, ch, cpu, st, iov, n, bytes, bytes);
 	if (rc == 0) {
-		tb_engine_relay_packets(e, ch, cpu, sent, n, 0);
+		tb_output_packets(e, ch, cpu, sent, n, 0);
 		publish_lost(st, out);
 		st->last_seq = seq;
 		st->have_last = 1;

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TB_FORMAT_VERSION 3u
+#define TB_FORMAT_VERSION 4u
 
 /* ---------------------------------------------------------------------- */
 /* 1. Session file                                                         */
@@ -287,10 +287,11 @@ struct tb_proc_table {
 /* ---------------------------------------------------------------------- */
 
 /*
- * Causes of loss, each a running total in the packet context (lost[]) and,
+ * Causes of loss, each a running total in the trace packet header (lost[]) and,
  * for the producer causes, a counter of the control block.  Their sum is
- * events_discarded.  FORMAT: the order is the order of the packet context
- * fields "lost_<name>" (docs/CTF.md); append only.
+ * events_discarded.  FORMAT: the order is the order of the elements of the
+ * packet header's tb_lost_by_cause array (formats 2 and 3: of the packet
+ * context fields "lost_<name>"; docs/CTF.md); append only.
  */
 enum tb_loss_cause {
 	TB_LOSS_FULL = 0,        /* producer: ring full (discard mode) */
@@ -319,7 +320,7 @@ static inline uint64_t *tb_ctl_lost(struct tb_ctl *c, unsigned cause)
 	}
 }
 
-/* Name of the packet-context field of cause `c` ("lost_full", ...); NULL past the last. */
+/* Name of cause `c` ("lost_full", ...; formats 2 and 3: its packet-context field); NULL past the last. */
 static inline const char *tb_loss_field(unsigned c)
 {
 	static const char *const names[TB_LOSS_NCAUSES] = {
@@ -336,14 +337,51 @@ static inline const char *tb_loss_field(unsigned c)
  * stream event context), then the payload. */
 #define TB_STREAM_PLAIN 0u
 #define TB_STREAM_VTID 1u
-#define TB_NSTREAM_CLASSES 2u
+#define TB_STREAM_KERNEL 2u /* the kernel's scheduling events (docs/KERNEL.md): class 0's layout, own classes */
+#define TB_NSTREAM_CLASSES 3u
+/* The kernel stream class's event ids begin here (the tools key classes by
+ * id alone; registry ids stay below TB_MAX_EVENTS). */
+#define TB_KERNEL_ID_BASE TB_MAX_EVENTS
 #define TB_VTID_SIZE 4u /* bytes of the event context of a TB_STREAM_VTID record */
 
-struct tb_packet_header {
+/*
+ * Every packet begins with the trace packet header (TSDL trace
+ * packet.header: the same for every stream class, kernel streams included),
+ * then the packet context of its stream class.  Format 4 keeps in the
+ * context only what CTF readers give a meaning to, plus cpu_id, so that
+ * babeltrace2 prints "{ cpu_id = N }" on each event line as it does for
+ * LTTng; tracebuf's loss counts by cause are in the trace packet header,
+ * which babeltrace2 reads but does not show (one warning naming the field
+ * when it opens the trace; docs/CTF.md).  events_discarded, their sum, is
+ * in the context: what every CTF reader reports losses from.
+ */
+struct tb_trace_packet_header {
 	uint32_t magic;              /* TB_CTF_MAGIC */
 	uint8_t uuid[16];            /* trace uuid */
 	uint32_t stream_id;          /* stream class: TB_STREAM_PLAIN, or TB_STREAM_VTID on a vtid channel */
 	uint64_t stream_instance_id; /* (channel << 32) | cpu */
+	/* the running total by cause (enum tb_loss_cause; TSDL: one array,
+	 * tb_lost_by_cause).  The producer writes the producer causes when it
+	 * opens and when it closes the packet; the consumer sets the consumer
+	 * causes (and, for overwrite rings, the overwritten count) in its
+	 * private copy before it writes the packet out. */
+	uint64_t lost[TB_LOSS_NCAUSES];
+} __attribute__((packed));
+
+#define TB_TRACE_PACKET_HEADER_SIZE 104u
+
+/* struct tb_packet_header - the trace packet header, then the packet
+ * context of stream classes 0 and 1: the first TB_PACKET_HEADER_SIZE bytes
+ * of every sub-buffer, and of every packet of a trace.  Its first
+ * TB_TRACE_PACKET_HEADER_SIZE bytes are a struct tb_trace_packet_header
+ * (the asserts at the end of this file check the two agree). */
+struct tb_packet_header {
+	/* trace packet header */
+	uint32_t magic;
+	uint8_t uuid[16];
+	uint32_t stream_id;
+	uint64_t stream_instance_id;
+	uint64_t lost[TB_LOSS_NCAUSES];
 	/* packet context */
 	uint64_t timestamp_begin;
 	uint64_t timestamp_end;
@@ -351,31 +389,27 @@ struct tb_packet_header {
 	uint64_t packet_size;        /* bits: sub-buffer size */
 	uint64_t packet_seq_num;     /* == packet start position / sub-buffer size */
 	uint64_t events_discarded;   /* running total for the stream, never reset: the sum of lost[] */
-	uint32_t cpu_id;
-	uint32_t tb_reserved;        /* zero */
-	/* the running total by cause (enum tb_loss_cause).  The producer
-	 * writes the producer causes when it closes the packet; the consumer
-	 * sets the consumer causes (and, for overwrite rings, the overwritten
-	 * count) in its private copy before it writes the packet out. */
-	uint64_t lost[TB_LOSS_NCAUSES];
+	uint64_t cpu_id;             /* the CPU (fallback: ring slot); 64 bits keep the context aligned */
 } __attribute__((packed));
 
 #define TB_PACKET_HEADER_SIZE 160u
-#define TB_PACKET_HEADER_SIZE_V1 88u /* format 1 (no lost[]): readers still read such traces */
 
-/* byte offsets, for the switch's store list and the validators */
+/* byte offsets, for the switch's store list, the consumer and the validators */
 #define TB_PKT_OFF_MAGIC 0u
 #define TB_PKT_OFF_UUID 4u
 #define TB_PKT_OFF_STREAM_ID 20u
 #define TB_PKT_OFF_INSTANCE 24u
-#define TB_PKT_OFF_TS_BEGIN 32u
-#define TB_PKT_OFF_TS_END 40u
-#define TB_PKT_OFF_CONTENT 48u
-#define TB_PKT_OFF_PACKET 56u
-#define TB_PKT_OFF_SEQ 64u
-#define TB_PKT_OFF_DISCARDED 72u
-#define TB_PKT_OFF_CPU 80u
-#define TB_PKT_OFF_LOST 88u /* + 8 * enum tb_loss_cause */
+#define TB_PKT_OFF_LOST 32u /* + 8 * enum tb_loss_cause */
+#define TB_PKT_OFF_TS_BEGIN 104u
+#define TB_PKT_OFF_TS_END 112u
+#define TB_PKT_OFF_CONTENT 120u
+#define TB_PKT_OFF_PACKET 128u
+#define TB_PKT_OFF_SEQ 136u
+#define TB_PKT_OFF_DISCARDED 144u
+#define TB_PKT_OFF_CPU 152u
+
+/* The name of the loss array in the TSDL trace packet header (format 4). */
+#define TB_TSDL_LOST_ARRAY "tb_lost_by_cause"
 
 /* ---------------------------------------------------------------------- */
 /* 3. Record header                                                        */
@@ -417,9 +451,30 @@ _Static_assert(sizeof(struct tb_registry) == 128, "tb_registry layout");
 _Static_assert(sizeof(struct tb_proc_entry) == 128, "tb_proc_entry layout");
 _Static_assert(sizeof(struct tb_proc_table) == 64, "tb_proc_table layout");
 _Static_assert(sizeof(struct tb_packet_header) == TB_PACKET_HEADER_SIZE, "packet header");
-_Static_assert(offsetof(struct tb_packet_header, events_discarded) == TB_PKT_OFF_DISCARDED, "ctx");
-_Static_assert(offsetof(struct tb_packet_header, cpu_id) == TB_PKT_OFF_CPU, "ctx");
-_Static_assert(offsetof(struct tb_packet_header, lost) == TB_PKT_OFF_LOST, "ctx");
-_Static_assert(TB_PKT_OFF_LOST + 8 * TB_LOSS_NCAUSES == TB_PACKET_HEADER_SIZE, "ctx");
+_Static_assert(sizeof(struct tb_trace_packet_header) == TB_TRACE_PACKET_HEADER_SIZE, "trace packet header");
+#define TB_PKT_ASSERT_(f, off) _Static_assert(offsetof(struct tb_packet_header, f) == (off), "packet: " #f)
+#define TB_TPH_ASSERT_(f, off) _Static_assert(offsetof(struct tb_trace_packet_header, f) == (off), "trace packet header: " #f)
+TB_PKT_ASSERT_(magic, TB_PKT_OFF_MAGIC);
+TB_PKT_ASSERT_(uuid, TB_PKT_OFF_UUID);
+TB_PKT_ASSERT_(stream_id, TB_PKT_OFF_STREAM_ID);
+TB_PKT_ASSERT_(stream_instance_id, TB_PKT_OFF_INSTANCE);
+TB_PKT_ASSERT_(lost, TB_PKT_OFF_LOST);
+TB_TPH_ASSERT_(magic, TB_PKT_OFF_MAGIC);
+TB_TPH_ASSERT_(uuid, TB_PKT_OFF_UUID);
+TB_TPH_ASSERT_(stream_id, TB_PKT_OFF_STREAM_ID);
+TB_TPH_ASSERT_(stream_instance_id, TB_PKT_OFF_INSTANCE);
+TB_TPH_ASSERT_(lost, TB_PKT_OFF_LOST);
+_Static_assert(TB_PKT_OFF_LOST + 8 * TB_LOSS_NCAUSES == TB_TRACE_PACKET_HEADER_SIZE, "lost[] ends the trace packet header");
+TB_PKT_ASSERT_(timestamp_begin, TB_PKT_OFF_TS_BEGIN);
+TB_PKT_ASSERT_(timestamp_end, TB_PKT_OFF_TS_END);
+TB_PKT_ASSERT_(content_size, TB_PKT_OFF_CONTENT);
+TB_PKT_ASSERT_(packet_size, TB_PKT_OFF_PACKET);
+TB_PKT_ASSERT_(packet_seq_num, TB_PKT_OFF_SEQ);
+TB_PKT_ASSERT_(events_discarded, TB_PKT_OFF_DISCARDED);
+TB_PKT_ASSERT_(cpu_id, TB_PKT_OFF_CPU);
+_Static_assert(TB_PKT_OFF_TS_BEGIN == TB_TRACE_PACKET_HEADER_SIZE, "the context follows the trace packet header");
+_Static_assert(TB_PKT_OFF_CPU + 8 == TB_PACKET_HEADER_SIZE, "cpu_id ends the context");
+#undef TB_PKT_ASSERT_
+#undef TB_TPH_ASSERT_
 
 #endif

@@ -6,7 +6,8 @@
  * writes: trace block (uuid, packet header), env block, clock block, the
  * stream classes in use (packet context, compact/extended event header;
  * class 1 adds the event context "vtid") and every event class of the
- * registry, once per stream class.  The reader's TSDL parser (src/reader/) reads
+ * registry, once per stream class of the channels; class 2 (the kernel's
+ * streams) has the kernel's event classes only.  The reader's TSDL parser (src/reader/) reads
  * exactly this subset back; docs/FORMAT.md shows a complete example.
  */
 #ifndef TB_CTF_CTF_H
@@ -36,6 +37,11 @@ struct tb_ctf_trace_info {
 	 * TB_STREAM_VTID: the channels with vtid); 0 means class 0 only.
 	 * Each is declared, and every event class once for each. */
 	uint32_t streams;
+	/* the kernel's event classes (docs/KERNEL.md): ids TB_KERNEL_ID_BASE + i,
+	 * of stream class TB_STREAM_KERNEL, declared (with that class) when
+	 * nkevents > 0; none of the registry's classes belongs to it */
+	const struct tb_event_desc *kevents;
+	uint32_t nkevents;
 };
 
 /*

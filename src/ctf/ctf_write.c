@@ -223,11 +223,15 @@ void tb_ctf_clock_offset(int64_t offset_ns, uint64_t freq, int64_t *offset_s, ui
 static int stream_used(const struct tb_ctf_trace_info *info, uint32_t sid)
 {
 	uint32_t used = info->streams ? info->streams : 1u << TB_STREAM_PLAIN;
+	if (info->nkevents)
+		used |= 1u << TB_STREAM_KERNEL;
 	return (used >> sid) & 1;
 }
 
 /*
- * Stream class `sid`.  Both have the same packet context and event header;
+ * Stream class `sid`.  All have the same packet context and event header
+ * (the context: what CTF readers give a meaning to, and cpu_id, which they
+ * show on every event line; the loss causes are in the trace packet header; class TB_STREAM_KERNEL is class 0's declaration under id 2);
  * class TB_STREAM_VTID adds the event context of LTTng's vtid context: the
  * TSDL name "_vtid" (one underscore, stripped by CTF readers as for payload
  * fields: babeltrace2 shows "vtid"), an unsigned 32-bit decimal integer.
@@ -254,11 +258,8 @@ static void put_stream(FILE *out, uint32_t sid)
 	      "\t\tuint64_t packet_size;\n"
 	      "\t\tuint64_t packet_seq_num;\n"
 	      "\t\tuint64_t events_discarded;\n"
-	      "\t\tuint32_t cpu_id;\n"
-	      "\t\tuint32_t tb_reserved;\n", out);
-	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
-		fprintf(out, "\t\tuint64_t %s;\n", tb_loss_field(k));
-	fputs("\t};\n};\n\n", out);
+	      "\t\tuint64_t cpu_id;\n"
+	      "\t};\n};\n\n", out);
 }
 
 int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
@@ -270,9 +271,12 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	if (info->nevents > TB_MAX_EVENTS)
 		return tb_fail(-EINVAL, "tb_ctf_metadata_write: %" PRIu32 " event classes, at most %u",
 			       info->nevents, TB_MAX_EVENTS);
-	if (info->streams >> TB_NSTREAM_CLASSES)
-		return tb_fail(-EINVAL, "tb_ctf_metadata_write: stream classes 0x%" PRIx32 ", only 0 and 1 exist",
+	if (info->streams >> TB_STREAM_KERNEL)
+		return tb_fail(-EINVAL, "tb_ctf_metadata_write: stream classes 0x%" PRIx32 ", only 0 and 1 are "
+					"the channels' (class 2 is declared by nkevents)",
 			       info->streams);
+	if (info->nkevents > TB_MAX_EVENTS || (info->nkevents && !info->kevents))
+		return tb_fail(-EINVAL, "tb_ctf_metadata_write: %" PRIu32 " kernel event classes", info->nkevents);
 	for (uint32_t i = 0; i < info->nenv; i++)
 		if (!info->env[i].key || !tb_ctf_ident_valid(info->env[i].key, 128))
 			return tb_fail(-EINVAL, "tb_ctf_metadata_write: env key #%" PRIu32
@@ -299,8 +303,16 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	      "\t\tuint32_t magic;\n"
 	      "\t\tuint8_t uuid[16];\n"
 	      "\t\tuint32_t stream_id;\n"
-	      "\t\tuint64_t stream_instance_id;\n"
-	      "\t};\n};\n\n", out);
+	      "\t\tuint64_t stream_instance_id;\n", out);
+	/* the loss totals by cause (core/format.h, struct tb_trace_packet_header):
+	 * in the trace packet header, which babeltrace2 reads past without showing
+	 * it on every event line as it would a packet context field */
+	fprintf(out, "\t\t/* running totals of lost events by cause:");
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		fprintf(out, "%s %s", k ? "," : "", tb_loss_field(k) + 5);
+	fprintf(out, " (their sum is events_discarded) */\n\t\tuint64_t %s[%u];\n", TB_TSDL_LOST_ARRAY,
+		(unsigned)TB_LOSS_NCAUSES);
+	fputs("\t};\n};\n\n", out);
 
 	fputs("env {\n", out);
 	for (uint32_t i = 0; i < info->nenv; i++) {
@@ -333,6 +345,8 @@ int tb_ctf_metadata_write(FILE *out, const struct tb_ctf_trace_info *info)
 	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
 		if (stream_used(info, sid))
 			put_stream(out, sid);
+	for (uint32_t i = 0; i < info->nkevents; i++)
+		put_event(out, &info->kevents[i], TB_KERNEL_ID_BASE + i, TB_STREAM_KERNEL);
 
 	return tb_ctf_metadata_write_events(out, info, 0);
 }
@@ -342,7 +356,7 @@ int tb_ctf_metadata_write_events(FILE *out, const struct tb_ctf_trace_info *info
 	uint32_t n = info->nevents ? info->nevents : 1;
 	/* CTF 1.8: an event class belongs to one stream class; each class in
 	 * use gets the same event classes under the same ids */
-	for (uint32_t sid = 0; sid < TB_NSTREAM_CLASSES; sid++)
+	for (uint32_t sid = 0; sid < TB_STREAM_KERNEL; sid++)
 		if (stream_used(info, sid))
 			for (uint32_t id = from; id < n; id++)
 				put_event(out, id < info->nevents ? &info->events[id] : NULL, id, sid);

@@ -2,7 +2,7 @@
 /*
  * iov.h - the rest of an iovec array after a short write or send of `done`
  * bytes (private): the recorder's file writes (consumer/stream_io.c) and
- * its relay sends (consumer/relay.c) retry with it.
+ * its relay sends (relay/relay_net.c) retry with it.
  */
 #ifndef TB_PLATFORM_IOV_H
 #define TB_PLATFORM_IOV_H

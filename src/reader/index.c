@@ -117,7 +117,7 @@ static void cause_deltas(struct tb_reader *r, struct rd_stream *s, uint64_t off,
 	int damaged = r->m.loss_off[0] && (!ok || !p->has_lost);
 	if (damaged && !s->causes_reported) {
 		s->causes_reported = 1;
-		rd_diag(r, s->path, off + TB_PKT_OFF_LOST, -EBADMSG,
+		rd_diag(r, s->path, off + r->m.loss_off[0], -EBADMSG,
 		     "loss causes that do not add up to events_discarded, or that went down: the losses of this "
 		     "stream are counted (events_discarded) but some of their causes are unknown");
 	}
@@ -135,14 +135,14 @@ static void cause_deltas(struct tb_reader *r, struct rd_stream *s, uint64_t off,
  * packets, as before.
  */
 static int seq_out_of_line(const struct rd_stream *s, const struct rd_packet *prev, const struct rd_packet *p,
-			   uint64_t off, uint32_t hsz, uint64_t psize, uint64_t *next_seq)
+			   uint64_t off, uint32_t hsz, uint32_t seq_off, uint64_t psize, uint64_t *next_seq)
 {
 	if (psize > s->size - off || s->size - off - psize < hsz)
 		return 0;
 	const uint8_t *n = s->base + off + psize;
 	if (ld32(n + TB_PKT_OFF_MAGIC) != TB_CTF_MAGIC || ld32(n + TB_PKT_OFF_STREAM_ID) != s->sid)
 		return 0;
-	uint64_t ns = ld64(n + TB_PKT_OFF_SEQ);
+	uint64_t ns = ld64(n + seq_off);
 	*next_seq = ns;
 	if (ns <= prev->p.seq)
 		return 0; /* the next one is out of line too: not this number alone */
@@ -154,7 +154,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 	uint64_t off = 0, usual = 0;
 	size_t prev_i = SIZE_MAX; /* index of the previous valid packet (s->pk moves when it grows) */
 	uint64_t inst = 0;
-	const uint32_t hsz = r->m.pkt_hdr_size; /* 88 (format 1) or 160 */
+	const uint32_t hsz = r->m.pkt_hdr_size; /* 88 (format 1) or 160 (formats 2-4) */
 	/* damaged packets in a row: one diagnostic for the first, one summary
 	 * for the run; and a bound on the work spent on garbage (a sparse or
 	 * zeroed tail of gigabytes must not take minutes and a diagnostic per
@@ -177,13 +177,16 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			break;
 		}
 		uint32_t magic = ld32(h + TB_PKT_OFF_MAGIC), sid = ld32(h + TB_PKT_OFF_STREAM_ID);
-		uint64_t psize_bits = ld64(h + TB_PKT_OFF_PACKET), csize_bits = ld64(h + TB_PKT_OFF_CONTENT);
+		/* the context's fields where the metadata puts them (format 4, or 1-3) */
+		const struct tb_tsdl_pkt_off *o = &r->m.off;
+		uint64_t psize_bits = ld64(h + o->packet), csize_bits = ld64(h + o->content);
 		uint64_t psize = psize_bits / 8, csize = csize_bits / 8;
-		p.p.ts_begin = ld64(h + TB_PKT_OFF_TS_BEGIN);
-		p.p.ts_end = ld64(h + TB_PKT_OFF_TS_END);
-		p.p.seq = ld64(h + TB_PKT_OFF_SEQ);
-		p.p.events_discarded = ld64(h + TB_PKT_OFF_DISCARDED);
-		p.p.cpu = ld32(h + TB_PKT_OFF_CPU);
+		p.p.ts_begin = ld64(h + o->ts_begin);
+		p.p.ts_end = ld64(h + o->ts_end);
+		p.p.seq = ld64(h + o->seq);
+		p.p.events_discarded = ld64(h + o->discarded);
+		uint64_t cpu = o->cpu_bytes == 8 ? ld64(h + o->cpu) : ld32(h + o->cpu);
+		p.p.cpu = (uint32_t)cpu;
 		p.p.content_bytes = csize;
 		p.p.packet_bytes = psize;
 		int size_ok = psize_bits % 8 == 0 && psize >= hsz && psize <= left;
@@ -204,6 +207,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			snprintf(why, sizeof why, "stream_id %" PRIu32 " (not a stream class of the metadata)", sid);
 		else if (prev && sid != s->sid)
 			snprintf(why, sizeof why, "stream_id %" PRIu32 " differs from the stream's %" PRIu32, sid, s->sid);
+		else if (cpu > UINT32_MAX)
+			snprintf(why, sizeof why, "cpu_id %" PRIu64 " out of range", cpu);
 		else if (csize_bits % 8 || csize < hsz || csize > psize)
 			snprintf(why, sizeof why, "content_size %" PRIu64 " bits outside [%u, packet_size %" PRIu64 "]",
 				 csize_bits, hsz * 8, psize_bits);
@@ -217,7 +222,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			snprintf(why, sizeof why, "cpu_id %" PRIu32 " differs from the stream's %" PRIu32, p.p.cpu, s->cpu);
 		else if (prev && (p.p.seq < prev->p.seq ||
 				  (p.p.seq == prev->p.seq && csize > hsz && prev->p.content_bytes > hsz)) &&
-			 !(seq_alone = seq_out_of_line(s, prev, &p, off, hsz, psize, &seq_next)))
+			 !(seq_alone = seq_out_of_line(s, prev, &p, off, hsz, o->seq, psize, &seq_next)))
 			/* an empty packet (header only: a loss record, docs/CTF.md) may
 			 * share its number with the packet before or after it */
 			snprintf(why, sizeof why, "packet_seq_num %" PRIu64 " not after the previous packet's %" PRIu64,
@@ -226,12 +231,12 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			snprintf(why, sizeof why, "timestamps go back: timestamp_begin %" PRIu64
 				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
 		if (!why[0] && !seq_alone && prev && p.p.seq > prev->p.seq + 1)
-			seq_alone = seq_out_of_line(s, prev, &p, off, hsz, psize, &seq_next);
+			seq_alone = seq_out_of_line(s, prev, &p, off, hsz, o->seq, psize, &seq_next);
 		if (!why[0] && seq_alone) {
 			/* the next packet follows the previous one: this number alone is
 			 * wrong; the packet is read on its other checks, no loss counted */
 			uint64_t fixed = seq_next > prev->p.seq + 1 ? prev->p.seq + 1 : prev->p.seq;
-			rd_diag(r, s->path, off + TB_PKT_OFF_SEQ, -EBADMSG,
+			rd_diag(r, s->path, off + o->seq, -EBADMSG,
 			     "packet_seq_num %" PRIu64 " out of line with the packets around it (%" PRIu64 " before, %" PRIu64
 			     " after): this number alone is damaged, the packet is read as number %" PRIu64,
 			     p.p.seq, prev->p.seq, seq_next, fixed);
@@ -255,7 +260,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				p.delta_ok = p.has_lost && p.p.events_discarded == 0;
 			} else if (p.p.events_discarded < prev->p.events_discarded) {
 				/* a running total never goes down; the events are fine, the count is not */
-				rd_diag(r, s->path, off + TB_PKT_OFF_DISCARDED, -EBADMSG,
+				rd_diag(r, s->path, off + o->discarded, -EBADMSG,
 				     "events_discarded went down from %" PRIu64 " to %" PRIu64
 				     ": no loss notice for this packet, its events are read",
 				     prev->p.events_discarded, p.p.events_discarded);
@@ -556,7 +561,7 @@ static void check_end_bounds(struct tb_reader *r)
 			uint64_t to = sane > pk->p.ts_begin ? sane : pk->p.ts_begin;
 			if (j + 1 < s->npk && s->pk[j + 1].p.valid && s->pk[j + 1].p.ts_begin < to)
 				to = s->pk[j + 1].p.ts_begin > pk->p.ts_begin ? s->pk[j + 1].p.ts_begin : pk->p.ts_begin;
-			rd_diag(r, s->path, pk->p.offset + TB_PKT_OFF_TS_END, -ERANGE,
+			rd_diag(r, s->path, pk->p.offset + r->m.off.ts_end, -ERANGE,
 			     "implausible timestamp_end %" PRIu64 ": more than a day after the present (the trace's clock "
 			     "cannot have reached it); the packet's records are read, its end taken as %" PRIu64,
 			     pk->p.ts_end, to);

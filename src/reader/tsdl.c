@@ -491,9 +491,7 @@ static void clock_block(struct ctx *c, int line)
 		tsdl_perr(c, line, "clock block without freq");
 }
 
-_Static_assert(TB_NSTREAM_CLASSES == 2, "struct ctx holds two stream classes");
-
-/* A stream class: its id (0 or 1; 0 when not said) and its types, checked
+/* A stream class: its id (0, 1 or 2; 0 when not said) and its types, checked
  * by tsdl_check_layouts() once every block is read. */
 static void stream_block(struct ctx *c, int line)
 {
@@ -505,7 +503,7 @@ static void stream_block(struct ctx *c, int line)
 		if (!strcmp(it.key, "id")) {
 			need_value(c, &it);
 			if (tsdl_vuint(c, &it.v, "stream id") >= TB_NSTREAM_CLASSES)
-				tsdl_perr(c, it.line, "stream id %" PRIu64 ": only stream classes 0 and 1 are supported",
+				tsdl_perr(c, it.line, "stream id %" PRIu64 ": only stream classes 0, 1 and 2 are supported",
 					  it.v.u);
 			sid = (uint32_t)it.v.u;
 		} else if (!strcmp(it.key, "event.header")) {
@@ -568,7 +566,7 @@ static void event_block(struct ctx *c, int line)
 		} else if (!strcmp(it.key, "stream_id")) {
 			need_value(c, &it);
 			if (tsdl_vuint(c, &it.v, "stream_id") >= TB_NSTREAM_CLASSES)
-				tsdl_perr(c, it.line, "event stream_id must be 0 or 1");
+				tsdl_perr(c, it.line, "event stream_id must be 0, 1 or 2");
 			k->stream_id = (uint32_t)it.v.u;
 		} else if (!strcmp(it.key, "fields")) {
 			need_type(c, &it);

@@ -27,7 +27,7 @@
 #define TB_TSDL_FIELDS_MAX 32u      /* fields per class, length fields included */
 #define TB_TSDL_ID_MAX (1u << 20)   /* largest event class id accepted */
 #define TB_TSDL_ENV_MAX 64u
-#define TB_TSDL_LOSS_MAX 32u       /* lost_<cause> fields in the packet context */
+#define TB_TSDL_LOSS_MAX 32u       /* loss causes: elements of tb_lost_by_cause, or lost_<cause> fields */
 
 /* field kinds: the values of enum tb_field_type (core/format.h) */
 struct tb_tsdl_field {
@@ -76,8 +76,13 @@ struct tb_tsdl_meta {
 	uint64_t clock_offset;      /* cycles */
 	uint32_t nenv;
 	struct tb_tsdl_env env[TB_TSDL_ENV_MAX];
-	uint32_t pkt_hdr_size;         /* packet header + context bytes: 88 (format 1) + 8 per loss field */
-	uint16_t loss_off[TB_LOSS_NCAUSES]; /* offset of field lost_<cause> in a packet, 0 if absent */
+	uint32_t pkt_hdr_size;         /* packet header + context bytes: 88 (format 1), 160 (formats 2-4) */
+	uint16_t loss_off[TB_LOSS_NCAUSES]; /* offset of the count of each cause in a packet, 0 if absent */
+	struct tb_tsdl_pkt_off {       /* offsets of the context fields in a packet (core/format.h: */
+		uint16_t ts_begin, ts_end; /* formats 1-3 have them at 32..84, format 4 at 104..159) */
+		uint16_t content, packet, seq, discarded, cpu;
+		uint8_t cpu_bytes;     /* 4 (formats 1-3) or 8 */
+	} off;
 	uint32_t streams;              /* bit k: stream class k is declared */
 	uint8_t stream_ctx[TB_NSTREAM_CLASSES]; /* bytes of event context of its records: 0, or 4 (vtid) */
 	uint32_t nclasses;

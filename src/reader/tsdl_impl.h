@@ -88,8 +88,9 @@ struct ctx {
 	int seen_trace, seen_clock;
 	uint32_t seen_stream;  /* bit k: stream class k */
 	struct ty *pkt_header;
-	struct ty *pkt_context[2], *ev_header[2], *ev_context[2]; /* per stream class */
-	int stream_line[2];
+	struct ty *pkt_context[TB_NSTREAM_CLASSES], *ev_header[TB_NSTREAM_CLASSES],
+		*ev_context[TB_NSTREAM_CLASSES]; /* per stream class */
+	int stream_line[TB_NSTREAM_CLASSES];
 	int trace_le_line;
 	struct tb_tsdl_meta *m;
 	uint32_t cls_cap;

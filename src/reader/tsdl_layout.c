@@ -173,41 +173,71 @@ static const struct decl *field_at(const struct ty *st, unsigned i)
 	return d;
 }
 
-/* Stream class `sid`: packet context (its size and loss fields into *hsz
- * and loss_off[]), event header, and event context: none, or the vtid. */
-static void check_stream(struct ctx *c, uint32_t sid, uint32_t *hsz, uint16_t *loss_off)
+/* The packet contexts the reader knows (core/format.h): format 4's, then that
+ * of formats 1-3, whose loss causes follow it as lost_<cause> fields. */
+static const struct pf_field { const char *n; uint32_t size; } pf_ctx4[] = {
+	{ "timestamp_begin", 64 }, { "timestamp_end", 64 }, { "content_size", 64 }, { "packet_size", 64 },
+	{ "packet_seq_num", 64 },  { "events_discarded", 64 }, { "cpu_id", 64 },
+};
+static const struct pf_field pf_ctx1[] = {
+	{ "timestamp_begin", 64 }, { "timestamp_end", 64 }, { "content_size", 64 }, { "packet_size", 64 },
+	{ "packet_seq_num", 64 },  { "events_discarded", 64 }, { "cpu_id", 32 },    { "tb_reserved", 32 },
+};
+
+/* Stream class `sid`: packet context, following a trace packet header of
+ * `hdr` bytes whose loss array (format 4) put its offsets in hdr_loss[] (all
+ * 0 without one): the packet's size, loss offsets and context offsets into
+ * *hsz, loss_off[] and *off; then the event header, and the event context:
+ * none, or the vtid. */
+static void check_stream(struct ctx *c, uint32_t sid, uint32_t hdr, const uint16_t *hdr_loss, uint32_t *hsz,
+			 uint16_t *loss_off, struct tb_tsdl_pkt_off *off)
 {
 	const struct ty *p = c->pkt_context[sid], *e = c->ev_header[sid], *x = c->ev_context[sid];
 	int line = c->stream_line[sid];
 	const struct decl *d;
 	if (!p || p->kind != K_STRUCT)
 		tsdl_perr(c, line, "stream %" PRIu32 " packet.context missing or not a struct", sid);
-	static const struct { const char *n; uint32_t size; } pf[] = {
-		{ "timestamp_begin", 64 }, { "timestamp_end", 64 }, { "content_size", 64 }, { "packet_size", 64 },
-		{ "packet_seq_num", 64 },  { "events_discarded", 64 }, { "cpu_id", 32 },    { "tb_reserved", 32 },
-	};
-	for (unsigned i = 0; i < 8; i++) {
+	/* format 4's context is recognised by its 64-bit cpu_id, the older one by its 32-bit one */
+	d = field_at(p, 6);
+	int v4 = d && !strcmp(d->name, "cpu_id") && is_uint(d->t, 64, 8);
+	const struct pf_field *pf = v4 ? pf_ctx4 : pf_ctx1;
+	unsigned npf = v4 ? 7 : 8;
+	uint16_t *slot[] = { &off->ts_begin, &off->ts_end, &off->content, &off->packet,
+			     &off->seq,      &off->discarded, &off->cpu };
+	uint32_t at = hdr;
+	for (unsigned i = 0; i < npf; i++) {
 		d = field_at(p, i);
 		if (!d || strcmp(d->name, pf[i].n) || !is_uint(d->t, pf[i].size, 8) || d->arr)
 			tsdl_perr(c, d ? d->line : p->line,
-				  "packet.context field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
-				  pf[i].n);
+				  "packet.context field %u must be the byte-aligned unsigned '%s' of tracebuf's layout "
+				  "(format 4: 64-bit cpu_id last; formats 1-3: 32-bit cpu_id, tb_reserved, lost_<cause>)",
+				  i, pf[i].n);
+		if (i < 7)
+			*slot[i] = (uint16_t)at;
+		at += pf[i].size / 8;
 	}
-	/* then the loss causes, each a byte-aligned u64 named lost_<cause> */
-	*hsz = TB_PACKET_HEADER_SIZE_V1;
-	memset(loss_off, 0, sizeof loss_off[0] * TB_LOSS_NCAUSES);
-	for (unsigned i = 8; (d = field_at(p, i)) != NULL; i++) {
-		if (strncmp(d->name, "lost_", 5) || !is_uint(d->t, 64, 8) || d->arr || i >= 8 + TB_TSDL_LOSS_MAX)
+	off->cpu_bytes = (uint8_t)(v4 ? 8 : 4);
+	/* formats 2-3: then the loss causes, each a byte-aligned u64 named lost_<cause> */
+	memcpy(loss_off, hdr_loss, sizeof loss_off[0] * TB_LOSS_NCAUSES);
+	int in_hdr = 0;
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		in_hdr |= hdr_loss[k] != 0;
+	for (unsigned i = npf; (d = field_at(p, i)) != NULL; i++) {
+		if (v4 || in_hdr)
+			tsdl_perr(c, d->line, "packet.context: unexpected field '%s' (%s)", d->name,
+				  v4 ? "format 4's context ends with cpu_id" : "the loss causes are in the packet header");
+		if (strncmp(d->name, "lost_", 5) || !is_uint(d->t, 64, 8) || d->arr || i >= npf + TB_TSDL_LOSS_MAX)
 			tsdl_perr(c, d->line, "packet.context: unexpected field '%s' (after tb_reserved only byte-aligned "
 					      "uint64 lost_<cause> fields, at most %u)", d->name, TB_TSDL_LOSS_MAX);
 		for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
 			if (!strcmp(d->name, tb_loss_field(k))) {
 				if (loss_off[k])
 					tsdl_perr(c, d->line, "packet.context: field '%s' twice", d->name);
-				loss_off[k] = (uint16_t)*hsz;
+				loss_off[k] = (uint16_t)at;
 			}
-		*hsz += 8;
+		at += 8;
 	}
+	*hsz = at;
 	if (!e || e->kind != K_STRUCT)
 		tsdl_perr(c, line, "stream %" PRIu32 " event.header missing or not a struct", sid);
 	d = field_at(e, 0);
@@ -243,6 +273,13 @@ static void check_stream(struct ctx *c, uint32_t sid, uint32_t *hsz, uint16_t *l
 	}
 }
 
+static int same_off(const struct tb_tsdl_pkt_off *a, const struct tb_tsdl_pkt_off *b)
+{
+	return a->ts_begin == b->ts_begin && a->ts_end == b->ts_end && a->content == b->content &&
+	       a->packet == b->packet && a->seq == b->seq && a->discarded == b->discarded && a->cpu == b->cpu &&
+	       a->cpu_bytes == b->cpu_bytes;
+}
+
 void tsdl_check_layouts(struct ctx *c)
 {
 	const struct ty *h = c->pkt_header;
@@ -260,8 +297,21 @@ void tsdl_check_layouts(struct ctx *c)
 				  "packet.header field %u must be the byte-aligned unsigned '%s' of tracebuf's layout", i,
 				  hf[i].n);
 	}
-	if (field_at(h, 4))
-		tsdl_perr(c, field_at(h, 4)->line, "packet.header: unexpected field '%s'", field_at(h, 4)->name);
+	/* format 4: then the loss causes, one array of byte-aligned u64 */
+	uint32_t hdr = TB_PKT_OFF_LOST;
+	uint16_t hdr_loss[TB_LOSS_NCAUSES] = { 0 };
+	d = field_at(h, 4);
+	if (d) {
+		if (strcmp(d->name, TB_TSDL_LOST_ARRAY) || !is_uint(d->t, 64, 8) || d->arr != 1 || d->len < 1 ||
+		    d->len > TB_TSDL_LOSS_MAX)
+			tsdl_perr(c, d->line, "packet.header: unexpected field '%s' (after stream_instance_id only "
+					      "'uint64_t %s[N]', N from 1 to %u)", d->name, TB_TSDL_LOST_ARRAY, TB_TSDL_LOSS_MAX);
+		for (unsigned k = 0; k < TB_LOSS_NCAUSES && k < d->len; k++)
+			hdr_loss[k] = (uint16_t)(hdr + 8 * k); /* causes past those known are skipped */
+		hdr += (uint32_t)(8 * d->len);
+		if (field_at(h, 5))
+			tsdl_perr(c, field_at(h, 5)->line, "packet.header: unexpected field '%s'", field_at(h, 5)->name);
+	}
 	if (!c->seen_stream)
 		tsdl_perr(c, c->line, "no stream block");
 	/* every stream class has the packet context of the first */
@@ -271,11 +321,15 @@ void tsdl_check_layouts(struct ctx *c)
 			continue;
 		uint32_t hsz;
 		uint16_t loss_off[TB_LOSS_NCAUSES];
-		check_stream(c, sid, &hsz, loss_off);
+		struct tb_tsdl_pkt_off off;
+		memset(&off, 0, sizeof off);
+		check_stream(c, sid, hdr, hdr_loss, &hsz, loss_off, &off);
 		if (first) {
 			c->m->pkt_hdr_size = hsz;
 			memcpy(c->m->loss_off, loss_off, sizeof loss_off);
-		} else if (hsz != c->m->pkt_hdr_size || memcmp(loss_off, c->m->loss_off, sizeof loss_off)) {
+			c->m->off = off;
+		} else if (hsz != c->m->pkt_hdr_size || memcmp(loss_off, c->m->loss_off, sizeof loss_off) ||
+			   !same_off(&off, &c->m->off)) {
 			tsdl_perr(c, c->stream_line[sid], "stream %" PRIu32 " packet.context differs from the first stream's",
 				  sid);
 		}

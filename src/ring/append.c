@@ -81,10 +81,11 @@ uint64_t tb_thread_aborts(void)
 /* prepared steps                                                          */
 /* ---------------------------------------------------------------------- */
 
-/* staged bytes: a packet header up to lost[] (88), or [escape record] + one record
- * header, each header followed by its context on a vtid channel (at most 42) */
-#define STAGE_MAX 128
-_Static_assert(TB_PKT_OFF_LOST <= STAGE_MAX, "the staged packet header fits");
+/* staged bytes: a whole packet header (trace packet header + context, 160), or
+ * [escape record] + one record header, each header followed by its context on a
+ * vtid channel (at most 42) */
+#define STAGE_MAX TB_PACKET_HEADER_SIZE
+_Static_assert(TB_PACKET_HEADER_SIZE % 8 == 0, "the staged packet header is whole qwords");
 
 struct prep {
 	struct tb_cs_args a;
@@ -211,8 +212,11 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	uint64_t disc = tb_state_losses(c, &overwritten, lost);
 
 	memset(&p->a, 0, sizeof p->a);
-	/* the next packet's header + context up to lost[], staged (88 bytes =
-	 * 11 qwords); lost[] is written when the packet is closed */
+	/* the next packet's whole header (trace packet header + context, 160
+	 * bytes = 20 qwords), staged: its loss totals are those this switch
+	 * closes the current packet with (consumer causes 0: the consumer sets
+	 * them in its copy); timestamp_end, content_size, events_discarded and
+	 * the producer causes are written again when it is closed */
 	struct tb_packet_header h;
 	memset(&h, 0, sizeof h);
 	h.magic = TB_CTF_MAGIC;
@@ -224,7 +228,9 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	h.packet_seq_num = Q >> cv->sb_shift;
 	h.events_discarded = disc;
 	h.cpu_id = r->cpu;
-	memcpy(p->stage, &h, TB_PKT_OFF_LOST); /* lost[] is written at close; STAGE_MAX holds 88 bytes */
+	for (unsigned k = 0; k < TB_LOSS_NPRODUCER; k++)
+		h.lost[k] = lost[k];
+	memcpy(p->stage, &h, TB_PACKET_HEADER_SIZE);
 	uint8_t *qsb = r->data + (Q & cv->ring_mask);
 	/* Reusing a sub-buffer that still holds the oldest retained packet
 	 * (overwrite mode): its header is written through the ordered store
@@ -236,7 +242,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	if (!reuse) {
 		p->a.src = (const uint8_t *)p->stage;
 		p->a.dst = qsb;
-		p->a.nq = TB_PKT_OFF_LOST / 8;
+		p->a.nq = TB_PACKET_HEADER_SIZE / 8;
 	}
 	p->a.ops = p->ops;
 
@@ -257,7 +263,7 @@ static int prepare_switch(struct ring_ref *r, const struct tb_state *st, uint64_
 	op(p, &r->desc[qidx].cnt_end, st->cnt, 0);
 	op(p, &r->desc[qidx].disc_begin, disc, 0);
 	if (reuse) {
-		for (unsigned k = 0; k < TB_PKT_OFF_LOST / 8; k++)
+		for (unsigned k = 0; k < TB_PACKET_HEADER_SIZE / 8; k++)
 			op(p, (uint64_t *)(qsb + 8 * (size_t)k), p->stage[k], r->ts_in_cs && 8 * k == TB_PKT_OFF_TS_BEGIN);
 	} else if (r->ts_in_cs) {
 		op(p, (uint64_t *)(qsb + TB_PKT_OFF_TS_BEGIN), 0, 1);
@@ -861,7 +867,7 @@ int tb_switch_flush(struct tb_session *s, unsigned ch, unsigned cpu, int now_mod
 	struct ring_ref r;
 	ring_ref(&r, s, ch, cpu);
 	struct tb_ctl *c = r.ctl;
-	uint64_t stage_buf[TB_PACKET_HEADER_SIZE / 8 + 1];
+	uint64_t stage_buf[STAGE_MAX / 8 + 1];
 	struct prep p;
 	p.stage = stage_buf;
 	int owned = 0;

@@ -395,8 +395,8 @@ struct tb_cs_op {
 /* The longest store list is an overwrite-mode switch that reuses a
  * sub-buffer: close 10 (timestamp_end, content_size, events_discarded, six
  * producer loss causes, cnt_end) + lost_overwritten + 3 descriptor fields +
- * 11 header qwords + 7 state fields = 32. */
-#define TB_CS_MAX_OPS 40
+ * 20 header qwords + 7 state fields = 41. */
+#define TB_CS_MAX_OPS 48
 
 struct tb_cs_args {
 	uint64_t *head;            /* 0 */

@@ -3,9 +3,10 @@
 # gnu11 and gnu17 (-Wall -Wextra -Wpedantic -Werror, at -O0 and -O2 where the string warnings
 # fire) with gcc and clang, and as C++11, 14, 17 and 20 (-Wall -Wextra -Wpedantic -Werror) with
 # g++ and clang++ (tests/headers/every_header.c: every field type, enums with labels, an event
-# with one field and one with none).  A compiler that is not installed is skipped and named.  Then the C++ build
-# runs under `tracebuf record` and its three events are in the trace with their fields (the
-# double in the fewest digits that read back exactly: 0.0005, not 0.00050000000000000001).
+# with one field and one with none; TB_SPAN and TB_SPAN_SCOPE).  A compiler that is not installed is skipped
+# and named.  Then the C++ build runs under `tracebuf record` and its events are in the trace with their
+# fields (the double in the fewest digits that read back exactly: 0.0005, not 0.00050000000000000001),
+# each span's begin with one end.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 SRC=${TB_SRC:?}/tests/headers/every_header.c
@@ -71,4 +72,10 @@ if command -v babeltrace2 > /dev/null; then
 fi
 grep -q 'hdr:one: { id = 42 }' "$T/out" || fail "hdr:one is not in the trace"
 grep -q 'hdr:none' "$T/out" || fail "hdr:none (an event without fields) is not in the trace"
+# spans (TB_SPAN): the pair, two scoped ones (either return), the C++ class ended early once
+[ "$(grep -c 'hdr:phase_begin' "$T/out")" = 4 ] && [ "$(grep -c 'hdr:phase_end' "$T/out")" = 4 ] &&
+	[ "$(grep -c 'hdr:bare_begin' "$T/out")" = 2 ] && [ "$(grep -c 'hdr:bare_end' "$T/out")" = 2 ] ||
+	fail "TB_SPAN: every begin of hdr:phase and hdr:bare has one end"
+grep -q 'hdr:phase_begin: { id = 7, blob = \[ 97, 98, 99 \], what = "scoped" }' "$T/out" ||
+	fail "TB_SPAN_SCOPE: hdr:phase_begin's fields"
 echo PASS

@@ -3,7 +3,8 @@
 # ports and output directory, stopped by its pid):
 #   - the relay daemon's copy of the trace is whole: babeltrace2 reads written == delivered with
 #     nothing discarded, tracebuf's reader finds the same count, and its stream files are the
-#     local copy's, byte for byte (no empty stream file for a CPU that wrote nothing);
+#     local copy's, byte for byte, after the empty packet that announced each stream (no empty
+#     stream file for a CPU that wrote nothing);
 #   - two recorders ("two hosts": other session names and host names) into one relay daemon at
 #     once: both traces whole;
 #   - live: babeltrace2's lttng-live source receives events while the program still runs (the
@@ -65,8 +66,9 @@ echo "  babeltrace2 (relay's copy): $line"
 case $line in *"delivered=$W discarded=0"*) ;; *) fail "the relay's copy is not whole: $line (written $W)" ;; esac
 n=$("$CLI" dump "$R" | wc -l)
 [ "$n" = "$W" ] || fail "tracebuf dump of the relay's copy: $n events, want $W"
+# each relay stream begins with the empty packet that announced it (160 bytes: the header)
 for f in "$T"/local/chan_*; do
-	cmp "$f" "$R/$(basename "$f")" || fail "$(basename "$f"): the relay's copy differs from the local one"
+	tail -c +161 "$R/$(basename "$f")" | cmp - "$f" || fail "$(basename "$f"): the relay's copy differs from the local one"
 done
 for f in "$R"/chan_*; do
 	[ -s "$f" ] || fail "$f: an empty stream file in the relay's copy"
@@ -104,12 +106,12 @@ S=$T/shm/att.tb
 	--until-file "$T/stop3" > "$T/aw.out" 2>&1 &
 rp=$!
 wait_for pgrep -P $rp > /dev/null || fail "the workload did not start"
-wait_for sh -c "[ -n \"\$(find '$T/ad' -name 'chan_*' -size +0)\" ]" || fail "the first recorder wrote nothing"
+wait_for sh -c "[ -n \"\$(find '$T/ad' -name 'chan_*' -size +200c)\" ]" || fail "the first recorder wrote nothing"
 kill -9 $rp
 wait $rp 2> /dev/null
 "$CLI" record --attach "$S" --relay "$URL" --session-name att --hostname hostatt -o "$T/ad" > /dev/null 2> "$T/att.err" &
 ap=$!
-wait_for sh -c "d=\$(ls -d '$OUT'/hostatt/att-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0)\" ]" ||
+wait_for sh -c "d=\$(ls -d '$OUT'/hostatt/att-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +200c)\" ]" ||
 	{ cat "$T/att.err"; fail "record --attach --relay sent nothing"; }
 touch "$T/stop3"
 wait $ap || { cat "$T/att.err"; fail "record --attach --relay"; }
@@ -148,7 +150,7 @@ wait_for sh -c "babeltrace2 query src.ctf.lttng-live sessions --params='url=\"ne
 # attach once the relay daemon holds a packet of the session: a viewer attached before the first
 # stream exists worked 10 times of 10 here, but once (valgrind stage, loaded CI) saw nothing for
 # 150 s; the diagnostics below say what each party saw if the viewer ever receives nothing
-wait_for sh -c "[ -n \"\$(find '$OUT/hostl' -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+wait_for sh -c "[ -n \"\$(find '$OUT/hostl' -name 'chan_*' -size +200c 2> /dev/null)\" ]" ||
 	{ cat "$T/l.err"; fail "nothing of the live session reached the relay daemon"; }
 babeltrace2 --input-format=lttng-live "net://127.0.0.1:$LP/host/hostl/live" \
 	--params='session-not-found-action="end"' > "$T/viewer.out" 2> "$T/viewer.err" &
@@ -179,7 +181,7 @@ echo "== the relay daemon killed -9 mid-run: the local copy goes on whole; it co
 "$CLI" record --relay "$URL" --session-name killed --hostname hostk -o "$T/lk" -- \
 	"$WL" --threads 2 --events 100000000 --sleep-us 1000 --until-file "$T/stop2" > "$T/k.out" 2> "$T/k.err" &
 pk=$!
-wait_for sh -c "d=\$(ls -d '$OUT'/hostk/killed-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+wait_for sh -c "d=\$(ls -d '$OUT'/hostk/killed-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +200c 2> /dev/null)\" ]" ||
 	fail "nothing reached the relay daemon"
 first=$(ls -d "$OUT"/hostk/killed-*)
 kill -9 "$RPID"
@@ -191,7 +193,7 @@ wait_for sh -c "[ \$(du -sb '$T/lk' | cut -f1) -ge $((s0 + 1048576)) ]" || fail 
 wait_for grep -q "until it answers again" "$T/k.err" || { cat "$T/k.err"; fail "no warning that the relay was lost"; }
 # the relay daemon back on the same ports: the recorder reconnects (back-off 1 s, 2 s, ...)
 start_relay
-wait_for sh -c "[ \$(ls -d '$OUT'/hostk/killed-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostk -newer '$first' -name 'chan_*' -size +0)\" ]" ||
+wait_for sh -c "[ \$(ls -d '$OUT'/hostk/killed-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostk -newer '$first' -name 'chan_*' -size +200c)\" ]" ||
 	{ cat "$T/k.err"; fail "no new relay session after the relay daemon came back"; }
 touch "$T/stop2"
 wait $pk
@@ -217,7 +219,8 @@ x2=$(echo "$line" | sed -n 's/.* discarded=\([0-9]*\).*/\1/p')
 # be in the first session: at most one such packet per stream, so the sum may exceed what was
 # written by at most one packet's events per stream (seen under valgrind: 4 streams, 8186).
 nstreams=$(ls "$T/lk" | grep -c '^chan_')
-pkt_bits=$("${PY:-python3}" -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(56); print(struct.unpack("<Q", f.read(8))[0])' \
+# packet_size: at byte 128 of a packet (docs/FORMAT.md, section 2)
+pkt_bits=$("${PY:-python3}" -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(128); print(struct.unpack("<Q", f.read(8))[0])' \
 	"$(ls -d "$T/lk"/chan_* | head -1)")
 per_pkt=$(((pkt_bits / 8 - 160) / 32)) # the workload's records are 32 bytes (4-byte header, 28-byte payload)
 [ $((d1 + d2 + x2)) -le $((W + nstreams * per_pkt)) ] && [ $((d2 + x2)) -gt 0 ] ||
@@ -229,7 +232,7 @@ echo "== relay only, its daemon killed -9 and back: the events not sent are lost
 "$CLI" record --relay "$URL" --session-name konly --hostname hostko -- \
 	"$WL" --threads 2 --events 100000000 --sleep-us 1000 --until-file "$T/stop4" > "$T/ko.out" 2> "$T/ko.err" &
 pk=$!
-wait_for sh -c "d=\$(ls -d '$OUT'/hostko/konly-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+wait_for sh -c "d=\$(ls -d '$OUT'/hostko/konly-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +200c 2> /dev/null)\" ]" ||
 	fail "relay-only: nothing reached the relay daemon"
 first=$(ls -d "$OUT"/hostko/konly-*)
 kill -9 "$RPID"
@@ -238,7 +241,7 @@ RPID=
 wait_for grep -q "until it answers again" "$T/ko.err" || { cat "$T/ko.err"; fail "relay-only: no warning that the relay was lost"; }
 grep -q "packets are lost (no -o DIR" "$T/ko.err" || { cat "$T/ko.err"; fail "relay-only: the warning does not say the packets are lost"; }
 start_relay
-wait_for sh -c "[ \$(ls -d '$OUT'/hostko/konly-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostko -newer '$first' -name 'chan_*' -size +0)\" ]" ||
+wait_for sh -c "[ \$(ls -d '$OUT'/hostko/konly-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostko -newer '$first' -name 'chan_*' -size +200c)\" ]" ||
 	{ cat "$T/ko.err"; fail "relay-only: no new relay session after the relay daemon came back"; }
 touch "$T/stop4"
 wait $pk || { cat "$T/ko.err"; fail "relay-only record after a reconnection"; }
@@ -254,7 +257,7 @@ echo "== relay only, its daemon killed for good: exit 1, said"
 "$CLI" record --relay "$URL" --session-name gone --hostname hostg -- \
 	"$WL" --threads 1 --events 100000000 --sleep-us 1000 --until-file "$T/stop5" > /dev/null 2> "$T/g.err" &
 pg=$!
-wait_for sh -c "d=\$(ls -d '$OUT'/hostg/gone-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+wait_for sh -c "d=\$(ls -d '$OUT'/hostg/gone-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +200c 2> /dev/null)\" ]" ||
 	fail "relay-only (gone): nothing reached the relay daemon"
 kill -9 "$RPID"
 wait "$RPID" 2> /dev/null
@@ -272,7 +275,7 @@ start_relay
 "$CLI" record --relay "$URL" --session-name stalled --hostname hosts -o "$T/ls" -- \
 	"$WL" --threads 1 --events 100000000 --sleep-us 1000 --until-file "$T/stop6" > "$T/s.out" 2> "$T/s.err" &
 ps_=$!
-wait_for sh -c "d=\$(ls -d '$OUT'/hosts/stalled-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +0 2> /dev/null)\" ]" ||
+wait_for sh -c "d=\$(ls -d '$OUT'/hosts/stalled-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +200c 2> /dev/null)\" ]" ||
 	fail "stalled: nothing reached the relay daemon"
 kill -STOP "$RPID"
 # the recorder notices (its send or the index answer times out: 5 s) and goes on locally

@@ -5,8 +5,10 @@
  * every public header, TB_EVENT with every field type (enums with their labels
  * written as a C enumerator list, a value the labels do not name), with one field and with
  * none, and a string field given a char array shorter than its bound (the
- * case -Wstringop-overread flagged at -O2).  Run under `tracebuf record`, it
- * writes one event of each class.
+ * case -Wstringop-overread flagged at -O2); TB_SPAN with fields and without,
+ * its functions, TB_SPAN_SCOPE (C: the cleanup attribute; C++: the class,
+ * also named and ended early).  Run under `tracebuf record`, it writes one
+ * event of each class.
  */
 #include <tracebuf/consumer.h>
 #include <tracebuf/event.h>
@@ -23,6 +25,20 @@ TB_EVENT(hdr, one, (u32, id))
 enum hdr_state { HDR_IDLE, HDR_RUNNING, HDR_BLOCKED = 5, HDR_GONE = -1 };
 TB_EVENT(hdr, none)
 
+/* spans: with fields (a sequence takes two arguments), and without */
+TB_SPAN(hdr, phase, (u32, id), (bytes, blob, 8), (str, what))
+TB_SPAN(hdr, bare)
+
+/* the scoped form ends both spans on either return */
+static int hdr_scoped(int early)
+{
+	TB_SPAN_SCOPE(hdr, phase, 7, "abc", 3, "scoped");
+	TB_SPAN_SCOPE(hdr, bare);
+	if (early)
+		return 1;
+	return 0;
+}
+
 int main(void)
 {
 	char small[8] = "short";
@@ -34,5 +50,15 @@ int main(void)
 	tb_hdr_state(HDR_GONE, 0x10);
 	tb_hdr_one(42);
 	tb_hdr_none();
-	return TB_ENABLED(hdr, none) ? 0 : 0;
+	tb_hdr_phase_begin(1, small, 2, "pair");
+	tb_hdr_phase_end();
+	int r = hdr_scoped(1) + hdr_scoped(0);
+#ifdef __cplusplus
+	{
+		tb_hdr_phase_scope s(2, v, 0, "named"); /* the class, ended early: once */
+		s.end();
+		s.end();
+	}
+#endif
+	return TB_ENABLED(hdr, none) && TB_ENABLED(hdr, phase_begin) ? r - 1 : r - 1;
 }

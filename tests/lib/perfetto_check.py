@@ -22,6 +22,8 @@ or type tracebuf writes that Perfetto does not define).
       mappings) to the stacks of the folded output (FOLDED), sample counts
       = the folded counts minus the overruns (given as NAME=N lines after)
   same PROTOS FILE1 FILE2     compressed and plain files hold the same packets
+  slices PROTOS FILE          prints the thread slices, one per line:
+      NAME PID TID BEGIN_NS END_NS [closed] (sorted)
 """
 import collections
 import re
@@ -330,6 +332,38 @@ def check_profile(protos, path, folded_path, overruns):
     print(f"ok: perfetto profile: {sum(got.values())} samples in {len(got)} stacks")
 
 
+def print_slices(protos, path):
+    """one line per thread slice, sorted: NAME PID TID BEGIN_NS END_NS (the end's
+    time; `closed` appended when tracebuf closed it: at the end, by an outer end)"""
+    pkts, _ = packets(path)
+    ps = decode(protos, pkts)
+    tracks, open_slices, out = {}, collections.defaultdict(list), []
+    for p, ts, s in walk(ps):
+        if "track_descriptor" in p:
+            d = one(p, "track_descriptor")
+            tracks[one(d, "uuid")] = d
+            continue
+        te = one(p, "track_event")
+        if te is None:
+            continue
+        t = one(te, "track_uuid")
+        expect(t in tracks, f"track {t} used before its descriptor")
+        if "thread" not in tracks[t]:
+            continue
+        th = one(tracks[t], "thread")
+        typ = one(te, "type")
+        if typ == "TYPE_SLICE_BEGIN":
+            open_slices[t].append((name_of(s, "event_names", one(te, "name_iid")), ts))
+        elif typ == "TYPE_SLICE_END":
+            expect(open_slices[t], f"slice end without begin on {dict(th)}")
+            nm, b = open_slices[t].pop()
+            ann = {name_of(s, "debug_annotation_names", one(a, "name_iid")) if "name_iid" in a else one(a, "name")
+                   for a in te.get("debug_annotations", [])}
+            out.append(f"{nm} {one(th, 'pid')} {one(th, 'tid')} {b} {ts}" + (" closed" if "tracebuf_closed" in ann else ""))
+    expect(all(not v for v in open_slices.values()), "slices left open")
+    print("\n".join(sorted(out)))
+
+
 def main():
     mode, protos = sys.argv[1], sys.argv[2]
     if mode == "trace":
@@ -343,8 +377,10 @@ def main():
         expect(a == b, f"{len(a)} and {len(b)} packets differ")
         expect(ca > 0 and cb == 0, f"compressed chunks: {ca} and {cb}")
         print(f"ok: the same {len(a)} packets, {ca} compressed chunk(s) in the first")
+    elif mode == "slices":
+        print_slices(protos, sys.argv[3])
     else:
-        fail("mode: trace, profile or same")
+        fail("mode: trace, profile, same or slices")
 
 
 if __name__ == "__main__":

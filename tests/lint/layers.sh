@@ -4,7 +4,7 @@
 # tree"): a library file includes headers of its own folder and of the
 # folders below it only, so that no two folders call each other:
 #
-#   core <- platform <- ring <- session <- producer <- ctf <- consumer
+#   core <- platform <- ring <- session <- producer <- ctf <- kernel <- relay <- consumer
 #   reader: core only          profile (the sampler library): itself only
 #
 # tools/, tests/ and bench/ sit above the library.  tools/ is held to the
@@ -19,13 +19,14 @@ cd "$(dirname "$0")/../.."
 rank() {
   case $1 in
     core) echo 0 ;; platform) echo 1 ;; ring) echo 2 ;; session) echo 3 ;;
-    producer) echo 4 ;; ctf) echo 5 ;; consumer) echo 6 ;; *) echo -1 ;;
+    producer) echo 4 ;; ctf) echo 5 ;; kernel) echo 6 ;; relay) echo 7 ;; consumer) echo 8 ;; *) echo -1 ;;
   esac
 }
 # tools/ -> private header: why it is not (yet) public API
 TOOLS_MAY_USE='
 consumer/engine.h       record drives the recorder engine (tb_engine_*), whose options are not public API yet
-consumer/relay.h        record --relay names the relay URL grammar and its errors
+kernel/kernel.h         record --kernel fills the kernel recorder'"'"'s options (struct tb_kernel_cfg) and prints its figures
+relay/relay.h        record --relay names the relay URL grammar and its errors
 core/labels.h           list checks the enum labels a program declares with the same parser as the producer
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits
 profile/profile_events.h the profiler'"'"'s event layouts, shared with libtracebuf-profile.so

@@ -45,11 +45,12 @@ latency report10 report 40 --interval 100ms -- --rate 10 --seconds 4 --pin 0
 latency report1k report 4000 --interval 100ms -- --rate 1000 --seconds 4 --pin 0
 
 # packets FILE: "ts_begin ts_end content_bits packet_bits" per packet of a stream file
+# (the four u64 at bytes 104..135 of a packet: docs/FORMAT.md, section 2)
 packets() {
 	local f=$1 off=0 size
 	size=$(stat -c %s "$f")
 	while [ "$off" -lt "$size" ]; do
-		set -- $(od -An -tu8 -j $((off + 32)) -N 32 "$f")
+		set -- $(od -An -tu8 -j $((off + 104)) -N 32 "$f")
 		echo "$1 $2 $3 $4"
 		[ "${4:-0}" -gt 0 ] || fail "$f: packet at $off has no size"
 		off=$((off + $4 / 8))

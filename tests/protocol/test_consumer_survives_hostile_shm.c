@@ -107,7 +107,7 @@ static void check_good_packet(struct tb_session *s, unsigned ch, unsigned cpu, c
 	memcpy(&h, pkt, sizeof h);
 	CHECK(h.magic == TB_CTF_MAGIC, "magic %x", h.magic);
 	CHECK(!memcmp(h.uuid, s->uuid, 16));
-	CHECK(h.cpu_id == cpu && info->cpu == cpu, "cpu %u/%u want %u", h.cpu_id, info->cpu, cpu);
+	CHECK(h.cpu_id == cpu && info->cpu == cpu, "cpu %llu/%u want %u", (unsigned long long)h.cpu_id, info->cpu, cpu);
 	CHECK(h.stream_instance_id == (((uint64_t)ch << 32) | cpu));
 	CHECK_EQ_U64(h.packet_seq_num, info->seq);
 	CHECK_EQ_U64(h.packet_size, len * 8);
@@ -384,7 +384,8 @@ static void phase1(struct tb_session *s, uint8_t *buf)
 		{ "stream id 1", TB_PKT_OFF_STREAM_ID, 1, 1 },
 		{ "instance of another ring", TB_PKT_OFF_INSTANCE, ((uint64_t)CH_O << 32) | cpu, 0 },
 		{ "wrong sequence number", TB_PKT_OFF_SEQ, (P >> 12) + NSB, 0 },
-		{ "wrong cpu", TB_PKT_OFF_CPU, cpu + 1, 1 },
+		{ "wrong cpu", TB_PKT_OFF_CPU, cpu + 1, 0 },
+		{ "cpu in the high half", TB_PKT_OFF_CPU, (1ull << 32) | cpu, 0 },
 		{ "huge content_size", TB_PKT_OFF_CONTENT, UINT64_MAX, 0 },
 		{ "content_size past the packet", TB_PKT_OFF_CONTENT, (uint64_t)(SB + 8) * 8, 0 },
 		{ "content_size not whole bytes", TB_PKT_OFF_CONTENT, 1000 * 8 + 3, 0 },

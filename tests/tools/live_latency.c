@@ -66,10 +66,14 @@ static void *probe(void *arg)
 		if (late > step + 1000000) { /* woke more than 1 ms late */
 			pthread_mutex_lock(&stall_lock);
 			if (nstalls == capstalls) {
-				capstalls = capstalls ? 2 * capstalls : 1024;
-				stalls = realloc(stalls, capstalls * sizeof *stalls);
+				size_t cap = capstalls ? 2 * capstalls : 1024;
+				struct stall *ns = realloc(stalls, cap * sizeof *stalls);
+				if (ns) {
+					stalls = ns;
+					capstalls = cap;
+				}
 			}
-			if (stalls)
+			if (nstalls < capstalls)
 				stalls[nstalls++] = (struct stall){ t + step, t + late };
 			pthread_mutex_unlock(&stall_lock);
 		}

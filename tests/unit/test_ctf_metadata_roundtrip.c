@@ -79,6 +79,15 @@ int main(void)
 	/* -1500000001 ns = -2 s + 499999999 ns = 1199999997.6 cycles -> rounded */
 	CHECK_EQ_U64(m.clock_offset, 1199999998ull);
 	CHECK(!strcmp(m.clock_name, "monotonic"), "%s", "-");
+	/* the packet layout the reader takes from the text is core/format.h's */
+	CHECK_EQ_U64(m.pkt_hdr_size, TB_PACKET_HEADER_SIZE);
+	for (unsigned k = 0; k < TB_LOSS_NCAUSES; k++)
+		CHECK(m.loss_off[k] == TB_PKT_OFF_LOST + 8 * k, "cause %u at %u", k, m.loss_off[k]);
+	CHECK(m.off.ts_begin == TB_PKT_OFF_TS_BEGIN && m.off.ts_end == TB_PKT_OFF_TS_END &&
+	      m.off.content == TB_PKT_OFF_CONTENT && m.off.packet == TB_PKT_OFF_PACKET && m.off.seq == TB_PKT_OFF_SEQ &&
+	      m.off.discarded == TB_PKT_OFF_DISCARDED && m.off.cpu == TB_PKT_OFF_CPU && m.off.cpu_bytes == 8,
+	      "context offsets %u %u %u %u %u %u %u", m.off.ts_begin, m.off.ts_end, m.off.content, m.off.packet,
+	      m.off.seq, m.off.discarded, m.off.cpu);
 	/* quotes and backslashes come back as written; a control character
 	 * (the newline) as \x0a: the reader never hands one out (an untrusted
 	 * trace must not reach a terminal raw) */
@@ -159,20 +168,60 @@ int main(void)
 	tb_tsdl_free(&m);
 	free(text);
 	info.streams = 4;
-	CHECK(tb_ctf_metadata_write(stdout, &info) == -EINVAL, "%s", "stream class 2 does not exist");
+	CHECK(tb_ctf_metadata_write(stdout, &info) == -EINVAL, "%s", "stream class 2 is not a channel's");
 	info.streams = 0;
+	/* the kernel's classes (--kernel): stream class 2 of their own, ids from TB_KERNEL_ID_BASE */
+	{
+		static struct tb_event_desc kev[2];
+		memset(kev, 0, sizeof kev);
+		for (unsigned q = 0; q < 2; q++) {
+			snprintf(kev[q].name, sizeof kev[q].name, q ? "sched_waking" : "sched_switch");
+			kev[q].id = TB_KERNEL_ID_BASE + q;
+			kev[q].state = 1;
+			kev[q].nfields = 2;
+			snprintf(kev[q].fields[0].name, sizeof kev[q].fields[0].name, "comm");
+			kev[q].fields[0].type = TB_FT_STRING;
+			kev[q].fields[0].max_len = 255;
+			snprintf(kev[q].fields[1].name, sizeof kev[q].fields[1].name, "tid");
+			kev[q].fields[1].type = TB_FT_I32;
+		}
+		info.kevents = kev;
+		info.nkevents = 2;
+		text = write_meta(&info, &len);
+		CHECK_RC(tb_tsdl_parse(text, len, &m, &line), 0);
+		CHECK(m.streams == 5, "classes 0 and 2 declared (0x%x)", m.streams);
+		int32_t ci = tb_tsdl_class_at(&m, TB_STREAM_KERNEL, TB_KERNEL_ID_BASE + 1);
+		CHECK(ci >= 0 && !strcmp(m.classes[ci].name, "sched_waking") && m.classes[ci].nfields == 2);
+		CHECK(tb_tsdl_class_at(&m, TB_STREAM_KERNEL, 1) < 0 && tb_tsdl_class_at(&m, 0, TB_KERNEL_ID_BASE) < 0,
+		      "%s", "no registry class in stream class 2, no kernel class in 0");
+		tb_tsdl_free(&m);
+		free(text);
+		info.kevents = NULL;
+		info.nkevents = 0;
+	}
 	/* what the reader refuses around stream classes (each a one-place edit of `both`) */
 	static const struct { const char *from, *to, *want; } bad[] = {
 		{ "} _vtid;", "} _tid;", "event.context must be" },
 		{ "integer { size = 32; align = 8; signed = 0; base = 10; } _vtid;",
 		  "integer { size = 16; align = 8; signed = 0; base = 10; } _vtid;", "event.context must be" },
 		{ "} _vtid;", "} _vtid;\n\t\tuint32_t more;", "event.context must be" },
-		{ "stream {\n\tid = 1;", "stream {\n\tid = 2;", "only stream classes 0 and 1" },
+		{ "stream {\n\tid = 1;", "stream {\n\tid = 3;", "only stream classes 0, 1 and 2" },
 		{ "stream {\n\tid = 1;", "stream {\n\tid = 0;", "second stream block with id 0" },
-		{ "\t\tuint64_t lost_relay;\n\t};\n};\n\nevent", "\t};\n};\n\nevent", "differs from the first stream's" },
+		{ "\t\tuint64_t cpu_id;\n\t};\n};\n\nevent", "\t\tuint32_t cpu_id;\n\t\tuint32_t tb_reserved;\n\t};\n};\n\nevent",
+		  "differs from the first stream's" },
+		/* format 4: the loss causes are one u64 array ending the packet header, and nowhere else */
+		{ "uint64_t tb_lost_by_cause[9];", "uint32_t tb_lost_by_cause[9];", "only 'uint64_t tb_lost_by_cause[N]'" },
+		{ "uint64_t tb_lost_by_cause[9];", "uint64_t tb_lost[9];", "unexpected field 'tb_lost'" },
+		{ "uint64_t tb_lost_by_cause[9];", "uint64_t tb_lost_by_cause[9];\n\t\tuint32_t more;",
+		  "packet.header: unexpected field 'more'" },
+		{ "\t\tuint64_t cpu_id;\n\t};\n};\n\nstream", "\t\tuint64_t cpu_id;\n\t\tuint64_t lost_full;\n\t};\n};\n\nstream",
+		  "format 4's context ends with cpu_id" },
+		{ "\t\tuint64_t cpu_id;\n\t};\n};\n\nstream", "\t\tuint32_t cpu_id;\n\t\tuint32_t tb_reserved;\n\t\tuint64_t lost_full;\n\t};\n};\n\nstream",
+		  "the loss causes are in the packet header" },
 		{ "name = \"app:clash\";\n\tid = 2;\n\tstream_id = 1;", "name = \"app:clasp\";\n\tid = 2;\n\tstream_id = 1;",
 		  "is 'app:clash' in stream class 0 and 'app:clasp' in 1" },
-		{ "\tstream_id = 1;", "\tstream_id = 3;", "event stream_id must be 0 or 1" },
+		{ "\tstream_id = 1;", "\tstream_id = 3;", "event stream_id must be 0, 1 or 2" },
+		{ "\tstream_id = 1;", "\tstream_id = 2;", "belongs to stream class 2, which is not declared" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char *at = strstr(both, bad[i].from);

@@ -109,11 +109,11 @@ int main(void)
 	/* one damaged packet_seq_num costs that number, not the packet nor those after it */
 	make();
 	patch64(f0, 3 * PKT + TB_PKT_OFF_SEQ, 1);
-	expect("packet_seq_num going back, alone", 1, "chan_0@832", "out of line", ALL);
+	expect("packet_seq_num going back, alone", 1, "chan_0@904" /* packet 3, its packet_seq_num */, "out of line", ALL);
 
 	make();
 	patch64(f0, 3 * PKT + TB_PKT_OFF_SEQ, 1ull << 40);
-	expect("packet_seq_num far ahead, alone", 1, "chan_0@832", "out of line", ALL);
+	expect("packet_seq_num far ahead, alone", 1, "chan_0@904" /* packet 3, its packet_seq_num */, "out of line", ALL);
 	{ /* and no 2^40 lost packets are counted */
 		struct tbtrace_diags dg;
 		struct tb_reader *r;
@@ -135,7 +135,7 @@ int main(void)
 	 * events read, the trace's end taken from its other bounds */
 	make();
 	patch64(f0, (NPKT - 1) * PKT + TB_PKT_OFF_TS_END, 1ull << 63);
-	expect("implausible timestamp_end of the last packet", 1, "chan_0@2344", "implausible", ALL);
+	expect("implausible timestamp_end of the last packet", 1, "chan_0@2416" /* packet 9, its timestamp_end */, "implausible", ALL);
 	{
 		struct tbtrace_diags dg;
 		struct tb_reader *r;
@@ -154,11 +154,11 @@ int main(void)
 	make();
 	patch64(f0, 5 * PKT + TB_PKT_OFF_DISCARDED, 5); /* and its cause: the sum still holds */
 	patch64(f0, 5 * PKT + TB_PKT_OFF_LOST + 8 * TB_LOSS_FULL, 5);
-	expect("events_discarded going down", 1, "chan_0@1608", "went down", ALL);
+	expect("events_discarded going down", 1, "chan_0@1680" /* packet 6, its events_discarded */, "went down", ALL);
 
 	make();
 	patch64(f0, 5 * PKT + TB_PKT_OFF_LOST + 8 * TB_LOSS_DISK, 1); /* causes no longer add up */
-	expect("loss causes that do not add up", 1, "chan_0@1368", "do not add up", ALL);
+	expect("loss causes that do not add up", 1, "chan_0@1312" /* packet 5, its first loss cause */, "do not add up", ALL);
 
 	make();
 	{ /* record 4 of packet 2 gets id 30 (unknown): records 4..13 of that packet are skipped */

@@ -3,7 +3,10 @@
 // writes the data it reads: #tb-data).  No framework, no network.  The
 // timeline and the flame graph are drawn on canvases from per-time-bucket
 // summaries (never one DOM node per event), redrawn on the next animation
-// frame after each zoom or pan.  When the first drawing is on the screen,
+// frame after each zoom or pan; zoomed in to at most DRAW_MAX events, the
+// single events (D.events, per lane, decoded once) are drawn one by one and
+// #tb-single says how many and of which classes (data-events-drawn), and
+// what of the view the page's budget left out.  When the first drawing is on the screen,
 // <body> gets data-ready="1" and data-first-paint-ms (ms since navigation
 // start); an error anywhere is shown in #tb-errors and counted in
 // data-errors (the browser tests read both).
@@ -97,6 +100,10 @@
       add("damaged", R.diagnostics.count + " problems in the input; that data was skipped", true);
     if (D.spans.total > D.spans.kept)
       add("spans", "the " + grp(D.spans.kept) + " longest of " + grp(D.spans.total) + " are drawn");
+    if (D.events.kept < D.events.total)
+      add("single events", D.events.max ? "the page holds " + grp(D.events.kept) + " of the " + grp(D.events.total) +
+        " events one by one (its budget: " + grp(D.events.max) + "): windows of " + dur(D.events.window_ns) +
+        " with more keep their first " + grp(D.events.per_window) : "none in this page (--html-events 0)", true);
     if (D.lost.total > D.lost.items.length)
       add("losses", "the first " + grp(D.lost.items.length) + " of " + grp(D.lost.total) + " loss notices are drawn");
   })();
@@ -129,12 +136,44 @@
   const SP = D.spans;
   const laneDepth = new Array(lanes.length).fill(0);
   for (let i = 0; i < SP.lane.length; i++) laneDepth[SP.lane[i]] = Math.max(laneDepth[SP.lane[i]], Math.min(SP.depth[i] + 1, 8));
-  const EV = D.events;
-  let evT = null;
-  if (EV) {
-    evT = new Float64Array(EV.dt.length);
-    let t = 0;
-    for (let i = 0; i < EV.dt.length; i++) evT[i] = t += EV.dt[i];
+  // single events, per lane: base64 of LEB128 varints, (zigzag time delta, class) each
+  const EV = D.events, DRAW_MAX = 20000;
+  const evLane = lanes.map((l, i) => {
+    const n = EV.n[i] || 0, t = new Float64Array(n), c = new Uint32Array(n);
+    const s = n ? atob(EV.data[i]) : "";
+    let p = 0, last = 0;
+    const varint = () => {
+      let v = 0, m = 1, b;
+      do {
+        b = s.charCodeAt(p++);
+        v += (b & 127) * m;
+        m *= 128;
+      } while (b & 128);
+      return v;
+    };
+    for (let k = 0; k < n; k++) {
+      const z = varint();
+      last += z % 2 ? -(z + 1) / 2 : z / 2;
+      t[k] = last;
+      c[k] = varint();
+    }
+    return { t, c };
+  });
+  // the windows that do not hold all their events (over the page's budget): [window, events, ...]
+  const cutW = [], cutN = [];
+  for (let i = 0; i + 1 < EV.cut.length; i += 2) {
+    cutW.push(EV.cut[i]);
+    cutN.push(EV.cut[i + 1]);
+  }
+  // what of [t0, t1] the page does not hold: events left out, windows cut
+  function cutIn(t0, t1) {
+    const w0 = Math.floor(t0 / EV.window_ns), w1 = Math.floor(t1 / EV.window_ns);
+    let k = lowerBound(cutW, w0), missing = 0, windows = 0;
+    for (; k < cutW.length && cutW[k] <= w1; k++) {
+      missing += cutN[k] - EV.per_window;
+      windows++;
+    }
+    return { missing, windows };
   }
   const lossesByCpu = new Map();
   for (const x of D.lost.items) {
@@ -158,6 +197,7 @@
   })();
 
   const view = { t0: 0, t1: SPAN };
+  let evInViewLast = Infinity;
   const cv = $("tb-timeline"), ctx = cv.getContext("2d");
   let W = 0, dpr = 1;
   function sizeCanvas(c, h) {
@@ -172,6 +212,13 @@
   const xOf = (t) => LABEL_W + (t - view.t0) / (view.t1 - view.t0) * plotW();
   const tOf = (x) => view.t0 + (x - LABEL_W) / plotW() * (view.t1 - view.t0);
 
+  // an axis label with as many decimals as the step needs (10.02 ms, 10.04 ms, not 10.0 ms twice)
+  function tick(t, step) {
+    const a = Math.max(Math.abs(t), step);
+    const [div, unit] = a < 1e3 ? [1, " ns"] : a < 1e6 ? [1e3, " \u00b5s"] : a < 1e9 ? [1e6, " ms"] : [1e9, " s"];
+    const dec = Math.min(Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9)), 9);
+    return (t / div).toFixed(dec) + unit;
+  }
   function niceStep(range, n) {
     const raw = range / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
     for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
@@ -194,7 +241,7 @@
       ctx.moveTo(x + 0.5, AXIS_H - 4);
       ctx.lineTo(x + 0.5, TL_H);
       ctx.stroke();
-      ctx.fillText(dur(t), x + 3, AXIS_H / 2);
+      ctx.fillText(tick(t, step), x + 3, AXIS_H / 2);
     }
     // event rate (all CPUs) and the loss ranges
     const y0 = AXIS_H + 4;
@@ -233,7 +280,12 @@
       ctx.fillText("\u25a0 losses", 6, y0 + 42);
     }
     // lanes
-    const evInView = evT ? countIn(evT, view.t0, view.t1) : Infinity;
+    let evInView = 0;
+    const evRange = evLane.map((e) => {
+      const a = lowerBound(e.t, view.t0), b = lowerBound(e.t, view.t1 + 1);
+      evInView += b - a;
+      return [a, b];
+    });
     for (let i = 0; i < lanes.length; i++) {
       const y = laneY[i], l = lanes[i], h = HIST_H + laneDepth[i] * ROW_H;
       ctx.fillStyle = i % 2 ? "#fafbfc" : "#f3f5f8";
@@ -255,12 +307,15 @@
         if (cols[x] > m) m = cols[x];
       }
       ctx.fillStyle = l.kind === "cpu" ? "#4b7bd8" : l.kind === "other" ? "#8a94a3" : "#2f9e77";
+      // faint under the single events of a thread lane, which are then the exact picture
+      ctx.globalAlpha = evInView <= DRAW_MAX && l.kind !== "cpu" ? 0.25 : 1;
       if (m > 0)
         for (let x = 0; x < cols.length; x++) {
           if (cols[x] <= 0) continue;
           const bh = Math.max(1, Math.sqrt(cols[x] / m) * (HIST_H - 3));
           ctx.fillRect(LABEL_W + x, y + HIST_H - 1 - bh, 1, bh);
         }
+      ctx.globalAlpha = 1;
       if (l.kind === "cpu" && lossesByCpu.has(l.cpu))
         for (const x of lossesByCpu.get(l.cpu)) {
           if (x.end < view.t0 || x.begin > view.t1) continue;
@@ -270,14 +325,20 @@
         }
     }
     // single events, when few enough are in view to tell apart
-    if (evT && evInView <= 20000) {
-      const i0 = lowerBound(evT, view.t0), i1 = lowerBound(evT, view.t1 + 1);
-      for (let k = i0; k < i1; k++) {
-        const x = xOf(evT[k]);
-        ctx.fillStyle = colorOf(EV.classes[EV.cls[k]] || "?", 40);
-        ctx.fillRect(Math.round(x), laneY[EV.lane[k]] + 2, 1, HIST_H - 4);
-      }
-    }
+    const byClass = new Map();
+    let drawn = 0;
+    if (evInView <= DRAW_MAX)
+      evLane.forEach((e, i) => {
+        for (let k = evRange[i][0]; k < evRange[i][1]; k++) {
+          const name = EV.classes[e.c[k]] || "?";
+          ctx.fillStyle = colorOf(name, 40);
+          ctx.fillRect(Math.round(xOf(e.t[k])), laneY[i] + 2, 1, HIST_H - 4);
+          byClass.set(name, (byClass.get(name) || 0) + 1);
+          drawn++;
+        }
+      });
+    singleNote(evInView, drawn, byClass);
+    evInViewLast = evInView;
     // spans
     ctx.textBaseline = "middle";
     for (let k = 0; k < SP.lane.length; k++) {
@@ -300,7 +361,31 @@
       }
     }
     ctx.clearRect(0, 0, LABEL_W, AXIS_H);
-    $("tb-view").textContent = dur(view.t0) + " .. " + dur(view.t1) + " (" + dur(vt) + " shown)";
+    $("tb-view").textContent = tick(view.t0, vt / 100) + " .. " + tick(view.t1, vt / 100) + " (" + dur(vt) + " shown)";
+  }
+  // what the single events of the view are, in words (and for the tests: data-events-drawn)
+  function singleNote(inView, drawn, byClass) {
+    const box = $("tb-single");
+    let text;
+    if (!EV.kept && EV.total)
+      text = "single events: none in this page (--html-events 0)";
+    else if (inView > DRAW_MAX)
+      text = grp(inView) + " single events in view: zoom in to see them one by one (drawn when at most " +
+        grp(DRAW_MAX) + " are in view)";
+    else
+      text = grp(drawn) + " single event" + (drawn === 1 ? "" : "s") + " in view, each drawn" +
+        (byClass.size ? ": " + [...byClass].sort((a, b) => b[1] - a[1]).slice(0, 6)
+          .map((x) => x[0] + " " + grp(x[1])).join(", ") + (byClass.size > 6 ? ", ..." : "") : "");
+    const c = cutIn(view.t0, view.t1);
+    if (c.windows && EV.max)
+      text += "; not in this page: " + grp(c.missing) + " events of the " + (c.windows === 1 ? "window" : c.windows + " windows") +
+        " of " + dur(EV.window_ns) + " this view touches (over the page's budget, each keeps its first " +
+        grp(EV.per_window) + ")";
+    box.textContent = text;
+    box.classList.toggle("bad", c.windows > 0);
+    document.body.dataset.eventsDrawn = String(drawn);
+    document.body.dataset.eventsInView = String(inView);
+    document.body.dataset.eventsMissing = String(c.missing);
   }
   function lowerBound(a, t) {
     let lo = 0, hi = a.length;
@@ -311,7 +396,6 @@
     }
     return lo;
   }
-  const countIn = (a, t0, t1) => lowerBound(a, t1 + 1) - lowerBound(a, t0);
 
   // the view (and the flame graph's search) live in the address: #t0=NS&t1=NS&q=REGEX
   const hashParams = new URLSearchParams(location.hash.slice(1));
@@ -399,6 +483,11 @@
       const n = upTo(cum[lane], t + colNs / 2) - upTo(cum[lane], t - colNs / 2);
       lines.push(lanes[lane].label + ": " + n.toFixed(n < 10 ? 1 : 0) + " events in this pixel (" + rateStr(n * 1e9 / colNs) + ")");
       const depth = Math.floor((y - laneY[lane] - HIST_H) / ROW_H);
+      const e = evLane[lane], a = lowerBound(e.t, t - colNs), b = lowerBound(e.t, t + colNs);
+      if (b - a > 0 && b - a <= 5)
+        for (let k = a; k < b; k++) lines.push("event " + (EV.classes[e.c[k]] || "?") + " at " + dur(e.t[k]));
+      else if (b - a > 5 && evInViewLast <= DRAW_MAX)
+        lines.push((b - a) + " single events here: zoom in to tell them apart");
       for (let k = 0; k < SP.lane.length; k++)
         if (SP.lane[k] === lane && SP.depth[k] === depth && SP.start[k] <= t && SP.start[k] + SP.dur[k] >= t)
           lines.push("span " + SP.names[SP.name[k]] + ": " + dur(SP.dur[k]) + " from " + dur(SP.start[k]));

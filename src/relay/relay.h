@@ -32,10 +32,13 @@
  * A lost relay can be reconnected (tb_relay_reconnect(): a new relay
  * session); events that were not sent are then carried, per stream, as the
  * lost_relay cause of the packets sent afterwards.
- * Not thread-safe: the engine serialises calls (relay_lock).
+ * Every wait has a deadline: connecting, a whole command with its whole
+ * reply, a whole data packet (timeout_ms each); a relay that misses one is
+ * lost.  Not thread-safe: one thread makes the calls (the engine's relay
+ * sender, engine_relay.c), except tb_relay_cap(), which any thread may call.
  */
-#ifndef TB_CONSUMER_RELAY_H
-#define TB_CONSUMER_RELAY_H
+#ifndef TB_RELAY_RELAY_H
+#define TB_RELAY_RELAY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,7 +53,8 @@ struct tb_relay_cfg {
 	const char *session_name; /* the relay session's name (viewers' URL) */
 	const char *hostname;     /* NULL: gethostname() */
 	uint32_t live_timer_us;   /* 0: no live viewing; else beacons this often for idle streams */
-	uint32_t timeout_ms;      /* a send or reply that takes longer: the relay is lost (0: 5000) */
+	uint32_t timeout_ms;      /* connecting, a command and its whole reply, or a whole packet that takes
+				   * longer: the relay is lost (0: 5000) */
 };
 
 /*
@@ -61,12 +65,15 @@ int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_p
 
 /*
  * tb_relay_open - connect both connections, agree on the version, create
- * the session and add the streams (`names`, then "metadata"), then
- * STREAMS_SENT.  Return: 0; -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT,
+ * the session, add the metadata stream and every stream i whose first[i]
+ * has a magic (`names`), STREAMS_SENT, then send each of those its empty
+ * packet first[i] (so that live viewers know every stream from the start;
+ * the others are added at their first packet).  The same at every
+ * reconnection.  Return: 0; -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT,
  * -EPROTO, ... (tb_errmsg() names the address and what to do).
  */
 int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names,
-		  struct tb_relay **out) __attribute__((visibility("hidden")));
+		  const struct tb_packet_header *first, struct tb_relay **out) __attribute__((visibility("hidden")));
 
 /* Appends metadata text.  Return: 0, or -errno (the relay is then lost). */
 int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len) __attribute__((visibility("hidden")));
@@ -97,6 +104,13 @@ void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribut
  * the ring holds no record not yet sent, and none can be stamped before ts.
  */
 int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts) __attribute__((visibility("hidden")));
+
+/*
+ * No wait of any call may go past monotonic time cap_ns (tb_mono_ns()) from
+ * now on, including one in progress: the end of a recording, which must not
+ * wait for a slow relay.  Any thread.
+ */
+void tb_relay_cap(struct tb_relay *r, uint64_t cap_ns) __attribute__((visibility("hidden")));
 
 /* 1 while connected; 0 once lost. */
 int tb_relay_alive(const struct tb_relay *r) __attribute__((visibility("hidden")));

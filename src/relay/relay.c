@@ -2,218 +2,30 @@
 /*
  * relay.c - the relay daemon client (relay.h has the wire format).
  *
- * Blocking sockets with a send/receive timeout: the engine's thread that
- * writes a packet also sends it, so a slow relay slows the drain (producers
- * in discard mode then lose events ring-full, counted as usual; they never
- * wait), and a relay that stops answering for timeout_ms is declared lost
- * rather than waited on.  Memory is bounded: nothing is queued.
+ * The protocol's commands, over relay_net.c's socket layer, where every
+ * wait has a deadline: connecting, each whole command with its whole
+ * reply, and each whole data packet must be done within timeout_ms, or the relay is declared lost (a relay that answers one byte
+ * at a time, or reads nothing, costs at most that).  An owner may also set
+ * an absolute cap (tb_relay_cap(), from another thread: the end of the
+ * recording), which cuts any wait at once.  The engine calls this from
+ * its relay sender thread only (engine_relay.c), never from the threads
+ * that write the local copy.
  */
 #define _GNU_SOURCE
-#include "consumer/relay.h"
+#include "relay/relay_impl.h"
 
 #include <endian.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tracebuf/session.h> /* tb_errmsg */
 
 #include "core/view.h" /* tb_fail */
-#include "platform/iov.h"
-
-enum {
-	CMD_ADD_STREAM = 1,
-	CMD_CREATE_SESSION = 2,
-	CMD_VERSION = 5,
-	CMD_SEND_METADATA = 6,
-	CMD_CLOSE_STREAM = 7,
-	CMD_SEND_INDEX = 13,
-	CMD_STREAMS_SENT = 16,
-};
-
-#define PROTO_MAJOR 2u
-#define PROTO_MINOR 8u
-#define LTTNG_OK 10 /* lttng's return code for success */
-#define NAME_LEN 255
-#define HOST_LEN 64
-#define CHAN_LEN 264
-#define PATH_LEN 4096
-
-struct rstream {
-	char name[CHAN_LEN];
-	int added;         /* ADD_STREAM done: at its first packet (an empty file otherwise) */
-	uint64_t handle;   /* the relay daemon's id */
-	uint64_t next_seq; /* net_seq_num of the next packet (from 1; last sent = next_seq - 1) */
-	int sent;          /* a packet since the last beacon round */
-	uint64_t last_ts;  /* timestamp_end of the last packet or beacon sent */
-	uint64_t beacon_ts;/* time of the last beacon (0: none) */
-	uint64_t lost;     /* events of this stream never sent (relay lost meanwhile): carried in
-			    * what is sent afterwards as lost_relay, a running total */
-};
-
-struct tb_relay {
-	int ctl, data;
-	uint32_t minor;
-	unsigned n;            /* data streams; streams[n] is the metadata stream */
-	struct rstream *streams;
-	int lost;
-	unsigned sessions;     /* relay sessions created (reconnections + 1) */
-	unsigned timeout_ms;
-	uint32_t live_us;
-	char err[320];
-	char addr[300];
-	char url[300];
-	char name[NAME_LEN];
-	char host[HOST_LEN];
-	char path[512];
-};
-
-int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_port, unsigned *data_port)
-{
-	const char *p = url;
-	if (!strncmp(p, "net://", 6) || !strncmp(p, "tcp://", 6))
-		p += 6;
-	else
-		return tb_fail(-EINVAL, "relay URL '%s': want net://HOST[:CONTROL_PORT[:DATA_PORT]]", url);
-	*ctl_port = 5342;
-	*data_port = 5343;
-	const char *end;
-	size_t n;
-	if (*p == '[') { /* [IPv6] */
-		end = strchr(p, ']');
-		if (!end)
-			return tb_fail(-EINVAL, "relay URL '%s': no ']' after the IPv6 address", url);
-		n = (size_t)(end - p - 1);
-		p++;
-		end++;
-	} else {
-		end = p + strcspn(p, ":/");
-		n = (size_t)(end - p);
-	}
-	if (n == 0 || n >= hlen)
-		return tb_fail(-EINVAL, "relay URL '%s': no host, or a host name too long", url);
-	memcpy(host, p, n);
-	host[n] = 0;
-	unsigned *ports[2] = { ctl_port, data_port };
-	for (int i = 0; i < 2 && *end == ':'; i++) {
-		char *q;
-		unsigned long v = strtoul(end + 1, &q, 10);
-		if (q == end + 1 || v == 0 || v > 65535)
-			return tb_fail(-EINVAL, "relay URL '%s': port '%.*s' is not 1..65535", url,
-				       (int)strcspn(end + 1, ":/"), end + 1);
-		*ports[i] = (unsigned)v;
-		end = q;
-	}
-	if (*end && strcmp(end, "/"))
-		return tb_fail(-EINVAL, "relay URL '%s': unexpected '%s' after the ports", url, end);
-	return 0;
-}
-
-/* ---- the connection ---------------------------------------------------- */
-
-static int lose(struct tb_relay *r, int err, const char *what)
-{
-	if (!r->lost) {
-		r->lost = 1;
-		snprintf(r->err, sizeof r->err, "relay %.200s: %.60s: %.40s", r->addr, what, strerror(err));
-	}
-	return -err;
-}
-
-static int send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n)
-{
-	struct iovec iov[4];
-	if (n > 4)
-		return -EINVAL;
-	memcpy(iov, iov0, (size_t)n * sizeof *iov);
-	struct iovec *v = iov;
-	while (n > 0) {
-		struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)n };
-		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "send");
-		}
-		tb_iov_advance(&v, &n, (size_t)w);
-	}
-	return 0;
-}
-
-static int recv_all(struct tb_relay *r, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-	while (len) {
-		ssize_t g = recv(r->ctl, p, len, 0);
-		if (g < 0 && errno == EINTR)
-			continue;
-		if (g < 0)
-			return lose(r, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno, "no reply");
-		if (g == 0)
-			return lose(r, ECONNRESET, "the relay daemon closed the connection");
-		p += g;
-		len -= (size_t)g;
-	}
-	return 0;
-}
-
-/* A control command and, when reply != NULL, its reply. */
-static int command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
-		   void *reply, size_t rlen)
-{
-	if (r->lost)
-		return -EPIPE;
-	struct __attribute__((packed)) {
-		uint64_t circuit, size;
-		uint32_t cmd, version;
-	} h = { 0, htobe64(len + len2), htobe32(cmd), 0 };
-	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pl, len }, { (void *)pl2, len2 } };
-	int rc = send_all(r, r->ctl, iov, 1 + (len > 0) + (len2 > 0 ? 1 : 0));
-	if (rc == 0 && reply)
-		rc = recv_all(r, reply, rlen);
-	return rc;
-}
-
-static int connect_to(struct tb_relay *r, const char *host, unsigned port, unsigned timeout_ms)
-{
-	char ps[8];
-	snprintf(ps, sizeof ps, "%u", port);
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	int g = getaddrinfo(host, ps, &hints, &ai);
-	if (g)
-		return tb_fail(-EHOSTUNREACH, "relay %s: cannot resolve '%s': %s", r->addr, host, gai_strerror(g));
-	int fd = -1, err = ECONNREFUSED;
-	for (struct addrinfo *a = ai; a; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		struct timeval tv = { (time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000 };
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
-			break;
-		err = errno == EINPROGRESS ? ETIMEDOUT : errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		return tb_fail(-err, "relay %s: cannot connect to %s port %u: %s (is lttng-relayd running, with "
-				     "--control-port/--data-port there?)", r->addr, host, port, strerror(err));
-	return fd;
-}
 
 static int put_name(char *dst, size_t cap, const char *src)
 {
@@ -239,7 +51,7 @@ static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
 		uint64_t handle;
 		uint32_t ret;
 	} rep;
-	int rc = command(r, CMD_ADD_STREAM, m, sizeof *m, NULL, 0, &rep, sizeof rep);
+	int rc = tb_relay_command(r, CMD_ADD_STREAM, m, sizeof *m, NULL, 0, &rep, sizeof rep);
 	free(m);
 	if (rc)
 		return tb_fail(rc, "%s", r->err);
@@ -249,6 +61,9 @@ static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
 	*handle = be64toh(rep.handle);
 	return 0;
 }
+
+static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
+			     const void *rest, size_t rest_len);
 
 /*
  * Connects both connections, agrees on the version, creates the session
@@ -265,14 +80,13 @@ static int relay_session(struct tb_relay *r)
 		return rc;
 	r->lost = 0;
 	r->err[0] = 0;
-	if ((rc = r->ctl = connect_to(r, host, cport, r->timeout_ms)) < 0 ||
-	    (rc = r->data = connect_to(r, host, dport, r->timeout_ms)) < 0)
+	if ((rc = r->ctl = tb_relay_connect(r, host, cport)) < 0 || (rc = r->data = tb_relay_connect(r, host, dport)) < 0)
 		return rc;
 
 	struct {
 		uint32_t major, minor;
 	} v = { htobe32(PROTO_MAJOR), htobe32(PROTO_MINOR) }, vr;
-	if ((rc = command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0)
+	if ((rc = tb_relay_command(r, CMD_VERSION, &v, sizeof v, NULL, 0, &vr, sizeof vr)) != 0)
 		return tb_fail(rc, "%s (the version handshake)", r->err);
 	if (be32toh(vr.major) != PROTO_MAJOR || be32toh(vr.minor) < 4)
 		return tb_fail(-EPROTO, "relay %s: the relay daemon speaks protocol %u.%u; tracebuf needs 2.4 or later "
@@ -303,7 +117,7 @@ static int relay_session(struct tb_relay *r)
 		uint64_t id;
 		uint32_t ret;
 	} csr;
-	if ((rc = command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0)
+	if ((rc = tb_relay_command(r, CMD_CREATE_SESSION, &cs, sizeof cs, NULL, 0, &csr, sizeof csr)) != 0)
 		return tb_fail(rc, "%s (creating the session)", r->err);
 	if (be32toh(csr.ret) != LTTNG_OK)
 		return tb_fail(-EPROTO, "relay %s: the relay daemon refused to create session '%s' (code %u)", r->addr,
@@ -317,9 +131,26 @@ static int relay_session(struct tb_relay *r)
 	if ((rc = add_stream(r, "metadata", &r->streams[r->n].handle)) != 0)
 		return rc;
 	r->streams[r->n].added = 1;
+	/* Every stream that may carry data is announced now, as LTTng's
+	 * consumer does: a live viewer merges the streams it knows by time, and
+	 * a stream added later (at its first packet) may begin before what it
+	 * already showed of the others, which it rejects as time going back.
+	 * Each begins with an empty packet at time 0: the relay daemon says
+	 * "inactive" (beacons) only for a stream that has a packet, and a
+	 * viewer waits for every stream without one. */
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->streams[i].first.magic) {
+			if ((rc = add_stream(r, r->streams[i].name, &r->streams[i].handle)) != 0)
+				return rc;
+			r->streams[i].added = 1;
+		}
 	uint32_t ok;
-	if ((rc = command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0)
+	if ((rc = tb_relay_command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok)) != 0)
 		return tb_fail(rc, "%s", r->err);
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->streams[i].first.magic &&
+		    (rc = relay_send_packet(r, &r->streams[i], &r->streams[i].first, NULL, 0)) != 0)
+			return tb_fail(rc, "%s (the streams' first packets)", r->err);
 	r->sessions++;
 	return 0;
 }
@@ -336,11 +167,14 @@ static void relay_disconnect(struct tb_relay *r)
 static void relay_free(struct tb_relay *r)
 {
 	relay_disconnect(r);
+	if (r->wake_fd >= 0)
+		close(r->wake_fd);
 	free(r->streams);
 	free(r);
 }
 
-int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names, struct tb_relay **out)
+int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char *const *names,
+		  const struct tb_packet_header *first, struct tb_relay **out)
 {
 	char host[256];
 	unsigned cport, dport;
@@ -360,6 +194,7 @@ int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char 
 	r->streams = st;
 	r->n = nstreams;
 	r->ctl = r->data = -1;
+	r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	snprintf(r->addr, sizeof r->addr, "%s", cfg->url);
 	snprintf(r->url, sizeof r->url, "%s", cfg->url);
 	snprintf(r->name, sizeof r->name, "%s", cfg->session_name);
@@ -370,14 +205,13 @@ int tb_relay_open(const struct tb_relay_cfg *cfg, unsigned nstreams, const char 
 	r->host[sizeof r->host - 1] = 0;
 	r->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 5000;
 	r->live_us = cfg->live_timer_us;
-	/* the data streams are added at their first packet: the relay daemon
-	 * creates a file per stream, and a CPU that never wrote would leave an
-	 * empty one, which is no CTF stream */
 	for (unsigned i = 0; i < nstreams; i++)
 		if (put_name(st[i].name, sizeof st[i].name, names[i])) {
 			rc = tb_fail(-EINVAL, "relay %s: stream name '%s' too long", r->addr, names[i]);
 			relay_free(r);
 			return rc;
+		} else if (first) {
+			st[i].first = first[i];
 		}
 	if ((rc = relay_session(r)) != 0) {
 		relay_free(r);
@@ -393,7 +227,7 @@ int tb_relay_reconnect(struct tb_relay *r)
 	int rc = relay_session(r);
 	if (rc) {
 		relay_disconnect(r);
-		lose(r, -rc, "reconnecting");
+		tb_relay_lose(r, -rc, "reconnecting");
 	}
 	return rc;
 }
@@ -412,7 +246,7 @@ int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len)
 		uint64_t stream;
 		uint32_t padding;
 	} m = { htobe64(r->streams[r->n].handle), 0 };
-	return command(r, CMD_SEND_METADATA, &m, sizeof m, text, len, NULL, 0);
+	return tb_relay_command(r, CMD_SEND_METADATA, &m, sizeof m, text, len, NULL, 0);
 }
 
 struct __attribute__((packed)) index_msg {
@@ -424,14 +258,11 @@ static int send_index(struct tb_relay *r, const struct index_msg *m)
 {
 	uint32_t ok;
 	size_t len = r->minor >= 8 ? sizeof *m : offsetof(struct index_msg, instance);
-	int rc = command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
+	int rc = tb_relay_command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
 	if (rc == 0 && be32toh(ok) != LTTNG_OK)
-		rc = lose(r, EPROTO, "the relay daemon refused an index entry");
+		rc = tb_relay_lose(r, EPROTO, "the relay daemon refused an index entry");
 	return rc;
 }
-
-static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
-			     const void *rest, size_t rest_len);
 
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,
 		    size_t rest_len)
@@ -444,8 +275,8 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
 	if (!s->added) {
 		uint32_t ok;
 		if (add_stream(r, s->name, &s->handle) != 0 ||
-		    command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok) != 0)
-			return lose(r, EPROTO, "adding a stream");
+		    tb_relay_command(r, CMD_STREAMS_SENT, NULL, 0, NULL, 0, &ok, sizeof ok) != 0)
+			return tb_relay_lose(r, EPROTO, "adding a stream");
 		s->added = 1;
 	}
 	/* A beacon told viewers that nothing before its time was to come, but
@@ -464,22 +295,6 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
 	 * (cause "relay"), in this packet's running totals and every later one */
 	hb.events_discarded += s->lost;
 	hb.lost[TB_LOSS_RELAY] += s->lost;
-	if (s->next_seq == 1 && hb.events_discarded) {
-		/* The first packet of this stream in this relay session comes
-		 * after losses: a reader can only count them as the difference
-		 * between two packets (babeltrace2 says "an unknown number" for a
-		 * first packet's events_discarded), so an empty packet with none
-		 * goes first, as in the local copy (stream.c). */
-		struct tb_packet_header e = hb;
-		e.timestamp_end = e.timestamp_begin;
-		e.content_size = e.packet_size = sizeof e * 8ull;
-		e.packet_seq_num = hb.packet_seq_num ? hb.packet_seq_num - 1 : 0;
-		e.events_discarded = 0;
-		memset(e.lost, 0, sizeof e.lost);
-		int rc = relay_send_packet(r, s, &e, NULL, 0);
-		if (rc)
-			return rc;
-	}
 	return relay_send_packet(r, s, h, rest, rest_len);
 }
 
@@ -495,7 +310,7 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	} dh = { 0, htobe64(s->handle), htobe64(s->next_seq), htobe32((uint32_t)data),
 		 htobe32((uint32_t)(packet - data)) };
 	struct iovec iov[3] = { { &dh, sizeof dh }, { (void *)h, sizeof *h }, { (void *)rest, rest_len } };
-	int rc = send_all(r, r->data, iov, rest_len ? 3 : 2);
+	int rc = tb_relay_send_all(r, r->data, iov, rest_len ? 3 : 2, tb_relay_deadline(r));
 	if (rc)
 		return rc;
 	struct index_msg m = {
@@ -559,7 +374,7 @@ void tb_relay_close(struct tb_relay *r)
 			uint64_t stream, last;
 		} m = { htobe64(r->streams[i].handle), htobe64(last) };
 		uint32_t ok;
-		command(r, CMD_CLOSE_STREAM, &m, sizeof m, NULL, 0, &ok, sizeof ok);
+		tb_relay_command(r, CMD_CLOSE_STREAM, &m, sizeof m, NULL, 0, &ok, sizeof ok);
 	}
 	relay_free(r);
 }

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capture.c - the recorder's side of the perf rings opened by open.c.
+ * A pass (tb_kernel_pass) drains every ring (perf_ring.c),
+ * maps each time to the session clock, sorts each CPU's events, merges
+ * the CPUs in time order through the process-tree filter, and gives the
+ * events kept to kwrite.c.  docs/KERNEL.md says why this clock and what
+ * the filter keeps.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/kernel_impl.h"
+#include "platform/clock.h"
+
+/* ---- the traced tree: a set of tids and tgids (one id space) ---- */
+
+static int set_has(const struct tb_kernel *k, uint32_t v)
+{
+	if (!v || !k->set_cap)
+		return 0;
+	for (size_t i = (v * 2654435761u) & (k->set_cap - 1);; i = (i + 1) & (k->set_cap - 1)) {
+		if (k->set[i] == v)
+			return 1;
+		if (!k->set[i])
+			return 0;
+	}
+}
+
+void tb_kset_add(struct tb_kernel *k, uint32_t v)
+{
+	if (!v || set_has(k, v))
+		return;
+	if ((k->set_n + 1) * 2 > k->set_cap) {
+		size_t cap = k->set_cap ? k->set_cap * 2 : 256;
+		uint32_t *n = calloc(cap, sizeof *n), *old = k->set;
+		if (!n)
+			return; /* the filter keeps what it knows: an event may be left out */
+		size_t ocap = k->set_cap;
+		k->set = n;
+		k->set_cap = cap;
+		k->set_n = 0;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i])
+				tb_kset_add(k, old[i]);
+		free(old);
+	}
+	size_t i = (v * 2654435761u) & (k->set_cap - 1);
+	while (k->set[i])
+		i = (i + 1) & (k->set_cap - 1);
+	k->set[i] = v;
+	k->set_n++;
+}
+
+/*
+ * Whether ev concerns the traced tree, learning the tree as it goes (events
+ * must come in time order): a task current while its tgid is in the tree
+ * is in it; a fork by the tree adds the child (a thread or a process: ids
+ * are one space, so the child's tid serves as its tgid too).
+ */
+static int keep(struct tb_kernel *k, const struct tb_kev *ev)
+{
+	int cur = ev->cur_tid > 0 && (set_has(k, (uint32_t)ev->cur_pid) || set_has(k, (uint32_t)ev->cur_tid));
+	if (cur)
+		tb_kset_add(k, (uint32_t)ev->cur_tid);
+	int a = ev->tid_a > 0 && set_has(k, (uint32_t)ev->tid_a);
+	int b = ev->tid_b > 0 && set_has(k, (uint32_t)ev->tid_b);
+	if (ev->tp == TB_KTP_FORK && (cur || a) && ev->tid_b > 0)
+		tb_kset_add(k, (uint32_t)ev->tid_b);
+	if (ev->tp == TB_KTP_FORK)
+		return cur || a;
+	return cur || a || b;
+}
+
+/* ---- the clock ---- */
+
+static uint64_t now_ticks(const struct tb_kernel *k)
+{
+	return tb_clock_read(k->clock_kind);
+}
+
+/* A (tsc, monotonic ns) pair: the tightest of a few tries, the TSC at the middle. */
+void tb_kclock_pair(struct tb_kernel *k)
+{
+	if (k->clock_kind != TB_CLOCK_TSC)
+		return;
+	uint64_t best = UINT64_MAX, tsc = 0, ns = 0;
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = tb_rdtsc(), m = tb_mono_ns(), t1 = tb_rdtsc();
+		if (t1 >= t0 && t1 - t0 < best) {
+			best = t1 - t0;
+			tsc = t0 + (t1 - t0) / 2;
+			ns = m;
+		}
+	}
+	if (k->pair_n) {
+		const unsigned last = (k->pair_n - 1) % TB_KPAIRS;
+		if (ns <= k->pairs[last].ns || tsc <= k->pairs[last].tsc)
+			return; /* needs time between pairs */
+	}
+	k->pairs[k->pair_n % TB_KPAIRS].tsc = tsc;
+	k->pairs[k->pair_n % TB_KPAIRS].ns = ns;
+	k->pair_n++;
+}
+
+/*
+ * Monotonic ns -> session ticks.  The TSC: piecewise linear between the
+ * pairs taken at each pass (both clocks count the same oscillator; NTP
+ * slews CLOCK_MONOTONIC, which a fit over the whole recording would not
+ * follow), extrapolated with the nearest segment; the session's
+ * calibration before there are two pairs.
+ */
+static uint64_t to_ticks(const struct tb_kernel *k, uint64_t ns)
+{
+	if (k->clock_kind != TB_CLOCK_TSC)
+		return ns;
+	unsigned n = k->pair_n < TB_KPAIRS ? k->pair_n : TB_KPAIRS;
+	if (n < 2) {
+		__int128 d = (__int128)((int64_t)ns - k->mono_offset_ns) * (__int128)k->clock_freq / 1000000000;
+		return d < 0 ? 0 : (uint64_t)d;
+	}
+	/* segments from the newest back: pairs[j-1], pairs[j] (indices mod TB_KPAIRS) */
+	unsigned newest = k->pair_n - 1;
+	unsigned j = newest;
+	while (j > k->pair_n - n + 1 && k->pairs[(j - 1) % TB_KPAIRS].ns > ns)
+		j--;
+	const unsigned hi = j % TB_KPAIRS, lo = (j - 1) % TB_KPAIRS;
+	__int128 dn = (__int128)k->pairs[hi].ns - k->pairs[lo].ns;
+	__int128 dt = (__int128)k->pairs[hi].tsc - k->pairs[lo].tsc;
+	__int128 t = (__int128)k->pairs[lo].tsc + ((__int128)ns - (__int128)k->pairs[lo].ns) * dt / dn;
+	return t < 0 ? 0 : (uint64_t)t;
+}
+
+int tb_kernel_enable(struct tb_kernel *k)
+{
+	for (unsigned i = 0; i < k->nfds; i++)
+		if (ioctl(k->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
+	k->enabled = 1;
+	return 0;
+}
+
+void tb_kernel_wait(struct tb_kernel *k, int timeout_ms)
+{
+	struct pollfd p[256];
+	unsigned n = 0;
+	for (unsigned i = 0; i < k->ncpu; i++)
+		for (unsigned r = 0; r < k->cpus[i].nrings && n < 256; r++) {
+			p[n].fd = k->cpus[i].rings[r].fd;
+			p[n].events = POLLIN;
+			n++;
+		}
+	if (poll(p, n, timeout_ms) < 0 && errno != EINTR) {
+		struct timespec ts = { 0, 10 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* ---- a pass ---- */
+
+static const struct kid *find_id(const struct tb_kernel *k, uint64_t id)
+{
+	for (unsigned i = 0; i < k->nids; i++)
+		if (k->ids[i].id == id)
+			return &k->ids[i];
+	return NULL;
+}
+
+#define TB_KLOST_MAX (1ull << 40) /* a PERF_RECORD_LOST saying more is not believed */
+
+static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *rec, uint32_t len)
+{
+	(void)misc;
+	struct tb_kernel *k = arg;
+	struct kcpu *c = k->cur;
+	if (type == PERF_RECORD_LOST) {
+		uint64_t lost;
+		if (tb_perf_lost_parse(rec, len, &lost) == 0 && lost <= TB_KLOST_MAX) {
+			kc_lost(c, TB_LOSS_FULL, lost);
+			c->reported_lost += lost;
+		}
+		else
+			kc_lost(c, TB_LOSS_INVALID, 1);
+		return;
+	}
+	if (type != PERF_RECORD_SAMPLE)
+		return; /* no event (throttling notices and the like) */
+	__atomic_store_n(&k->st_samples, k->st_samples + 1, __ATOMIC_RELAXED);
+	c->samples++;
+	struct tb_perf_sample s;
+	const struct kid *id;
+	if (tb_perf_sample_parse(rec, len, &s) < 0 || !(id = find_id(k, s.id)) || k->cls_of[id->tp] < 0) {
+		kc_lost(c, TB_LOSS_INVALID, 1);
+		return;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		struct tb_kev *n = realloc(c->ev, cap * sizeof *n);
+		if (!n) {
+			kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
+			return;
+		}
+		c->ev = n;
+		c->cap = cap;
+	}
+	struct tb_kev *ev = &c->ev[c->n];
+	if (tb_ktp_decode(id->tp, &k->fmt[id->tp], s.raw, s.raw_len, s.pid, ev) < 0) {
+		kc_lost(c, TB_LOSS_INVALID, 1);
+		return;
+	}
+	ev->ts = to_ticks(k, s.time);
+	ev->cls = (uint32_t)k->cls_of[id->tp];
+	ev->cur_pid = (int32_t)s.pid;
+	ev->cur_tid = (int32_t)s.tid;
+	c->n++;
+}
+
+/* Insertion sort by time, stable: a ring is in order but for the rare
+ * record an interrupt reserved between another's clock read and its
+ * reservation. */
+static void sort_events(struct kcpu *c)
+{
+	for (size_t i = 1; i < c->n; i++) {
+		if (c->ev[i].ts >= c->ev[i - 1].ts)
+			continue;
+		struct tb_kev t = c->ev[i];
+		size_t j = i;
+		while (j > 0 && c->ev[j - 1].ts > t.ts) {
+			c->ev[j] = c->ev[j - 1];
+			j--;
+		}
+		c->ev[j] = t;
+	}
+}
+
+/* Every ring drained into its CPU's pending events (appended). */
+static void drain_all(struct tb_kernel *k)
+{
+	for (unsigned i = 0; i < k->ncpu; i++) {
+		struct kcpu *c = &k->cpus[i];
+		struct tb_perf_ring_stats st = { 0 };
+		k->cur = c;
+		for (unsigned r = 0; r < c->nrings; r++)
+			tb_perf_ring_drain(&c->rings[r].ring, k->scratch, on_record, k, &st);
+		kc_lost(c, TB_LOSS_INVALID, st.invalid);
+	}
+}
+
+/* Tracepoint hits the rings told of so far: samples and losses. */
+static uint64_t seen(const struct tb_kernel *k)
+{
+	uint64_t n = k->st_samples;
+	for (unsigned i = 0; i < k->ncpu; i++)
+		n += k->cpus[i].lost[TB_LOSS_FULL];
+	return n;
+}
+
+int tb_kernel_pass(struct tb_kernel *k, int final)
+{
+	tb_kclock_pair(k);
+	for (unsigned i = 0; i < k->ncpu; i++)
+		k->cpus[i].n = k->cpus[i].next = 0;
+	drain_all(k);
+	if (final && k->enabled) {
+		/* Drained first, then disabled: a ring that was full gets room, so
+		 * that the kernel can write the PERF_RECORD_LOST it keeps pending
+		 * until a record fits (the twins count what it still holds back). */
+		for (unsigned i = 0; i < k->nfds; i++)
+			ioctl(k->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+		k->enabled = 0;
+		uint64_t g = 0;
+		for (unsigned i = 0; i < k->ncpu; i++)
+			k->cpus[i].counted = 0;
+		for (unsigned i = 0; i < k->ncfds; i++) {
+			uint64_t v;
+			if (read(k->cfds[i], &v, sizeof v) == (ssize_t)sizeof v) {
+				g += v;
+				k->cpus[k->cfd_cpu[i]].counted += v;
+			} else {
+				k->count_failed = 1;
+			}
+		}
+		__atomic_store_n(&k->generated, g, __ATOMIC_RELAXED);
+		drain_all(k);
+	}
+	/* The last records may still be on their way into a ring: a
+	 * tracepoint handler interrupted by the disabling IPI publishes its
+	 * record after the ioctl returned.  Wait for them (the count says
+	 * how many), a bounded while. */
+	for (int i = 0; final && !k->count_failed && i < 200 && seen(k) < k->generated; i++) {
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+		drain_all(k);
+	}
+	for (unsigned i = 0; i < k->ncpu; i++)
+		sort_events(&k->cpus[i]);
+	/* What the kernel counted on a CPU and its ring neither delivered nor
+	 * reported lost was lost to a full ring whose PERF_RECORD_LOST the
+	 * kernel still held back when the events were disabled (it writes one
+	 * only with the next record that fits: docs/KERNEL.md, "Losses"):
+	 * counted under "full" so that every reader is told; the summary says
+	 * how many. */
+	for (unsigned i = 0; final && !k->count_failed && k->ncfds && i < k->ncpu; i++) {
+		struct kcpu *c = &k->cpus[i];
+		uint64_t got = c->samples + c->reported_lost;
+		if (c->counted > got) {
+			kc_lost(c, TB_LOSS_FULL, c->counted - got);
+			__atomic_store_n(&k->silent, k->silent + (c->counted - got), __ATOMIC_RELAXED);
+		}
+	}
+	/* merge the CPUs in time order: the filter learns the tree in order */
+	for (;;) {
+		struct kcpu *best = NULL;
+		for (unsigned i = 0; i < k->ncpu; i++) {
+			struct kcpu *c = &k->cpus[i];
+			if (c->next < c->n && (!best || c->ev[c->next].ts < best->ev[best->next].ts))
+				best = c;
+		}
+		if (!best)
+			break;
+		const struct tb_kev *ev = &best->ev[best->next++];
+		if (k->all || keep(k, ev))
+			tb_kw_append(k, best, ev);
+		else
+			__atomic_store_n(&k->st_filtered, k->st_filtered + 1, __ATOMIC_RELAXED);
+	}
+	uint64_t now = now_ticks(k);
+	for (unsigned i = 0; i < k->ncpu; i++) {
+		if (final)
+			tb_kw_finish(k, &k->cpus[i], now);
+		else
+			tb_kw_flush(k, &k->cpus[i]);
+	}
+	return k->err;
+}
+
+void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->delivered = __atomic_load_n(&k->st_delivered, __ATOMIC_RELAXED);
+	out->filtered = __atomic_load_n(&k->st_filtered, __ATOMIC_RELAXED);
+	out->packets = __atomic_load_n(&k->st_packets, __ATOMIC_RELAXED);
+	out->bytes = __atomic_load_n(&k->st_bytes, __ATOMIC_RELAXED);
+	out->samples = __atomic_load_n(&k->st_samples, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < k->ncpu; i++) {
+		/* written by the kernel thread; a torn read is impossible on x86_64 (aligned u64) */
+		out->lost_full += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_FULL], __ATOMIC_RELAXED);
+		out->lost_invalid += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_INVALID], __ATOMIC_RELAXED);
+		out->lost_disk += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_DISK], __ATOMIC_RELAXED);
+	}
+	out->generated = __atomic_load_n(&k->generated, __ATOMIC_RELAXED);
+	out->silent = __atomic_load_n(&k->silent, __ATOMIC_RELAXED);
+	out->counted = !k->count_failed && k->ncfds && !k->enabled && out->generated;
+	out->ncpus = k->ncpu;
+	out->ntracepoints = k->nopened;
+}
+
+const struct tb_event_desc *tb_kernel_classes(const struct tb_kernel *k, uint32_t *n)
+{
+	*n = k->nclasses;
+	return k->classes;
+}
+

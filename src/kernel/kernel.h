@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel.h - the kernel's scheduling events in the trace (library private;
+ * docs/KERNEL.md).
+ *
+ *   tracepoints.c  tracefs: where it is, each tracepoint's id and field
+ *                  layout (its `format` file, parsed: nothing hard-coded),
+ *                  and the LTTng-named event classes they become
+ *   perf_ring.c    the head/tail protocol of a perf mmap ring, untrusted
+ *   open.c         perf_event_open per CPU per tracepoint (and a counting
+ *                  twin in its group), one ring per CPU
+ *                  (PERF_EVENT_IOC_SET_OUTPUT); the errors that say what
+ *                  permission is missing
+ *   capture.c      a pass: drains every ring, maps the times to the
+ *                  session clock, filters to the traced process tree and
+ *                  hands events to kwrite.c
+ *   kwrite.c       CTF packets of stream class 2 (TB_STREAM_KERNEL), one
+ *                  stream file per CPU, `kernel_cpu<N>`
+ *
+ * One thread drives a struct tb_kernel (the engine's kernel thread):
+ * open, set_output, pass... pass(final), close.  Stats may be read by any
+ * thread (each value exact at some instant).
+ */
+#ifndef TB_KERNEL_KERNEL_H
+#define TB_KERNEL_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/format.h"
+#include "core/view.h"
+
+#define TB_KERNEL_MAX_CLASSES 16u
+#define TB_KERNEL_STREAM_FMT "kernel_cpu%u" /* a channel's files are "<name>_<N>": never this
+						    * (nor "kernel_cpu<N>_r<G>" of a resumed directory) */
+
+struct tb_kernel_cfg {
+	const char *list;        /* comma-separated tracepoint names; NULL or "": the default list */
+	int all;                 /* 1: every CPU's events; 0: only the traced process tree's */
+	uint32_t ring_pages;     /* data pages of each CPU's perf ring (power of two); 0: 256 */
+	const uint32_t *roots;   /* pids whose process trees are traced (and their threads) */
+	unsigned nroots;
+	uint32_t clock_kind;     /* the session's (enum tb_clock_kind) */
+	uint64_t clock_freq;
+	int64_t clock_mono_offset_ns; /* monotonic ns at tick 0 (the session's calibration) */
+};
+
+struct tb_kernel_stats {
+	uint64_t delivered;      /* events written to the trace */
+	uint64_t filtered;       /* events of other processes, left out (not losses) */
+	uint64_t lost_full;      /* PERF_RECORD_LOST: the perf ring was full */
+	uint64_t lost_invalid;   /* records refused as malformed */
+	uint64_t lost_disk;      /* events in packets that could not be written */
+	uint64_t packets, bytes;
+	uint64_t samples;        /* PERF_RECORD_SAMPLE records read */
+	uint64_t generated;      /* tracepoint hits counted by the kernel in the same window (a counting
+				  * event grouped with each sampling one); valid when counted = 1, after
+				  * the final pass: delivered + filtered + lost = generated */
+	int counted;
+	uint64_t silent;         /* of lost_full: counted by the kernel, neither delivered by the ring nor
+				  * reported lost by it */
+	unsigned ncpus, ntracepoints;
+};
+
+struct tb_kernel;
+
+/*
+ * tb_kernel_open - find tracefs, read each tracepoint's id and format,
+ * open one perf event per CPU per tracepoint (disabled), their rings.
+ * A tracepoint this kernel does not have is skipped and named in a
+ * warning (tb_kernel_next_warning); none at all, or a permission missing,
+ * is an error whose message (tb_errmsg()) says what is missing and how to
+ * grant it.  Return: 0, -EACCES, -ENOENT, -EINVAL, -ENOMEM, ...
+ */
+TB_HIDDEN int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out);
+/* Where the streams go: a directory fd (kept, not closed), the trace uuid. */
+TB_HIDDEN void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16]);
+/* Enables every event: from here on the rings fill. Return 0 or -errno. */
+TB_HIDDEN int tb_kernel_enable(struct tb_kernel *k);
+/* Waits up to timeout_ms for a ring's watermark (poll). */
+TB_HIDDEN void tb_kernel_wait(struct tb_kernel *k, int timeout_ms);
+/*
+ * tb_kernel_pass - drain every ring, write complete packets.  final: the
+ * events are disabled first, everything is written and each stream's
+ * losses are closed in a last packet.  Return 0 or the first write error.
+ */
+TB_HIDDEN int tb_kernel_pass(struct tb_kernel *k, int final);
+TB_HIDDEN void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out);
+/* The event classes of stream class 2, ids TB_KERNEL_ID_BASE + i (i: enum
+ * tb_ktp): every one tracebuf knows, opened or not (fixed ids). */
+TB_HIDDEN const struct tb_event_desc *tb_kernel_classes(const struct tb_kernel *k, uint32_t *n);
+/* Copies the next warning into buf; 0 when none is left. */
+TB_HIDDEN int tb_kernel_next_warning(struct tb_kernel *k, char *buf, size_t len);
+TB_HIDDEN void tb_kernel_close(struct tb_kernel *k);
+
+/* ---- tracepoints.c, shared with capture.c and the unit tests ---- */
+
+#define TB_TP_FIELDS_MAX 24u
+struct tb_tp_field {
+	char name[32];
+	uint16_t off, size;
+	uint8_t is_signed, data_loc; /* data_loc: u32 (len << 16 | offset into the raw record) */
+};
+struct tb_tp_format {
+	uint32_t id;
+	unsigned n;
+	struct tb_tp_field f[TB_TP_FIELDS_MAX];
+};
+/* Parses the text of a tracefs `format` file.  Return 0 or -EINVAL. */
+TB_HIDDEN int tb_tp_format_parse(const char *text, struct tb_tp_format *out);
+
+/* The tracepoints tracebuf knows how to name like LTTng's kernel tracer. */
+enum tb_ktp {
+	TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAKEUP, TB_KTP_WAKEUP_NEW, TB_KTP_FORK, TB_KTP_EXEC,
+	TB_KTP_EXIT, TB_KTP_MIGRATE, TB_KTP_N
+};
+TB_HIDDEN const char *tb_ktp_name(unsigned tp);
+/* -1 when `name` is not one of them. */
+TB_HIDDEN int tb_ktp_lookup(const char *name, size_t len);
+/* Fills the class descriptor (LTTng's fields) of tracepoint tp as id `id`. */
+TB_HIDDEN void tb_ktp_class(unsigned tp, uint32_t id, struct tb_event_desc *out);
+
+/* A decoded kernel event: the payload of its class, and what filtering needs. */
+#define TB_KEV_PAYLOAD_MAX 320u
+struct tb_kev {
+	uint64_t ts;             /* session clock ticks */
+	uint32_t cls;            /* index of its class (id - TB_KERNEL_ID_BASE) */
+	uint32_t tp;             /* enum tb_ktp */
+	int32_t cur_pid, cur_tid;/* the task current when it fired (the sample's) */
+	int32_t tid_a, tid_b;    /* the tasks it names: switch prev/next, wakee, fork parent/child, ... (-1: none) */
+	uint16_t len;            /* payload bytes */
+	uint8_t payload[TB_KEV_PAYLOAD_MAX];
+};
+/*
+ * Decodes the raw tracepoint record raw[0..len) of tracepoint tp laid out
+ * as `fmt` into ev's payload (LTTng's fields, in their order).  Every
+ * offset, size and __data_loc is checked against len.  Return 0 or -1.
+ */
+TB_HIDDEN int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
+			    uint32_t sample_pid, struct tb_kev *ev);
+
+#endif

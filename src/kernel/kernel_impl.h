@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* kernel_impl.h - the kernel recorder's private state (src/kernel/ only). */
+#ifndef TB_KERNEL_KERNEL_IMPL_H
+#define TB_KERNEL_KERNEL_IMPL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "kernel/kernel.h"
+#include "kernel/perf_ring.h"
+
+#define TB_KPKT_SIZE (64u << 10)   /* the most a kernel packet holds (bytes) */
+#define TB_KINSTANCE_CHANNEL 0xffffu /* stream_instance_id = this << 32 | cpu */
+#define TB_KPAIRS 64u              /* (tsc, monotonic ns) pairs kept for the mapping */
+#define TB_KWARN 16u
+
+/* One CPU: its perf ring, the events taken from it and not yet written,
+ * and its stream file. */
+struct kring {
+	int fd;                  /* the ring's event */
+	void *map;
+	size_t map_len;
+	struct tb_perf_ring ring;
+};
+
+struct kcpu {
+	int cpu;
+	int fd;                  /* the first ring's event (the others' output is redirected to it) */
+	struct kring rings[1];   /* the CPU's ring, shared by its events through SET_OUTPUT */
+	unsigned nrings;
+	struct tb_kev *ev;       /* pending, in time order after a pass sorted them */
+	size_t n, cap, next;     /* next: the merge's position */
+	uint64_t lost[TB_LOSS_NCAUSES]; /* running totals by cause */
+	uint64_t samples;        /* PERF_RECORD_SAMPLE records read from this ring */
+	uint64_t reported_lost;  /* ... and the PERF_RECORD_LOST counts */
+	uint64_t counted;        /* the twins' total on this CPU (final pass) */
+	/* the stream */
+	int sfd;                 /* -1: not created yet */
+	uint64_t file_off, seq, last_ts;
+	uint64_t written_lost[TB_LOSS_NCAUSES]; /* the totals of the last packet written */
+	int wrote;               /* a packet is in the file */
+	uint8_t *pkt;            /* TB_KPKT_SIZE bytes: header + records */
+	uint32_t pkt_len, pkt_events;
+	uint64_t pkt_begin, pkt_prev;
+};
+
+struct kid {
+	uint64_t id;     /* PERF_EVENT_IOC_ID */
+	uint32_t tp;     /* enum tb_ktp */
+};
+
+struct tb_kernel {
+	int all;
+	uint32_t ring_pages;
+	uint32_t clock_kind;
+	uint64_t clock_freq;
+	int64_t mono_offset_ns;
+	unsigned ncpu;
+	struct kcpu *cpus;
+	int *fds;                /* every event's fd */
+	unsigned nfds;
+	int *cfds;               /* the counting twins (open.c) */
+	unsigned *cfd_cpu;       /* index in cpus[] of each twin */
+	unsigned ncfds;
+	uint64_t silent;         /* hits the twins counted that no ring delivered nor reported lost */
+	int count_failed;        /* a twin could not be opened: no generated count */
+	uint64_t generated;      /* the twins' total, read when the events are disabled */
+	struct kid *ids;
+	unsigned nids;
+	int enabled;
+	struct tb_tp_format fmt[TB_KTP_N];
+	int32_t cls_of[TB_KTP_N]; /* class index of each tracepoint opened (its enum tb_ktp), -1 */
+	unsigned nopened;
+	struct tb_event_desc classes[TB_KERNEL_MAX_CLASSES];
+	uint32_t nclasses;
+	/* the traced tree: tids and tgids (one namespace) */
+	uint32_t *set;
+	size_t set_cap, set_n;
+	/* clock pairs: pairs[(pair_n - 1) % TB_KPAIRS] is the latest */
+	struct { uint64_t tsc, ns; } pairs[TB_KPAIRS];
+	unsigned pair_n;
+	int dirfd;
+	unsigned gen;            /* 0: files kernel_cpu<N>; else kernel_cpu<N>_r<gen> (a resumed directory
+				  * already holds earlier recorders' kernel streams: kept, never overwritten) */
+	uint8_t uuid[16];
+	uint8_t *scratch;        /* TB_PERF_REC_MAX */
+	struct kcpu *cur;        /* the ring being drained (the record callback's) */
+	int err;                 /* first write error */
+	/* stats, read by other threads (relaxed atomics) */
+	uint64_t st_delivered, st_filtered, st_packets, st_bytes, st_samples;
+	pthread_mutex_t warn_lock;
+	char warn[TB_KWARN][256];
+	unsigned warn_head, warn_tail;
+};
+
+/* Loss totals are read by other threads (tb_kernel_stats): one writer, relaxed stores. */
+static inline void kc_lost(struct kcpu *c, unsigned cause, uint64_t n)
+{
+	__atomic_store_n(&c->lost[cause], c->lost[cause] + n, __ATOMIC_RELAXED);
+}
+
+/* capture.c: adds a tid (or tgid) to the traced tree; takes a (tsc, ns) pair */
+TB_HIDDEN void tb_kset_add(struct tb_kernel *k, uint32_t v);
+TB_HIDDEN void tb_kclock_pair(struct tb_kernel *k);
+TB_HIDDEN void tb_kernel_warn(struct tb_kernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* kwrite.c: the stream file name of a CPU */
+TB_HIDDEN void tb_kw_name(const struct tb_kernel *k, unsigned cpu, char *buf, size_t len);
+/* kwrite.c: adds ev to its CPU's packet (written when full). */
+TB_HIDDEN void tb_kw_append(struct tb_kernel *k, struct kcpu *c, const struct tb_kev *ev);
+/* Writes the CPU's current packet, if it has events. */
+TB_HIDDEN void tb_kw_flush(struct tb_kernel *k, struct kcpu *c);
+/* The end of a stream: losses after its last packet go in a last empty packet. */
+TB_HIDDEN void tb_kw_finish(struct tb_kernel *k, struct kcpu *c, uint64_t now);
+
+#endif

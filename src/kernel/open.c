@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * open.c - the sched tracepoints through perf_event_open: tracefs found,
+ * each tracepoint's format read, one event per CPU per tracepoint, all of
+ * a CPU's events writing into one mmap ring (PERF_EVENT_IOC_SET_OUTPUT
+ * onto the CPU's first), samples of IDENTIFIER | TID | TIME | CPU | RAW on
+ * CLOCK_MONOTONIC (use_clockid; docs/KERNEL.md says why).  What is missing
+ * when the kernel refuses is said with how to grant it.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/kernel_impl.h"
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* The default list (docs/KERNEL.md): sched_waking where the kernel has it, else sched_wakeup. */
+static const unsigned default_tps[] = { TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAKEUP_NEW, TB_KTP_FORK,
+					TB_KTP_EXEC, TB_KTP_EXIT, TB_KTP_MIGRATE };
+
+/* The root and its threads now (an attached process has threads already). */
+static void add_root(struct tb_kernel *k, uint32_t pid)
+{
+	tb_kset_add(k, pid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		char *e;
+		unsigned long t = strtoul(de->d_name, &e, 10);
+		if (e != de->d_name && !*e && t && t < 0xffffffffu)
+			tb_kset_add(k, (uint32_t)t);
+	}
+	closedir(d);
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t got = 0;
+	while (got + 1 < len) {
+		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	close(fd);
+	return 0;
+}
+
+static int cap_effective(int bit)
+{
+	char buf[4096];
+	if (read_file("/proc/self/status", buf, sizeof buf) < 0)
+		return 0;
+	const char *p = strstr(buf, "CapEff:");
+	if (!p)
+		return 0;
+	unsigned long long v = strtoull(p + 7, NULL, 16);
+	return (int)((v >> bit) & 1);
+}
+
+static int paranoid(void)
+{
+	char buf[32];
+	if (read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf) < 0)
+		return 99;
+	return atoi(buf);
+}
+
+/*
+ * What tracepoints need and what this process has, one clause each: root,
+ * or CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or kernel.perf_event_paranoid
+ * <= 1; and tracefs readable.  Written into buf.
+ */
+static void perm_state(char *buf, size_t len, int tracefs_ok)
+{
+	int root = geteuid() == 0, perfmon = cap_effective(38 /* CAP_PERFMON */),
+	    admin = cap_effective(21 /* CAP_SYS_ADMIN */), par = paranoid();
+	int perf_ok = root || perfmon || admin || par <= 1;
+	snprintf(buf, len,
+		 "tracepoints need (1) root [%s, uid %u] or CAP_PERFMON [%s: setcap cap_perfmon+ep tracebuf] or "
+		 "kernel.perf_event_paranoid <= 1 [it is %d: sysctl -w kernel.perf_event_paranoid=1], and (2) "
+		 "tracefs readable [%s: as root, mount -o remount,mode=755 /sys/kernel/tracing]. %s",
+		 root ? "present" : "missing", (unsigned)geteuid(), perfmon || admin ? "present" : "missing", par,
+		 tracefs_ok ? "present" : "missing",
+		 perf_ok && tracefs_ok ? "All are present: a seccomp or LSM policy refuses it"
+				       : "Without --kernel the program is traced alone");
+}
+
+/* The error for a refused perf_event_open: what is missing, how to grant it. */
+static int perm_error(int err, const char *tp)
+{
+	char st[768];
+	perm_state(st, sizeof st, 1);
+	return tb_fail(-err, "--kernel: perf_event_open(sched:%s) refused (%s): %s", tp, strerror(err), st);
+}
+
+static int find_tracefs(char *dir, size_t len)
+{
+	int denied = 0;
+	for (unsigned i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
+		char p[256];
+		snprintf(p, sizeof p, "%s/events/sched", tracefs_dirs[i]);
+		if (access(p, R_OK | X_OK) == 0) {
+			snprintf(dir, len, "%s/events", tracefs_dirs[i]);
+			return 0;
+		}
+		if (errno == EACCES)
+			denied = 1;
+	}
+	if (denied) {
+		char st[768];
+		perm_state(st, sizeof st, 0);
+		return tb_fail(-EACCES, "--kernel: tracefs is not readable (tracepoint ids and layouts): %s", st);
+	}
+	return tb_fail(-ENOENT,
+		       "--kernel: tracefs is not mounted (no events/sched under /sys/kernel/tracing nor "
+		       "/sys/kernel/debug/tracing): as root, mount -t tracefs nodev /sys/kernel/tracing");
+}
+
+/* Which tracepoints: cfg->list, or the default list.  want[tp] = 1. */
+static int parse_list(const char *list, int *want, int *explicit_list)
+{
+	memset(want, 0, sizeof(int) * TB_KTP_N);
+	*explicit_list = list && *list;
+	if (!*explicit_list) {
+		for (unsigned i = 0; i < sizeof default_tps / sizeof default_tps[0]; i++)
+			want[default_tps[i]] = 1;
+		return 0;
+	}
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n > 6 && !strncmp(p, "sched:", 6)) {
+			p += 6;
+			n -= 6;
+		}
+		int tp = tb_ktp_lookup(p, n);
+		if (tp < 0) {
+			char names[256] = "";
+			for (unsigned i = 0; i < TB_KTP_N; i++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+					 tb_ktp_name(i));
+			return tb_fail(-EINVAL, "--kernel: unknown tracepoint '%.*s' (known: %s)", (int)n, p, names);
+		}
+		want[tp] = 1;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int perf_open(struct perf_event_attr *a, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int open_events(struct tb_kernel *k, int *want, int explicit_list, const char *evdir)
+{
+	/* Every class tracebuf knows is declared, opened or not, each under a
+	 * fixed id (TB_KERNEL_ID_BASE + enum tb_ktp): the kernel streams a
+	 * killed recorder left in a directory that `record --attach` completes
+	 * stay readable whatever list either recorder was given. */
+	for (unsigned tp = 0; tp < TB_KTP_N; tp++)
+		tb_ktp_class(tp, TB_KERNEL_ID_BASE + tp, &k->classes[tp]);
+	k->nclasses = TB_KTP_N;
+	int any = 0;
+	char missing[256] = "";
+	for (unsigned tp = 0; tp < TB_KTP_N; tp++) {
+		k->cls_of[tp] = -1;
+		if (!want[tp])
+			continue;
+		char path[512], text[8192];
+		snprintf(path, sizeof path, "%s/sched/%s/format", evdir, tb_ktp_name(tp));
+		int rc = read_file(path, text, sizeof text);
+		if (rc == -ENOENT && !explicit_list && tp == TB_KTP_WAKING)
+			want[TB_KTP_WAKEUP] = 1; /* an old kernel: the wakeup it has */
+		if (rc == -ENOENT) {
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
+				 tb_ktp_name(tp));
+			continue;
+		}
+		if (rc == -EACCES || rc == -EPERM) {
+			char st[768];
+			perm_state(st, sizeof st, 0);
+			return tb_fail(rc, "--kernel: cannot read %s: %s", path, st);
+		}
+		if (rc < 0)
+			return tb_fail(rc, "--kernel: cannot read %s: %s", path, strerror(-rc));
+		if (tb_tp_format_parse(text, &k->fmt[tp]) < 0) {
+			tb_kernel_warn(k, "--kernel: %s: a format this recorder cannot parse; sched:%s skipped", path,
+				       tb_ktp_name(tp));
+			continue;
+		}
+		/* the fields the class needs must be there: decode an all-zero record of the format's size */
+		struct tb_kev probe;
+		uint8_t zero[512] = { 0 };
+		uint32_t sz = 0;
+		for (unsigned f = 0; f < k->fmt[tp].n; f++)
+			if ((uint32_t)k->fmt[tp].f[f].off + k->fmt[tp].f[f].size > sz)
+				sz = (uint32_t)k->fmt[tp].f[f].off + k->fmt[tp].f[f].size;
+		if (sz > sizeof zero || tb_ktp_decode(tp, &k->fmt[tp], zero, sz, 0, &probe) < 0) {
+			tb_kernel_warn(k, "--kernel: sched:%s on this kernel lacks a field tracebuf writes (%s); skipped",
+				       tb_ktp_name(tp), path);
+			continue;
+		}
+		k->cls_of[tp] = (int32_t)tp;
+		k->nopened++;
+		any = 1;
+	}
+	if (*missing)
+		tb_kernel_warn(k, "--kernel: this kernel has no tracepoint %s: skipped", missing);
+	if (!any)
+		return tb_fail(-ENOENT, "--kernel: none of the tracepoints asked for exists on this kernel (%s)",
+			       *missing ? missing : "none asked");
+
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpu < 1)
+		ncpu = 1;
+	k->cpus = calloc((size_t)ncpu, sizeof *k->cpus);
+	k->fds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->fds);
+	k->ids = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->ids);
+	k->cfds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfds);
+	k->cfd_cpu = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfd_cpu);
+	if (!k->cpus || !k->fds || !k->ids || !k->cfds || !k->cfd_cpu)
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	long page = sysconf(_SC_PAGESIZE);
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		struct kcpu *c = &k->cpus[k->ncpu++]; /* counted now: close() frees what it holds */
+		memset(c, 0, sizeof *c);
+		c->cpu = (int)cpu;
+		c->fd = -1;
+		c->sfd = -1;
+		int offline = 0;
+		for (unsigned tp = 0; tp < TB_KTP_N && !offline; tp++) {
+			if (k->cls_of[tp] < 0)
+				continue;
+			struct perf_event_attr a;
+			memset(&a, 0, sizeof a);
+			a.size = sizeof a;
+			a.type = PERF_TYPE_TRACEPOINT;
+			a.config = k->fmt[tp].id;
+			a.sample_period = 1;
+			a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+					PERF_SAMPLE_RAW;
+			a.disabled = 1;
+			a.use_clockid = 1;
+			a.clockid = CLOCK_MONOTONIC;
+			a.watermark = 1;
+			a.wakeup_watermark = (uint32_t)((uint64_t)k->ring_pages * (uint64_t)page / 4);
+			int fd = perf_open(&a, (int)cpu);
+			if (fd < 0) {
+				int err = errno;
+				if (err == ENODEV || err == ENXIO) {
+					offline = 1; /* an offline CPU */
+					break;
+				}
+				if (err == EACCES || err == EPERM)
+					return perm_error(err, tb_ktp_name(tp));
+				return tb_fail(-err, "--kernel: perf_event_open(sched:%s, CPU %ld): %s", tb_ktp_name(tp),
+					       cpu, strerror(err));
+			}
+			k->fds[k->nfds++] = fd;
+			/* its counting twin, in its group: enabled and disabled with it,
+			 * it counts every hit of the tracepoint on this CPU, so that
+			 * delivered + filtered + lost can be checked against it */
+			struct perf_event_attr ca = a;
+			ca.sample_period = 0;
+			ca.sample_type = 0;
+			ca.disabled = 0;
+			ca.watermark = 0;
+			ca.wakeup_watermark = 0;
+			int cfd = (int)syscall(SYS_perf_event_open, &ca, -1, (int)cpu, fd, PERF_FLAG_FD_CLOEXEC);
+			if (cfd >= 0) {
+				k->cfd_cpu[k->ncfds] = k->ncpu - 1;
+				k->cfds[k->ncfds++] = cfd;
+			}
+			else
+				k->count_failed = 1;
+			uint64_t id = 0;
+			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_ID: %s", strerror(errno));
+			k->ids[k->nids].id = id;
+			k->ids[k->nids].tp = tp;
+			k->nids++;
+			if (c->fd < 0) {
+				struct kring *kr = &c->rings[c->nrings];
+				c->fd = fd;
+				kr->fd = fd;
+				kr->map_len = (size_t)(k->ring_pages + 1) * (size_t)page;
+				kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+				if (kr->map == MAP_FAILED) {
+					int err = errno;
+					kr->map = NULL;
+					return tb_fail(-err,
+						       "--kernel: cannot map the perf ring of CPU %ld (%u KiB): %s%s", cpu,
+						       (unsigned)(kr->map_len / 1024), strerror(err),
+						       err == EPERM ? " (above kernel.perf_event_mlock_kb for this user: "
+								      "raise it, or use a smaller ring)"
+								    : "");
+				}
+				c->nrings++;
+				struct perf_event_mmap_page *mp = kr->map;
+				/* data_offset/data_size: Linux 4.1+; before, the data follows the first page */
+				uint64_t off = mp->data_offset ? mp->data_offset : (uint64_t)page;
+				uint64_t size = mp->data_size ? mp->data_size : (uint64_t)k->ring_pages * (uint64_t)page;
+				if (off + size > kr->map_len || (size & (size - 1)))
+					return tb_fail(-EINVAL, "--kernel: perf ring of CPU %ld: impossible layout", cpu);
+				kr->ring.data = (const uint8_t *)kr->map + off;
+				kr->ring.size = size;
+				kr->ring.head = (const uint64_t *)&mp->data_head;
+				kr->ring.tail = (uint64_t *)&mp->data_tail;
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->fd) < 0) {
+				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_SET_OUTPUT (CPU %ld): %s", cpu,
+					       strerror(errno));
+			}
+		}
+		if (c->fd < 0) {
+			k->ncpu--; /* offline */
+			continue;
+		}
+		c->pkt = calloc(1, TB_KPKT_SIZE);
+		if (!c->pkt)
+			return tb_fail(-ENOMEM, "--kernel: out of memory");
+	}
+	return 0;
+}
+
+int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
+{
+	*out = NULL;
+	if (cfg->ring_pages & (cfg->ring_pages - 1))
+		return tb_fail(-EINVAL, "--kernel: the perf ring's pages (%u) must be a power of two", cfg->ring_pages);
+	int want[TB_KTP_N], explicit_list;
+	int rc = parse_list(cfg->list, want, &explicit_list);
+	if (rc)
+		return rc;
+	char evdir[256];
+	if ((rc = find_tracefs(evdir, sizeof evdir)) != 0)
+		return rc;
+	struct tb_kernel *k = calloc(1, sizeof *k);
+	if (!k)
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	pthread_mutex_init(&k->warn_lock, NULL);
+	k->all = cfg->all;
+	k->ring_pages = cfg->ring_pages ? cfg->ring_pages : 256; /* 1 MiB per CPU */
+	k->clock_kind = cfg->clock_kind;
+	k->clock_freq = cfg->clock_freq;
+	k->mono_offset_ns = cfg->clock_mono_offset_ns;
+	k->dirfd = -1;
+
+	k->scratch = malloc(TB_PERF_REC_MAX);
+	if (!k->scratch) {
+		tb_kernel_close(k);
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	}
+	for (unsigned i = 0; i < cfg->nroots; i++)
+		add_root(k, cfg->roots[i]);
+	if ((rc = open_events(k, want, explicit_list, evdir)) != 0) {
+		tb_kernel_close(k);
+		return rc;
+	}
+	tb_kclock_pair(k);
+	*out = k;
+	return 0;
+}
+
+void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16])
+{
+	k->dirfd = dirfd;
+	memcpy(k->uuid, uuid, 16);
+	/* record --attach into a killed recorder's directory: its kernel streams
+	 * stay; ours take the first generation no file of the directory has
+	 * (their own names and stream instance ids: docs/KERNEL.md) */
+	for (k->gen = 0; k->gen < 0xff00u; k->gen++) {
+		int taken = 0;
+		for (unsigned i = 0; i < k->ncpu && !taken; i++) {
+			char name[48];
+			struct stat st;
+			tb_kw_name(k, (unsigned)k->cpus[i].cpu, name, sizeof name);
+			taken = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+		}
+		if (!taken)
+			break;
+	}
+}
+
+void tb_kernel_close(struct tb_kernel *k)
+{
+	if (!k)
+		return;
+	for (unsigned i = 0; i < k->ncpu; i++) {
+		struct kcpu *c = &k->cpus[i];
+		for (unsigned r = 0; r < c->nrings; r++)
+			if (c->rings[r].map)
+				munmap(c->rings[r].map, c->rings[r].map_len);
+		if (c->sfd >= 0)
+			close(c->sfd);
+		free(c->ev);
+		free(c->pkt);
+	}
+	for (unsigned i = 0; i < k->ncfds; i++)
+		close(k->cfds[i]);
+	for (unsigned i = 0; i < k->nfds; i++)
+		close(k->fds[i]);
+	free(k->cpus);
+	free(k->cfds);
+	free(k->cfd_cpu);
+	free(k->fds);
+	free(k->ids);
+	free(k->set);
+	free(k->scratch);
+	pthread_mutex_destroy(&k->warn_lock);
+	free(k);
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracepoints.c - the sched tracepoints as tracebuf writes them: the
+ * tracefs `format` parser, and for each tracepoint the event class of
+ * LTTng's kernel tracer (lttng-modules, include/instrumentation/events/
+ * sched.h: its field names, order and meaning, so that analyses written
+ * for LTTng kernel traces read ours) and the decoder from the kernel's raw
+ * record to that payload.  Where the raw record's layout comes from: the
+ * format file of the running kernel, never a compiled-in offset.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/kernel.h"
+
+/* One field of a class: its LTTng name and type, and where the value comes from. */
+struct kout {
+	const char *name;
+	char type;        /* 's' string, 'i' int32, 'l' int64 */
+	const char *src;  /* the format file's field; "$pid": the sample's pid (tgid) */
+};
+
+struct kdef {
+	const char *name;
+	struct kout out[8];
+	const char *tid_a, *tid_b; /* the format fields naming the tasks concerned */
+};
+
+/* LTTng's prio is the kernel's prio - MAX_RT_PRIO (100), as sched.h writes it. */
+#define LTTNG_PRIO_BIAS 100
+
+static const struct kdef defs[TB_KTP_N] = {
+	[TB_KTP_SWITCH] = { "sched_switch",
+			    { { "prev_comm", 's', "prev_comm" }, { "prev_tid", 'i', "prev_pid" },
+			      { "prev_prio", 'i', "prev_prio" }, { "prev_state", 'l', "prev_state" },
+			      { "next_comm", 's', "next_comm" }, { "next_tid", 'i', "next_pid" },
+			      { "next_prio", 'i', "next_prio" } },
+			    "prev_pid", "next_pid" },
+	[TB_KTP_WAKING] = { "sched_waking",
+			    { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
+			      { "target_cpu", 'i', "target_cpu" } },
+			    "pid", NULL },
+	[TB_KTP_WAKEUP] = { "sched_wakeup",
+			    { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
+			      { "target_cpu", 'i', "target_cpu" } },
+			    "pid", NULL },
+	[TB_KTP_WAKEUP_NEW] = { "sched_wakeup_new",
+				{ { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
+				  { "target_cpu", 'i', "target_cpu" } },
+				"pid", NULL },
+	/* LTTng also writes vtids, parent_ns_inum, child_pid (tgid) and
+	 * child_ns_inum, which the tracepoint's record does not carry */
+	[TB_KTP_FORK] = { "sched_process_fork",
+			  { { "parent_comm", 's', "parent_comm" }, { "parent_tid", 'i', "parent_pid" },
+			    { "parent_pid", 'i', "$pid" }, { "child_comm", 's', "child_comm" },
+			    { "child_tid", 'i', "child_pid" } },
+			  "parent_pid", "child_pid" },
+	[TB_KTP_EXEC] = { "sched_process_exec",
+			  { { "filename", 's', "filename" }, { "tid", 'i', "pid" }, { "old_tid", 'i', "old_pid" } },
+			  "pid", NULL },
+	[TB_KTP_EXIT] = { "sched_process_exit",
+			  { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" } },
+			  "pid", NULL },
+	[TB_KTP_MIGRATE] = { "sched_migrate_task",
+			     { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
+			       { "orig_cpu", 'i', "orig_cpu" }, { "dest_cpu", 'i', "dest_cpu" } },
+			     "pid", NULL },
+};
+
+#define KSTR_MAX 255u /* a string field's bound (exec's filename; comms are 15) */
+
+const char *tb_ktp_name(unsigned tp)
+{
+	return tp < TB_KTP_N ? defs[tp].name : NULL;
+}
+
+int tb_ktp_lookup(const char *name, size_t len)
+{
+	for (unsigned i = 0; i < TB_KTP_N; i++)
+		if (strlen(defs[i].name) == len && !memcmp(defs[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+static unsigned nout(unsigned tp)
+{
+	unsigned n = 0;
+	while (n < 8 && defs[tp].out[n].name)
+		n++;
+	return n;
+}
+
+void tb_ktp_class(unsigned tp, uint32_t id, struct tb_event_desc *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->name, sizeof out->name, "%s", defs[tp].name);
+	out->id = id;
+	out->state = 1;
+	out->nfields = nout(tp);
+	for (unsigned i = 0; i < out->nfields; i++) {
+		const struct kout *o = &defs[tp].out[i];
+		snprintf(out->fields[i].name, sizeof out->fields[i].name, "%s", o->name);
+		out->fields[i].type = o->type == 's' ? TB_FT_STRING : o->type == 'i' ? TB_FT_I32 : TB_FT_I64;
+		out->fields[i].max_len = o->type == 's' ? KSTR_MAX : 0;
+	}
+}
+
+/* ---- the format file ---- */
+
+/* "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;" */
+static int parse_field(const char *line, const char *end, struct tb_tp_field *f)
+{
+	const char *semi = memchr(line, ';', (size_t)(end - line));
+	if (!semi)
+		return -1;
+	/* the name: the last identifier before ';' (an array's [N] after it) */
+	const char *p = semi;
+	if (p > line && p[-1] == ']') {
+		while (p > line && *p != '[')
+			p--;
+		if (*p != '[')
+			return -1;
+	}
+	const char *ne = p;
+	while (p > line && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+			    (p[-1] >= '0' && p[-1] <= '9')))
+		p--;
+	if (ne == p || (size_t)(ne - p) >= sizeof f->name)
+		return -1;
+	memcpy(f->name, p, (size_t)(ne - p));
+	f->name[ne - p] = 0;
+	f->data_loc = strstr(line, "__data_loc") && strstr(line, "__data_loc") < p;
+	unsigned long off, size, sgn;
+	const char *o = strstr(semi, "offset:"), *s = strstr(semi, "size:"), *g = strstr(semi, "signed:");
+	if (!o || !s || !g || o > end || s > end || g > end)
+		return -1;
+	char *e;
+	off = strtoul(o + 7, &e, 10);
+	if (e == o + 7 || off > 0xffff)
+		return -1;
+	size = strtoul(s + 5, &e, 10);
+	if (e == s + 5 || size > 0xffff || size == 0)
+		return -1;
+	sgn = strtoul(g + 7, &e, 10);
+	if (e == g + 7 || sgn > 1)
+		return -1;
+	if (f->data_loc && size != 4)
+		return -1;
+	f->off = (uint16_t)off;
+	f->size = (uint16_t)size;
+	f->is_signed = (uint8_t)sgn;
+	return 0;
+}
+
+int tb_tp_format_parse(const char *text, struct tb_tp_format *out)
+{
+	memset(out, 0, sizeof *out);
+	int have_id = 0;
+	for (const char *l = text; *l;) {
+		const char *end = strchr(l, '\n');
+		if (!end)
+			end = l + strlen(l);
+		while (l < end && (*l == ' ' || *l == '\t'))
+			l++;
+		if (!strncmp(l, "ID:", 3)) {
+			char *e;
+			unsigned long id = strtoul(l + 3, &e, 10);
+			if (e == l + 3 || id > 0xffffffffu)
+				return -EINVAL;
+			out->id = (uint32_t)id;
+			have_id = 1;
+		} else if (!strncmp(l, "field:", 6)) {
+			if (out->n >= TB_TP_FIELDS_MAX)
+				return -EINVAL;
+			if (parse_field(l + 6, end, &out->f[out->n]) < 0)
+				return -EINVAL;
+			out->n++;
+		}
+		l = *end ? end + 1 : end;
+	}
+	return have_id && out->n ? 0 : -EINVAL;
+}
+
+static const struct tb_tp_field *field(const struct tb_tp_format *fmt, const char *name)
+{
+	for (unsigned i = 0; i < fmt->n; i++)
+		if (!strcmp(fmt->f[i].name, name))
+			return &fmt->f[i];
+	return NULL;
+}
+
+/* An integer field of raw[0..len): 0 and *v, or -1 (missing, out of bounds, odd size). */
+static int get_int(const struct tb_tp_format *fmt, const char *name, const uint8_t *raw, uint32_t len, int64_t *v)
+{
+	const struct tb_tp_field *f = field(fmt, name);
+	if (!f || f->data_loc || (uint32_t)f->off + f->size > len)
+		return -1;
+	const uint8_t *p = raw + f->off;
+	switch (f->size) {
+	case 1: *v = f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0]; return 0;
+	case 2: {
+		uint16_t x;
+		memcpy(&x, p, 2);
+		*v = f->is_signed ? (int64_t)(int16_t)x : (int64_t)x;
+		return 0;
+	}
+	case 4: {
+		uint32_t x;
+		memcpy(&x, p, 4);
+		*v = f->is_signed ? (int64_t)(int32_t)x : (int64_t)x;
+		return 0;
+	}
+	case 8: {
+		uint64_t x;
+		memcpy(&x, p, 8);
+		*v = (int64_t)x;
+		return 0;
+	}
+	default: return -1;
+	}
+}
+
+/* A string field (char[N] or __data_loc) into dst (NUL-terminated, at most
+ * KSTR_MAX bytes before it, bytes outside printable ASCII as '?').
+ * Return its size with the NUL, or -1. */
+static int get_str(const struct tb_tp_format *fmt, const char *name, const uint8_t *raw, uint32_t len, uint8_t *dst)
+{
+	const struct tb_tp_field *f = field(fmt, name);
+	if (!f || (uint32_t)f->off + f->size > len)
+		return -1;
+	const uint8_t *s;
+	uint32_t n;
+	if (f->data_loc) {
+		uint32_t loc;
+		memcpy(&loc, raw + f->off, 4);
+		uint32_t o = loc & 0xffff, l = loc >> 16;
+		if (o > len || l > len - o)
+			return -1;
+		s = raw + o;
+		n = l;
+	} else {
+		s = raw + f->off;
+		n = f->size;
+	}
+	uint32_t i = 0;
+	for (; i < n && i < KSTR_MAX && s[i]; i++)
+		dst[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	dst[i] = 0;
+	return (int)i + 1;
+}
+
+int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
+		  uint32_t sample_pid, struct tb_kev *ev)
+{
+	if (tp >= TB_KTP_N)
+		return -1;
+	const struct kdef *d = &defs[tp];
+	uint32_t at = 0;
+	for (unsigned i = 0; i < 8 && d->out[i].name; i++) {
+		const struct kout *o = &d->out[i];
+		if (o->type == 's') {
+			if (at + KSTR_MAX + 1 > TB_KEV_PAYLOAD_MAX)
+				return -1;
+			int n = get_str(fmt, o->src, raw, len, ev->payload + at);
+			if (n < 0)
+				return -1;
+			at += (uint32_t)n;
+			continue;
+		}
+		int64_t v;
+		if (!strcmp(o->src, "$pid"))
+			v = (int32_t)sample_pid;
+		else if (get_int(fmt, o->src, raw, len, &v) < 0)
+			return -1;
+		if (strstr(o->name, "prio"))
+			v -= LTTNG_PRIO_BIAS;
+		if (o->type == 'i') {
+			int32_t x = (int32_t)v;
+			if (at + 4 > TB_KEV_PAYLOAD_MAX)
+				return -1;
+			memcpy(ev->payload + at, &x, 4);
+			at += 4;
+		} else {
+			if (at + 8 > TB_KEV_PAYLOAD_MAX)
+				return -1;
+			memcpy(ev->payload + at, &v, 8);
+			at += 8;
+		}
+	}
+	int64_t a = -1, b = -1;
+	if (d->tid_a && get_int(fmt, d->tid_a, raw, len, &a) < 0)
+		return -1;
+	if (d->tid_b && get_int(fmt, d->tid_b, raw, len, &b) < 0)
+		return -1;
+	ev->tp = tp;
+	ev->tid_a = (int32_t)a;
+	ev->tid_b = (int32_t)b;
+	ev->len = (uint16_t)at;
+	return 0;
+}

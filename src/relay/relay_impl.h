@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * relay_impl.h - the relay client's private state and its socket layer
+ * (relay_net.c: every wait with a deadline), shared by relay.c (the
+ * protocol's commands).  src/relay/ only.
+ */
+#ifndef TB_RELAY_IMPL_H
+#define TB_RELAY_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "relay/relay.h"
+
+enum {
+	CMD_ADD_STREAM = 1,
+	CMD_CREATE_SESSION = 2,
+	CMD_VERSION = 5,
+	CMD_SEND_METADATA = 6,
+	CMD_CLOSE_STREAM = 7,
+	CMD_SEND_INDEX = 13,
+	CMD_STREAMS_SENT = 16,
+};
+
+#define PROTO_MAJOR 2u
+#define PROTO_MINOR 8u
+#define LTTNG_OK 10 /* lttng's return code for success */
+#define NAME_LEN 255
+#define HOST_LEN 64
+#define CHAN_LEN 264
+#define PATH_LEN 4096
+
+struct rstream {
+	char name[CHAN_LEN];
+	struct tb_packet_header first; /* announced at the session's start with this empty packet
+					* (magic 0: not announced, added at its first packet) */
+	int added;         /* ADD_STREAM done: at its first packet (an empty file otherwise) */
+	uint64_t handle;   /* the relay daemon's id */
+	uint64_t next_seq; /* net_seq_num of the next packet (from 1; last sent = next_seq - 1) */
+	int sent;          /* a packet since the last beacon round */
+	uint64_t last_ts;  /* timestamp_end of the last packet or beacon sent */
+	uint64_t beacon_ts;/* time of the last beacon (0: none) */
+	uint64_t lost;     /* events of this stream never sent (relay lost meanwhile): carried in
+			    * what is sent afterwards as lost_relay, a running total */
+};
+
+struct tb_relay {
+	int ctl, data;
+	uint32_t minor;
+	unsigned n;            /* data streams; streams[n] is the metadata stream */
+	struct rstream *streams;
+	int lost;
+	unsigned sessions;     /* relay sessions created (reconnections + 1) */
+	unsigned timeout_ms;
+	uint64_t cap_ns;       /* tb_relay_cap(): no wait past this monotonic time (0: none); atomic */
+	int wake_fd;           /* eventfd: readable once a cap was set (wakes a wait in poll) */
+	uint32_t live_us;
+	char err[320];
+	char addr[300];
+	char url[300];
+	char name[NAME_LEN];
+	char host[HOST_LEN];
+	char path[512];
+};
+
+/* relay_net.c */
+/* The relay is lost (the first reason is kept): returns -err. */
+int tb_relay_lose(struct tb_relay *r, int err, const char *what) __attribute__((visibility("hidden")));
+/* The deadline of an operation started now (its timeout, or the cap when sooner). */
+uint64_t tb_relay_deadline(const struct tb_relay *r) __attribute__((visibility("hidden")));
+/* Sends iov[0..n) (n <= 4) on fd whole before the deadline: 0, or -errno (lost). */
+int tb_relay_send_all(struct tb_relay *r, int fd, const struct iovec *iov, int n, uint64_t deadline)
+	__attribute__((visibility("hidden")));
+/* A control command (payload pl, then pl2) and, when reply != NULL, its whole reply, within one deadline. */
+int tb_relay_command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
+		     void *reply, size_t rlen) __attribute__((visibility("hidden")));
+/* A non-blocking socket connected to host:port before the deadline, or -errno (tb_errmsg()). */
+int tb_relay_connect(struct tb_relay *r, const char *host, unsigned port) __attribute__((visibility("hidden")));
+
+#endif

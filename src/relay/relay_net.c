@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * relay_net.c - the relay client's socket layer: the URL, connecting, and
+ * every send and receive of relay.c, each bound by a deadline (timeout_ms
+ * for a connection, a whole command with its whole reply, a whole data
+ * packet) and by the cap an owner may set from another thread
+ * (tb_relay_cap(): the end of a recording).  Non-blocking sockets and
+ * poll(); an eventfd wakes a wait when the cap is set.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <tracebuf/session.h> /* tb_errmsg */
+
+#include "core/view.h" /* tb_fail */
+#include "platform/clock.h"
+#include "platform/iov.h"
+#include "relay/relay_impl.h"
+
+int tb_relay_parse_url(const char *url, char *host, size_t hlen, unsigned *ctl_port, unsigned *data_port)
+{
+	const char *p = url;
+	if (!strncmp(p, "net://", 6) || !strncmp(p, "tcp://", 6))
+		p += 6;
+	else
+		return tb_fail(-EINVAL, "relay URL '%s': want net://HOST[:CONTROL_PORT[:DATA_PORT]]", url);
+	*ctl_port = 5342;
+	*data_port = 5343;
+	const char *end;
+	size_t n;
+	if (*p == '[') { /* [IPv6] */
+		end = strchr(p, ']');
+		if (!end)
+			return tb_fail(-EINVAL, "relay URL '%s': no ']' after the IPv6 address", url);
+		n = (size_t)(end - p - 1);
+		p++;
+		end++;
+	} else {
+		end = p + strcspn(p, ":/");
+		n = (size_t)(end - p);
+	}
+	if (n == 0 || n >= hlen)
+		return tb_fail(-EINVAL, "relay URL '%s': no host, or a host name too long", url);
+	memcpy(host, p, n);
+	host[n] = 0;
+	unsigned *ports[2] = { ctl_port, data_port };
+	for (int i = 0; i < 2 && *end == ':'; i++) {
+		char *q;
+		unsigned long v = strtoul(end + 1, &q, 10);
+		if (q == end + 1 || v == 0 || v > 65535)
+			return tb_fail(-EINVAL, "relay URL '%s': port '%.*s' is not 1..65535", url,
+				       (int)strcspn(end + 1, ":/"), end + 1);
+		*ports[i] = (unsigned)v;
+		end = q;
+	}
+	if (*end && strcmp(end, "/"))
+		return tb_fail(-EINVAL, "relay URL '%s': unexpected '%s' after the ports", url, end);
+	return 0;
+}
+
+/* ---- the connection ---------------------------------------------------- */
+
+int tb_relay_lose(struct tb_relay *r, int err, const char *what)
+{
+	if (!r->lost) {
+		r->lost = 1;
+		snprintf(r->err, sizeof r->err, "relay %.200s: %.60s: %.40s", r->addr, what, strerror(err));
+	}
+	return -err;
+}
+
+/* The deadline of an operation started now: its timeout, or the cap when sooner. */
+uint64_t tb_relay_deadline(const struct tb_relay *r)
+{
+	uint64_t d = tb_mono_ns() + (uint64_t)r->timeout_ms * 1000000ull;
+	/* relaxed: the cap is a single word; the eventfd write that follows
+	 * its store wakes a wait already in poll(), which loads it again */
+	uint64_t cap = __atomic_load_n(&r->cap_ns, __ATOMIC_RELAXED);
+	return cap && cap < d ? cap : d;
+}
+
+/*
+ * Waits until fd is ready for `events` or the deadline (or the cap, which
+ * may be set meanwhile) passes.  0, or -ETIMEDOUT.
+ */
+static int wait_fd(struct tb_relay *r, int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t cap = __atomic_load_n(&r->cap_ns, __ATOMIC_RELAXED), now = tb_mono_ns();
+		uint64_t d = cap && cap < deadline ? cap : deadline;
+		if (now >= d)
+			return -ETIMEDOUT;
+		uint64_t ms = (d - now + 999999) / 1000000;
+		struct pollfd p[2] = { { fd, events, 0 }, { r->wake_fd, POLLIN, 0 } };
+		int n = poll(p, r->wake_fd >= 0 ? 2 : 1, ms > 60000 ? 60000 : (int)ms);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0 && p[0].revents)
+			return 0; /* ready, or an error the next call reports */
+	}
+}
+
+/* Sends iov[0..n) whole before `deadline`: 0, or -errno (the relay is lost). */
+int tb_relay_send_all(struct tb_relay *r, int fd, const struct iovec *iov0, int n, uint64_t deadline)
+{
+	struct iovec iov[4];
+	if (n > 4)
+		return -EINVAL;
+	memcpy(iov, iov0, (size_t)n * sizeof *iov);
+	struct iovec *v = iov;
+	while (n > 0) {
+		struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)n };
+		ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return tb_relay_lose(r, errno, "send");
+			int rc = wait_fd(r, fd, POLLOUT, deadline);
+			if (rc)
+				return tb_relay_lose(r, -rc, fd == r->data ? "the data connection takes nothing (a packet not "
+								 "sent whole within its deadline)"
+								: "a command not taken within its deadline");
+			continue;
+		}
+		tb_iov_advance(&v, &n, (size_t)w);
+	}
+	return 0;
+}
+
+/* Receives len bytes whole before `deadline` (a reply, not one recv()). */
+static int recv_all(struct tb_relay *r, void *buf, size_t len, uint64_t deadline)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t g = recv(r->ctl, p, len, MSG_DONTWAIT);
+		if (g < 0 && errno == EINTR)
+			continue;
+		if (g < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int rc = wait_fd(r, r->ctl, POLLIN, deadline);
+			if (rc)
+				return tb_relay_lose(r, -rc, "no whole reply within its deadline");
+			continue;
+		}
+		if (g < 0)
+			return tb_relay_lose(r, errno, "no reply");
+		if (g == 0)
+			return tb_relay_lose(r, ECONNRESET, "the relay daemon closed the connection");
+		p += g;
+		len -= (size_t)g;
+	}
+	return 0;
+}
+
+/* A control command and, when reply != NULL, its reply: both within one deadline. */
+int tb_relay_command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
+		   void *reply, size_t rlen)
+{
+	if (r->lost)
+		return -EPIPE;
+	uint64_t deadline = tb_relay_deadline(r);
+	struct __attribute__((packed)) {
+		uint64_t circuit, size;
+		uint32_t cmd, version;
+	} h = { 0, htobe64(len + len2), htobe32(cmd), 0 };
+	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pl, len }, { (void *)pl2, len2 } };
+	int rc = tb_relay_send_all(r, r->ctl, iov, 1 + (len > 0) + (len2 > 0 ? 1 : 0), deadline);
+	if (rc == 0 && reply)
+		rc = recv_all(r, reply, rlen, deadline);
+	return rc;
+}
+
+/* A non-blocking socket connected to host:port before the deadline, or -errno with tb_errmsg(). */
+int tb_relay_connect(struct tb_relay *r, const char *host, unsigned port)
+{
+	char ps[8];
+	snprintf(ps, sizeof ps, "%u", port);
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int g = getaddrinfo(host, ps, &hints, &ai);
+	if (g)
+		return tb_fail(-EHOSTUNREACH, "relay %s: cannot resolve '%s': %s", r->addr, host, gai_strerror(g));
+	uint64_t deadline = tb_relay_deadline(r);
+	int fd = -1, err = ECONNREFUSED;
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		int c = connect(fd, a->ai_addr, a->ai_addrlen);
+		if (c < 0 && errno == EINPROGRESS) {
+			/* a peer that does not answer the SYN: the deadline, not the kernel's minutes */
+			socklen_t sl = sizeof err;
+			if (wait_fd(r, fd, POLLOUT, deadline) != 0)
+				err = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
+				err = errno;
+			c = err ? -1 : 0;
+		} else if (c < 0) {
+			err = errno;
+		}
+		if (c == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		return tb_fail(-err, "relay %s: cannot connect to %s port %u: %s (is lttng-relayd running, with "
+				     "--control-port/--data-port there?)", r->addr, host, port, strerror(err));
+	return fd;
+}
+
+void tb_relay_cap(struct tb_relay *r, uint64_t cap_ns)
+{
+	/* relaxed store, then the eventfd write: a poll() already waiting
+	 * wakes and loads the cap again (wait_fd()); a later wait loads it
+	 * before it polls */
+	__atomic_store_n(&r->cap_ns, cap_ns ? cap_ns : 1, __ATOMIC_RELAXED);
+	uint64_t one = 1;
+	if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof one) < 0) {
+		/* the counter is full: it is readable anyway */
+	}
+}

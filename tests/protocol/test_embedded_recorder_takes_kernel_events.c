@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tb_session_start() with opts.kernel (docs/KERNEL.md): the embedded
+ * recorder puts this process's scheduling events in its trace.  A thread
+ * sleeps K times between two events of its own (kt:before, kt:after); the
+ * trace must hold a sched_switch away from that thread inside each pair
+ * (time order across the user and kernel streams).  A bad tracepoint list is refused and leaves no
+ * directory behind.  Skips (77) where perf may not open tracepoints.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracebuf/consumer.h>
+#include <tracebuf/event.h>
+#include <tracebuf/reader.h>
+#include <tracebuf/session.h>
+
+#include "tbtest.h"
+
+TB_EVENT(kt, before, (u32, i))
+TB_EVENT(kt, after, (u32, i))
+
+#define K 20
+
+static uint32_t sleeper_tid;
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	sleeper_tid = (uint32_t)syscall(SYS_gettid);
+	for (uint32_t i = 0; i < K; i++) {
+		tb_kt_before(i);
+		struct timespec ts = { 0, 2 * 1000000L };
+		nanosleep(&ts, NULL);
+		tb_kt_after(i);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/tbkemb-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char out[64];
+	snprintf(out, sizeof out, "%s/t", dir);
+
+	/* a list naming no tracepoint tracebuf knows: refused, nothing created */
+	struct tb_session_opts o = { .size = sizeof o, .kernel = "sched_nonsense" };
+	struct tb_recorder *rec = NULL;
+	int rc = tb_session_start(&o, out, &rec);
+	CHECK(rc == -EINVAL && !rec, "rc %d", rc);
+	CHECK(strstr(tb_errmsg(), "sched_nonsense") != NULL, "%s", tb_errmsg());
+	struct stat st;
+	CHECK(stat(out, &st) < 0, "a refused start left %s", out);
+
+	o.kernel = "";
+	rc = tb_session_start(&o, out, &rec);
+	if (rc == -EACCES || rc == -EPERM || rc == -ENOENT)
+		SKIP("--kernel is not available here: %s", tb_errmsg());
+	CHECK(rc == 0, "tb_session_start: %s", tb_errmsg());
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, sleeper, NULL) == 0);
+	pthread_join(th, NULL);
+	CHECK(tb_session_stop(rec) == 0, "%s", tb_errmsg());
+
+	struct tb_reader *r;
+	CHECK(tb_reader_open(out, NULL, &r) == 0, "%s", tb_errmsg());
+	const struct tb_rd_event *e;
+	uint64_t before[K] = { 0 }, after[K] = { 0 };
+	uint64_t *away = calloc(4096, sizeof *away);
+	size_t naway = 0;
+	unsigned kernel = 0;
+	while (tb_reader_next(r, &e) > 0) {
+		if (tb_rd_kind(e) != TB_RD_EVENT)
+			continue;
+		const char *n = tb_rd_name(e);
+		if (!strcmp(n, "kt:before") || !strcmp(n, "kt:after")) {
+			uint32_t i = (uint32_t)tb_rd_u64(e, 0);
+			CHECK(i < K);
+			(n[3] == 'b' ? before : after)[i] = tb_rd_ticks(e);
+		} else if (!strcmp(n, "sched_switch")) {
+			kernel++;
+			int p = tb_rd_field_index(e, "prev_tid");
+			CHECK(p >= 0);
+			if ((uint32_t)tb_rd_i64(e, (unsigned)p) == sleeper_tid && naway < 4096)
+				away[naway++] = tb_rd_ticks(e);
+		} else if (!strncmp(n, "sched_process_", 14) || !strcmp(n, "sched_waking")) {
+			kernel++;
+		}
+	}
+	CHECK(kernel > 0, "no kernel event in the trace");
+	for (unsigned i = 0; i < K; i++) {
+		CHECK(before[i] && after[i], "pair %u missing", i);
+		int found = 0;
+		for (size_t j = 0; j < naway && !found; j++)
+			found = before[i] < away[j] && away[j] < after[i];
+		CHECK(found, "no switch away from the sleeper between its kt:before and kt:after %u", i);
+	}
+	free(away);
+	tb_reader_close(r);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+	printf("ok: %u kernel events, %zu switches away from the sleeper\n", kernel, naway);
+	return 0;
+}

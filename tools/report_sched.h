@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_sched.h - `tracebuf report` on a trace recorded with --kernel:
+ * per thread the time running, runnable (waiting for a CPU) and blocked,
+ * from the kernel's sched events, and the same split inside each span
+ * name (NAME_begin ... NAME_end on one thread).  docs/KERNEL.md.
+ */
+#ifndef TB_TOOLS_REPORT_SCHED_H
+#define TB_TOOLS_REPORT_SCHED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tracebuf/reader.h>
+
+struct rs_state;
+
+/* NULL when the trace has no sched_switch class (no --kernel), or out of memory. */
+struct rs_state *rs_new(struct tb_reader *r);
+/* Every event of the merged iteration, in its order. -ENOMEM or 0. */
+int rs_event(struct rs_state *s, const struct tb_rd_event *e);
+/* The end of the trace: threads still alive are accounted up to it. */
+void rs_finish(struct rs_state *s, uint64_t end_ticks);
+void rs_print_text(const struct rs_state *s, FILE *f, size_t max_threads);
+/* ,"sched":{...} (nothing when s is NULL) */
+void rs_print_json(const struct rs_state *s, FILE *f);
+void rs_free(struct rs_state *s);
+
+#endif
