@@ -249,8 +249,9 @@ static void run_one(int side, int traced, unsigned thr, double rate, double secs
 	r->ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && r->written && r->wall_s > 0;
 	if (side == LT && traced) {
 		long long d = lttng_discarded(E.trace);
-		if (d < 0 || daemon_ns < 0 || (unsigned long long)d > r->written) {
-			fprintf(stderr, "bench equal-load: LTTng trace without index files, or daemon CPU missing\n");
+		if (d < 0 || daemon_ns <= 0 || (unsigned long long)d > r->written) {
+			fprintf(stderr, "bench equal-load: LTTng trace without index files, or no daemon CPU time "
+					"(/proc/PID/task/TID/schedstat)\n");
 			r->ok = 0;
 		} else {
 			r->lost = (unsigned long long)d;

@@ -52,8 +52,13 @@ descendants() {
 		descendants "$c"
 	done
 }
-# CPU ns of lttng-sessiond and its descendants, every thread
+# CPU ns of lttng-sessiond and its descendants, every thread; -1 where the
+# kernel has no schedstat files (CONFIG_SCHED_INFO), never a silent 0
 daemon_cpu() {
+	if [ ! -r /proc/"$sd"/schedstat ]; then
+		echo -1
+		return
+	fi
 	for p in $sd $(descendants "$sd"); do
 		cat /proc/"$p"/task/*/schedstat 2>/dev/null
 	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
@@ -92,4 +97,8 @@ fi
 echo "discarded ${disc:-0}"
 lttng destroy tbbench >/dev/null
 echo "trace_bytes $(du -sb "$out" | cut -f1)"
-echo "daemon_cpu_ns $((cpu1 - cpu0))"
+if [ "$cpu0" -lt 0 ] || [ "$cpu1" -lt 0 ]; then
+	echo "daemon_cpu_ns -1"
+else
+	echo "daemon_cpu_ns $((cpu1 - cpu0))"
+fi
