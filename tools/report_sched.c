@@ -79,7 +79,7 @@ static struct thr *thr_get(struct rs_state *s, uint32_t tid)
 		for (size_t i = 0; i < s->tcap; i++) {
 			if (!old[i].tid)
 				continue;
-			size_t j = (old[i].tid * 2654435761u) & (cap - 1);
+			size_t j = ((size_t)old[i].tid * 2654435761u) & (cap - 1);
 			while (n[j].tid)
 				j = (j + 1) & (cap - 1);
 			n[j] = old[i];
@@ -88,7 +88,7 @@ static struct thr *thr_get(struct rs_state *s, uint32_t tid)
 		s->t = n;
 		s->tcap = cap;
 	}
-	size_t j = (tid * 2654435761u) & (s->tcap - 1);
+	size_t j = ((size_t)tid * 2654435761u) & (s->tcap - 1);
 	while (s->t[j].tid && s->t[j].tid != tid)
 		j = (j + 1) & (s->tcap - 1);
 	if (!s->t[j].tid) {
@@ -339,6 +339,7 @@ static int cmp_total(const void *a, const void *b)
 /* The shown threads, longest known first (a malloc'd array; *n). */
 static const struct thr **shown(const struct rs_state *s, size_t *n)
 {
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct thr **v = calloc(s->tn ? s->tn : 1, sizeof *v);
 	*n = 0;
 	if (!v)
@@ -346,7 +347,7 @@ static const struct thr **shown(const struct rs_state *s, size_t *n)
 	for (size_t i = 0; i < s->tcap; i++)
 		if (s->t[i].tid && s->t[i].shown && total(&s->t[i]))
 			v[(*n)++] = &s->t[i];
-	cli_sort(v, *n, sizeof *v, cmp_total);
+	cli_sort(v, *n, sizeof *v, cmp_total); // NOLINT(bugprone-sizeof-expression): an array of pointers
 	return v;
 }
 
