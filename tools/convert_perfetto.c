@@ -547,7 +547,7 @@ static int notice(struct pf *f, const struct tb_rd_event *e)
 	f->notices++;
 	const char *ch = tb_reader_stream_file(f->r, s);
 	if (c && ch && !strncmp(ch, "kernel_cpu", 10)) { /* ftrace's own mark: the bundle after the loss */
-		if (bundle_flush(f, c))
+		if (c->nfb && bundle_flush(f, c))
 			return -ENOMEM;
 		c->fb_lost = 1;
 	}
@@ -627,7 +627,7 @@ static int bundle_flush(struct pf *f, struct pcpu *c)
 {
 	if (c->fb.oom)
 		return -ENOMEM;
-	if (!c->nfb)
+	if (!c->nfb && !c->fb_lost) /* a loss after the CPU's last event: an empty bundle says it */
 		return 0;
 	pkt_begin(f, 3, -1);
 	pb_begin(&f->b, TP_FTRACE);

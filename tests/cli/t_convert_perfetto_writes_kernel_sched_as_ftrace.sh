@@ -13,6 +13,8 @@
 #   - on the slices' clock: the 50 ms nap span of tb-kernel-handoff (a TrackEvent slice, its
 #     time from the incremental clock) holds the sleeping thread's switch-out in state S, then
 #     49 ms without a sched event of that thread, still inside the slice.
+#   - kernel losses (a one-page perf ring left undrained: TRACEBUF_TEST_KERNEL_NO_DRAIN): each CPU
+#     whose kernel stream has a loss notice has a bundle with lost_events, and no other CPU.
 # Skips (77) with the reason when perf_event_open on tracepoints is not allowed here or protoc
 # is missing.
 set -u
@@ -145,5 +147,29 @@ if not ok:
     sys.exit(f"the nap slice [{nb}, {ne}] of {tid} does not hold its sleep: no switch-out in S inside it followed "
              f"by 49 ms without an event of the thread (switch-outs {outs[:2]})")
 print(f"ok: {len(ft)} ftrace events = the dump's, kinds {sorted(kinds)}; the nap's sleep inside its slice")
+PY
+
+TRACEBUF_TEST_KERNEL_NO_DRAIN=1 "$CLI" record -q --kernel --kernel-pages 1 -o "$T/l" -- "$HO" 2000 > /dev/null 2> "$T/l.err" ||
+	{ cat "$T/l.err"; fail "record with an undrained ring"; }
+"$CLI" dump --format json "$T/l" > "$T/l.jsonl" || fail "dump (losses)"
+"$CLI" convert "$T/l" --to perfetto --no-compress -q -o "$T/l.pf" || fail "convert (losses)"
+(cd "$PROTOS" && protoc -I. --decode=perfetto.protos.Trace protos/perfetto/trace/trace.proto) < "$T/l.pf" > "$T/l.txt" ||
+	fail "protoc cannot decode the file (losses)"
+"$PY" - "$T/l.jsonl" "$T/l.txt" <<'PY' || fail "ftrace losses"
+import json, re, sys
+lost = {e["cpu"] for e in map(json.loads, open(sys.argv[1]))
+        if "event" not in e and e.get("stream", "").startswith("kernel_cpu") and e.get("discarded_events")}
+if not lost:
+    sys.exit("no kernel loss with a one-page ring left undrained: nothing was checked")
+marked, cpu = set(), None
+for l in open(sys.argv[2]):
+    m = re.match(r"\s*cpu: (\d+)$", l)
+    if m:
+        cpu = int(m.group(1))
+    elif re.match(r"\s*lost_events: true$", l):
+        marked.add(cpu)
+if marked != lost:
+    sys.exit(f"CPUs with kernel losses {sorted(lost)}, with a lost_events bundle {sorted(marked)}")
+print(f"ok: lost_events on the CPUs that lost kernel events, {sorted(lost)}")
 PY
 echo "PASS"
