@@ -86,7 +86,7 @@ for cpu in 0 $((ncpu - 1)); do
 		awk -v f="$f" -v q=0.0025 -v name="$fn" '{ n++; ts0[n] = $1; ts1[n] = $2; c[n] = $3 / 8; p[n] = $4 / 8 }
 			END {
 				full = 0; cut = 0; bad = 0
-				# the writer's own last packet is partial: it and what follows it
+				# the last packet the writer filled is partial: it and what follows it
 				# (an empty packet carrying the losses of a recorder that fell
 				# behind on a loaded machine: tb_stream_finish) are not judged
 				last = n
