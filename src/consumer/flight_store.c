@@ -180,7 +180,8 @@ int tb_flight_scan(struct tb_flight *f)
 			f->next_num = num + 1;
 	}
 	closedir(d);
-	qsort(f->kept, f->nkept, sizeof *f->kept, cmp_kept);
+	if (f->nkept > 1) /* (qsort of NULL, 0: undefined) */
+		qsort(f->kept, f->nkept, sizeof *f->kept, cmp_kept);
 	return 0;
 }
 

@@ -90,7 +90,11 @@ int main(int argc, char **argv)
 		tb_live_ev(k);
 	}
 	FILE *f = fopen(log, "w");
-	if (!f || fwrite(at, sizeof *at, n, f) != n || fclose(f) != 0) {
+	int bad = !f || fwrite(at, sizeof *at, n, f) != n;
+	if (f && fclose(f) != 0)
+		bad = 1;
+	free(at);
+	if (bad) {
 		fprintf(stderr, "tb-live-writer: cannot write %s\n", log);
 		return 1;
 	}
