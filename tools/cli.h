@@ -47,6 +47,10 @@ int cli_flight_kind(const char *dir);
 void cli_flight_show_trigger(const char *dir, FILE *out);
 /* The snapshots of dir, oldest first, one line each; exit code. */
 int cli_flight_list(const char *dir, FILE *out);
+/* The trace a reader (dump, convert) opens for dir: dir/trace (into buf) for a
+ * snapshot, dir itself for anything else; NULL, said on stderr as cmd's, for a
+ * snapshots directory (it has no trace of its own: which to take). */
+const char *cli_flight_trace_dir(const char *cmd, const char *dir, char *buf, size_t cap);
 
 /* ---- argument parsers shared by the subcommands (tools/cli_args.c; never print) ---- */
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,7 +155,11 @@ int cmd_convert(int argc, char **argv)
 					    "--to perfetto, not to --to %s", to), TB_EXIT_USAGE;
 	if (!o.out)
 		o.out = "-";
-	o.dir = argv[optind];
+	/* a flight recorder's snapshot: its trace/ (tools/cmd_snapshots.c) */
+	char snap_trace[PATH_MAX + 16];
+	o.dir = cli_flight_trace_dir("convert", argv[optind], snap_trace, sizeof snap_trace);
+	if (!o.dir)
+		return TB_EXIT_USAGE;
 	char why[8400];
 	if (cli_output_clobbers_input(o.out, o.dir, why, sizeof why))
 		return cli_error("convert", "-o %s: %s (never written over its input)", o.out, why), TB_EXIT_USAGE;

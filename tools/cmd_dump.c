@@ -5,10 +5,12 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -679,6 +681,21 @@ static int dump_main(struct dump_run *dr, int argc, char **argv)
 	d.ob = (struct obuf){ .b = malloc(OBUF_SIZE), .cap = OBUF_SIZE };
 	if (!d.ob.b)
 		return cli_error("dump", "out of memory");
+	/* a flight recorder's snapshot: its trace/ (tools/cmd_snapshots.c) */
+	char snap_trace[PATH_MAX + 16];
+	const char *dir = cli_flight_trace_dir("dump", argv[optind], snap_trace, sizeof snap_trace);
+	if (!dir) {
+		free(d.ob.b);
+		return TB_EXIT_USAGE;
+	}
+	argv[optind] = (char *)dir;
+	struct stat dsb;
+	if (d.follow && stat(dir, &dsb) < 0 && errno == ENOENT) {
+		free(d.ob.b);
+		return cli_error("dump", "--follow %s: no such directory (yet): dump --follow reads a trace that "
+					 "tracebuf record -o %s has created; start it once the directory is there",
+				 dir, dir), TB_EXIT_USAGE;
+	}
 	int code;
 	if (d.follow) {
 		code = dump_follow(&d, argv[optind]);

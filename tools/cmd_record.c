@@ -359,12 +359,12 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			break;
 		case OPT_LIVE_TIMER:
 			if (cli_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
-				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; 0: off)", optarg);
+				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; a bare number is ms; 0: off)", optarg);
 			break;
 		case OPT_LIVE_PERIOD:
 			if (cli_parse_duration(optarg, &o->live_period_ns) < 0 || o->live_period_ns > 3600000000000ull ||
 			    (o->live_period_ns && o->live_period_ns < 10000000ull))
-				return usage_error("--live-period %s: want a duration from 10ms to 1h (e.g. 1s, 500ms; 0: off)",
+				return usage_error("--live-period %s: want a duration from 10ms to 1h (e.g. 1s, 500ms; a bare number is ms; 0: off)",
 						   optarg);
 			if (!o->live_period_ns)
 				o->live_period_ns = UINT64_MAX;
@@ -372,7 +372,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case OPT_RELAY_TIMEOUT:
 			if (cli_parse_duration(optarg, &o->relay_timeout_ns) < 0 || o->relay_timeout_ns < 10000000ull ||
 			    o->relay_timeout_ns > 600000000000ull)
-				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s)", optarg);
+				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s; a bare number is ms)", optarg);
 			break;
 		default:
 			if (c >= OPT_FLIGHT_FIRST_ && c <= OPT_FLIGHT_LAST_) {

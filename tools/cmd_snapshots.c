@@ -4,7 +4,8 @@
  * (record --snapshot-dir DIR, docs/FLIGHT-RECORDER.md) wrote, oldest first,
  * with what triggered each (its trigger.json).  Also what `report` uses to
  * recognise a snapshot (shows its trigger.json, then reports its trace/)
- * and a snapshots directory (lists it).  trigger.json is read as hostile
+ * and a snapshots directory (lists it); `dump` and `convert` take a snapshot
+ * for its trace/ too (cli_flight_trace_dir).  trigger.json is read as hostile
  * text: only the fields named below, each bounded and escaped.
  */
 #define _GNU_SOURCE
@@ -107,6 +108,21 @@ void cli_flight_show_trigger(const char *dir, FILE *out)
 	if (*t[8] && strcmp(t[8], "0"))
 		fprintf(out, ", copied %.3f s after it (--after)", strtod(t[8], NULL) / 1e9);
 	fprintf(out, " (%s/trigger.json)\n\n", dir);
+}
+
+const char *cli_flight_trace_dir(const char *cmd, const char *dir, char *buf, size_t cap)
+{
+	switch (cli_flight_kind(dir)) {
+	case CLI_FLIGHT_SNAPSHOT:
+		snprintf(buf, cap, "%s/trace", dir);
+		return buf;
+	case CLI_FLIGHT_DIR:
+		cli_error(cmd, "%s is a flight recorder's snapshots directory, not a trace: `tracebuf snapshots %s` "
+			       "lists them; give one, %s/NNNNNN-YYYYMMDDTHHMMSS.mmmZ", dir, dir, dir);
+		return NULL;
+	default:
+		return dir;
+	}
 }
 
 struct entry {

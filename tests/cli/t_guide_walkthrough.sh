@@ -95,4 +95,31 @@ grep -q "tracebuf convert: warning: trace.json will be about .* (Chrome JSON is 
 grep -q "self:step: { i = 999, ratio = 0.999, even = false }" "$T/guide.out" || fail "the embedded recorder's last event"
 grep -q "'app:done': 4000" "$T/guide.out" || fail "the bt2 Python example's count"
 grep -q "^4000 requests, 2000 not found" "$T/guide.out" || fail "the JSON Python example's count"
+# spans (section 2, C++17): every begin/end pair one span, nested ones too, an exception ending both
+grep -q "tracebuf convert: 780 events -> spans.json: 390 spans, 0 instants" "$T/guide.out" ||
+	fail "the C++ spans example is not converted to its 390 spans"
+# dump --follow (section 5): it printed the program's events while the program waited for input,
+# and ends with exactly what a dump of the finished trace prints
+"$CLI" dump "$W/follow" --event 'app:done' > "$T/follow.dump" || fail "dump of the followed trace"
+cmp -s "$T/follow.dump" "$W/followed.txt" || fail "dump --follow's output is not the finished trace's dump"
+[ "$(wc -l < "$W/followed.txt")" -eq 3 ] || fail "dump --follow did not print the 3 requests given"
+# the flight recorder (section 6): tb_trigger() made one snapshot, listed, reported, dumped by its directory
+grep -Eq "^1 +[0-9T:.-]+Z +program +big_request " "$T/guide.out" || fail "snapshots does not list the big_request snapshot"
+grep -q "^Snapshot 1: program trigger 'big_request'" "$T/guide.out" || fail "report of a snapshot does not say its trigger"
+grep -q 'app:request: { id = 2998, path = "/page/1500", bytes = 150000 }' "$T/guide.out" ||
+	fail "dump of a snapshot's directory does not show the request that triggered it"
+[ "$(find "$W/snaps" -mindepth 1 -maxdepth 1 -name '0*' | wc -l)" -eq 1 ] || fail "not exactly one snapshot in snaps/"
+# dump and convert of a snapshots directory (not a trace) say which to take; dump --follow of a
+# directory not made yet says so (both were 'cannot open ...: No such file or directory')
+"$CLI" dump "$W/snaps" > /dev/null 2> "$T/snaps.err" && fail "dump of a snapshots directory succeeded"
+grep -q "snaps is a flight recorder's snapshots directory, not a trace: \`tracebuf snapshots .*snaps\` lists them" "$T/snaps.err" ||
+	fail "dump of a snapshots directory does not say what it is: $(cat "$T/snaps.err")"
+"$CLI" convert "$W/snaps" --to chrome -o "$T/x.json" 2> "$T/snaps.err" && fail "convert of a snapshots directory succeeded"
+grep -q "snapshots directory, not a trace" "$T/snaps.err" || fail "convert of a snapshots directory: $(cat "$T/snaps.err")"
+"$CLI" dump --follow "$T/not-yet" 2> "$T/nf.err" && fail "dump --follow of a missing directory succeeded"
+grep -q "no such directory (yet): dump --follow reads a trace that tracebuf record -o .*not-yet has created" "$T/nf.err" ||
+	fail "dump --follow of a missing directory: $(cat "$T/nf.err")"
+# a bare number as a duration is milliseconds: the refusal says so
+"$CLI" record --live-period 5 -o "$T/lp" -- true 2> "$T/lp.err" && fail "--live-period 5 (5 ms) accepted"
+grep -q "a bare number is ms" "$T/lp.err" || fail "--live-period 5's refusal does not say a bare number is ms: $(cat "$T/lp.err")"
 echo PASS
