@@ -21,7 +21,11 @@
  * it got): it stays unconfirmed until the daemon says it wrote the stream's
  * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets, when
  * the queue is empty, and at the end); the relay lost, the unconfirmed ones
- * are counted as not sent like the queued ones.
+ * are counted as not sent like the queued ones.  At most TB_RELAY_WINDOW
+ * are in flight: a daemon that writes none of them within the relay's
+ * timeout is lost (a stalled data path otherwise takes megabytes into the
+ * sockets' buffers, which it may still write after the loss: counted as not
+ * sent and in the relay's copy too).
  *
  * A lost relay is tried again after 1 s, then after twice as long each time
  * up to 30 s (sender thread); reconnected, it gets a new relay session (the
@@ -44,8 +48,11 @@
 /* Bytes of packets the queue holds at most (metadata is not counted: it is
  * never dropped, and bounded by the registry). */
 #define TB_RELAY_QUEUE (16u << 20)
-/* Packets sent but not yet confirmed written, at most, before the sender asks. */
-#define TB_RELAY_CONFIRM 8u
+/* Packets sent but not yet confirmed written: from this many the sender
+ * asks after each packet; at TB_RELAY_WINDOW it sends nothing more until
+ * the daemon wrote some (what a cut connection can leave uncertain). */
+#define TB_RELAY_CONFIRM 4u
+#define TB_RELAY_WINDOW 8u
 /* What the end of the recording gives the sender, whatever the relay does. */
 #define TB_RELAY_CLOSE_NS 1000000000ull
 
@@ -219,6 +226,24 @@ static int confirm(struct tb_relay_out *o, int *all)
 	return 0;
 }
 
+/* Waits (sender thread, without o->lock) until fewer than TB_RELAY_WINDOW
+ * packets are unconfirmed: 0, or -errno (lost: no progress within the
+ * relay's timeout, or the end's cap). */
+static int confirm_window(struct tb_relay_out *o)
+{
+	uint64_t since = tb_mono_ns();
+	for (;;) {
+		int all, rc = confirm(o, &all);
+		if (rc || o->unc_total < TB_RELAY_WINDOW)
+			return rc;
+		rc = tb_relay_no_progress(o->r, since);
+		if (rc)
+			return rc;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The whole metadata for a new relay session: 0, or -errno. */
 static int send_full_meta(struct tb_relay_out *o, uint32_t *sent_nev)
 {
@@ -336,7 +361,7 @@ static void *sender_main(void *arg)
 		if (!rc && o->unc_total >= TB_RELAY_CONFIRM) {
 			pthread_mutex_unlock(&o->lock);
 			int all;
-			rc = confirm(o, &all);
+			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc)
 				lost(o);

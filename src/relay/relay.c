@@ -351,6 +351,18 @@ int tb_relay_written(struct tb_relay *r, unsigned i)
 	}
 }
 
+int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns)
+{
+	if (r->lost)
+		return -EPIPE;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - since_ns < (uint64_t)r->timeout_ms * 1000000ull)
+		return 0;
+	return tb_relay_lose(r, ETIMEDOUT, "the relay daemon wrote none of the packets in flight (data pending)");
+}
+
 int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts)
 {
 	if (r->lost)

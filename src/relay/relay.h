@@ -103,6 +103,12 @@ int tb_relay_reconnect(struct tb_relay *r) __attribute__((visibility("hidden")))
  * this relay session), 0 not yet, -errno lost.
  */
 int tb_relay_written(struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
+/*
+ * tb_relay_no_progress - the caller has waited since monotonic time since_ns
+ * for the relay daemon to write packets it was sent: past the relay's
+ * timeout it is lost (-ETIMEDOUT, said by tb_relay_error()); 0 before.
+ */
+int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns) __attribute__((visibility("hidden")));
 /* `n` events of stream `i` were not sent: later packets carry them as lost_relay. */
 void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribute__((visibility("hidden")));
 

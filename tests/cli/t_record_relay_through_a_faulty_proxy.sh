@@ -12,6 +12,10 @@
 #     summary says no packet tells = not sent.  Before: a packet handed to the
 #     socket counted as sent, so the relay's copy missed a packet the recorder did not count
 #     (2 of 3 runs with one cut);
+#   - the data connection stalled (the proxy reads nothing more) until the recorder gives the
+#     relay up (its timeout), then going on: the packets in flight reach the first session late;
+#     counted as not sent (conservative), at most the 8 in flight (before: 19, and the sockets'
+#     buffers bound it, not the recorder); the recorder reconnects, the local copy is exact;
 #   - every chunk delayed 2 ms both ways (a slow path): one relay session, delivered +
 #     discarded (counted as not sent, carried as lost_relay) = written, the local copy exact.
 # Waits on conditions (the proxy's port file, the reconnection said, packets in the new
@@ -24,7 +28,7 @@ need_bt2
 PROXY=$(dirname "$0")/../tools/fault_proxy.py
 RPID= PPID_=
 cleanup() {
-	touch "$T/stop1" "$T/stop2" 2> /dev/null
+	touch "$T/stop1" "$T/stop2" "$T/resume" 2> /dev/null
 	[ -n "$PPID_" ] && kill "$PPID_" 2> /dev/null
 	[ -n "$RPID" ] && kill -9 "$RPID" 2> /dev/null
 	kill -9 $(jobs -p) 2> /dev/null
@@ -133,10 +137,38 @@ over=$((d1 + d2 + E - W))
 [ "$over" -ge 0 ] ||
 	fail "the relay's copy misses $((-over)) events the recorder did not count: cut sessions $d1 + last $d2 + not sent $E = $((d1 + d2 + E)), written $W"
 [ "$over" -le $((2 * 8 * per_pkt)) ] ||
-	fail "$over events counted as not sent are in the relay's copy: more than 8 unconfirmed packets per cut ($per_pkt events each)"
+	fail "$over events counted as not sent are in the relay's copy: more than the 8 packets in flight per cut ($per_pkt events each)"
 [ $((x2 + ${U:-0})) = "$E" ] ||
 	fail "the last session's discarded $x2 + the summary's untold ${U:-0} != not sent $E"
 echo "  written $W = cut sessions $d1 + last session $d2 + not sent $E (= its discarded $x2 + untold ${U:-0}) - $over in both (unconfirmed when cut)"
+
+echo "== the data connection stalled until the recorder gave the relay up, then going on"
+start_proxy stall --mode stall --after 3000000 --stall-file "$T/resume"
+"$CLI" record --relay "net://127.0.0.1:$PC:$PD" --session-name stall --hostname hostt -o "$T/lt" -- \
+	"$WL" --threads 2 --events 100000000 --rate 200000 --until-file "$T/stop2" > "$T/t.out" 2> "$T/t.err" &
+pk=$!
+wait_for grep -q "until it answers again" "$T/t.err" || { cat "$T/t.err" "$T/stall.proxy"; fail "the stalled relay was not given up"; }
+# what the recorder had sent before it gave up now reaches the daemon's first session, late
+touch "$T/resume"
+wait_for sh -c "[ \$(ls -d '$OUT'/hostt/stall-* | wc -l) = 2 ] && [ -n \"\$(find \"\$(ls -d '$OUT'/hostt/stall-* | tail -1)\" -name 'chan_*' -size +200c)\" ]" ||
+	{ cat "$T/t.err"; fail "nothing reached the second relay session"; }
+touch "$T/stop2"
+wait $pk || { cat "$T/t.err"; fail "record through the stalling proxy"; }
+grep -E "relay:" "$T/t.err" | sed 's/^/  /'
+W=$(written "$T/t.out")
+"$VERIFY" --written "$W" "$T/lt" || fail "stall: the local copy is not whole and exact"
+first=$(ls -d "$OUT"/hostt/stall-* | head -1)
+last=$(ls -d "$OUT"/hostt/stall-* | tail -1)
+whole_packets "$first" "$T/stall-copy"
+l1=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$T/stall-copy") || { echo "$l1"; fail "babeltrace2 on the stalled session's whole packets"; }
+l2=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$last") || { echo "$l2"; fail "babeltrace2 on the second session"; }
+d1=$(field delivered "$l1") d2=$(field delivered "$l2")
+E=$(sed -n 's/.*relay: .* packets\{0,1\} (\([0-9]*\) events\{0,1\}) not sent.*/\1/p' "$T/t.err")
+over=$((d1 + d2 + ${E:-0} - W))
+echo "  written $W = stalled session $d1 + second $d2 + not sent ${E:-0} - $over in both (in flight when given up)"
+[ "$over" -ge 0 ] || fail "stall: the relay's copy misses $((-over)) events the recorder did not count"
+[ "$over" -le $((8 * per_pkt)) ] ||
+	fail "stall: $over events counted as not sent reached the relay late: more than the 8 packets in flight ($per_pkt events each)"
 
 echo "== a slow way (every chunk delayed 2 ms): one session, delivered + discarded = written"
 start_proxy delay --mode delay --delay-ms 2

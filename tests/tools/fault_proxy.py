@@ -4,7 +4,7 @@ lttng-relayd that injects faults on the way (issue 25, attacked again).
 
   fault_proxy.py --to-control PORT --to-data PORT --port-file FILE
                  [--mode pass|delay|cut|stall] [--after BYTES] [--delay-ms MS]
-                 [--stall-s S] [--times N]
+                 [--stall-s S | --stall-file F] [--times N]
 
 Listens on two loopback ports the kernel chooses (written to FILE as
 "CONTROL DATA" once both listen: wait for the file, no sleep) and forwards
@@ -19,7 +19,8 @@ connection has forwarded --after bytes (default 1 MiB):
          read chunk), then reset both sides of this data connection and of
          the control connection that opened before it (SO_LINGER 0)
   stall  forward --after bytes, then read nothing more for --stall-s
-         seconds (the recorder's sends back up), then go on
+         seconds, or until file --stall-file exists (the recorder's sends
+         back up), then go on: what it had sent reaches the daemon late
 
 Prints one line per fault to stderr ("fault: cut data connection 1 after N
 bytes").  Ends on SIGTERM."""
@@ -40,6 +41,7 @@ ap.add_argument("--mode", default="pass", choices=["pass", "delay", "cut", "stal
 ap.add_argument("--after", type=int, default=1 << 20)
 ap.add_argument("--delay-ms", type=float, default=50)
 ap.add_argument("--stall-s", type=float, default=10)
+ap.add_argument("--stall-file")
 ap.add_argument("--times", type=int, default=1)
 a = ap.parse_args()
 
@@ -72,9 +74,12 @@ def pump(src, dst, fault, peers):
                 return
             if fault is not None and a.mode == "stall" and sent >= a.after and not stalled:
                 stalled = True
-                print(f"fault: stall data connection {fault} after {sent} bytes for {a.stall_s} s",
-                      file=sys.stderr, flush=True)
-                time.sleep(a.stall_s)
+                print(f"fault: stall data connection {fault} after {sent} bytes", file=sys.stderr, flush=True)
+                if a.stall_file:
+                    while not os.path.exists(a.stall_file):
+                        time.sleep(0.05)
+                else:
+                    time.sleep(a.stall_s)
                 print(f"fault: data connection {fault} goes on", file=sys.stderr, flush=True)
             b = src.recv(want)
             if not b:
