@@ -33,6 +33,11 @@
  * lost_relay.  Without a local trace (relay-only) the relay's copy is the
  * trace: what it did not get is lost, counted per stream (relay_unsent) by
  * tb_engine_stats().
+ *
+ * Length: the queue, the sender, the confirmation window and the loss
+ * accounting share one lock and one set of per-stream counts (a packet
+ * moves from queued to unconfirmed to confirmed or not sent); split, each
+ * part would need the others' invariants.
  */
 #define _GNU_SOURCE
 #include <errno.h>
