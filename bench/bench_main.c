@@ -118,6 +118,7 @@ static const struct {
 	{ "profile", bench_profile },
 	{ "convert", bench_convert },
 	{ "relay", bench_relay },
+	{ "equal-load", bench_equal },
 };
 
 int main(int argc, char **argv)

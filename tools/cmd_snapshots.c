@@ -142,7 +142,7 @@ int cli_flight_list(const char *dir, FILE *out)
 		snprintf(e[n++].name, sizeof e->name, "%s", de->d_name);
 	}
 	closedir(d);
-	qsort(e, n, sizeof *e, cmp_entry);
+	cli_sort(e, n, sizeof *e, cmp_entry);
 	size_t shown = 0;
 	char path[PATH_MAX + 300], buf[16384], v[8][160], t[8][400], nm[820];
 	static const char *keys[] = { "snapshot", "time", "kind", "name", "signal", "pid", "tid", "events" };

@@ -24,6 +24,9 @@
  *            begin and end (ns from the start)
  *   spans    NAME_begin ... NAME_end (cli_convert.h rules) as lane, start,
  *            duration, depth, name: the longest TB_HTML_SPANS of them
+ *   states   a --kernel trace's thread states (report_sched.c's intervals:
+ *            running, runnable, blocked) per thread lane, the first
+ *            TB_HTML_STATES; null without sched events
  *   events   single events, per thread lane in a compact form (base64 of
  *            LEB128 varints: zigzag time delta, class), drawn one by one
  *            when zoomed in that far; at most `max_events` of them (the
@@ -55,6 +58,7 @@
 #include "cli_map.h"
 #include "cli_profile.h"
 #include "cli_report.h"
+#include "report_sched.h"
 
 #define TB_HTML_THREADS 32       /* thread lanes; the rest share one */
 #define TB_HTML_CELLS (1u << 20) /* lanes x buckets at most */
@@ -62,6 +66,7 @@
 #define TB_HTML_SPANS 50000u     /* the longest spans kept */
 #define TB_HTML_EV_WINDOWS 65536u /* the single events' budget is shared per time window */
 #define TB_HTML_LOSSES 10000u
+#define TB_HTML_STATES 500000u   /* thread-state intervals (the first ones) */
 
 extern const char tb_html_page[], tb_html_css[], tb_html_js[];
 
@@ -85,6 +90,12 @@ struct evlane {
 struct span {
 	int64_t start, dur;
 	uint32_t lane, depth, name;
+};
+
+struct st_iv {
+	int64_t start, dur;
+	uint32_t lane;
+	uint8_t state;
 };
 
 struct html {
@@ -117,6 +128,13 @@ struct html {
 	uint32_t *parent, *name;
 	uint64_t *value, *self;
 	size_t nnodes, ncap;
+	/* thread states (a --kernel trace): intervals per thread lane, consecutive equal ones merged */
+	struct rs_state *rs;
+	struct cli_map tid_lane; /* tid -> lane + 1, threads with a lane of their own */
+	size_t *st_last;         /* per lane: its last interval, SIZE_MAX none */
+	struct st_iv *st;
+	size_t nst, capst;
+	uint64_t st_total, b1;
 };
 
 static int cmp_thr_n(const void *a, const void *b)
@@ -356,6 +374,8 @@ static int main_pass(struct html *h)
 			lost_item(h, e);
 			continue;
 		}
+		if (h->rs && rs_event(h->rs, e))
+			return -ENOMEM;
 		int64_t rel = ns < h->t0 ? 0 : ns - h->t0;
 		uint64_t b = (uint64_t)rel / (uint64_t)h->bucket_ns;
 		if (b >= h->nb)
@@ -406,6 +426,7 @@ static int main_pass(struct html *h)
 		while (t->st.depth)
 			span_close(h, t, h->t1);
 	}
+	rs_finish(h->rs, h->b1);
 	return 0;
 }
 
@@ -493,6 +514,57 @@ static void put_lanes(struct html *h, FILE *f)
 		fputc(']', f);
 	}
 	fputc(']', f);
+}
+
+/* a thread's interval in one state (report_sched.c's state machine): onto its lane's band */
+static int state_add(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to)
+{
+	struct html *h = arg;
+	uint64_t *l = cli_map_get(&h->tid_lane, 0, tid, 0);
+	if (!l || !*l)
+		return 0;
+	size_t lane = (size_t)*l - 1;
+	int64_t a = tb_reader_ticks_to_ns(h->r, from) - h->t0, b = tb_reader_ticks_to_ns(h->r, to) - h->t0;
+	size_t k = h->st_last[lane];
+	if (k != SIZE_MAX && h->st[k].state == state && h->st[k].start + h->st[k].dur == a) {
+		h->st[k].dur = b - h->st[k].start;
+		return 0;
+	}
+	h->st_total++;
+	if (h->nst == TB_HTML_STATES)
+		return 0;
+	if (h->nst == h->capst) {
+		size_t cap = h->capst ? h->capst * 2 : 1024;
+		struct st_iv *n = realloc(h->st, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		h->st = n;
+		h->capst = cap;
+	}
+	h->st[h->nst] = (struct st_iv){ .start = a, .dur = b > a ? b - a : 0, .lane = (uint32_t)lane, .state = (uint8_t)state };
+	h->st_last[lane] = h->nst++;
+	return 0;
+}
+
+static void put_states(struct html *h, FILE *f)
+{
+	if (!h->rs) {
+		fputs(",\"states\":null", f);
+		return;
+	}
+	fprintf(f, ",\"states\":{\"names\":[\"running\",\"runnable\",\"blocked\"],\"total\":%" PRIu64 ",\"kept\":%zu",
+		h->st_total, h->nst);
+	static const char *keys[] = { "lane", "start", "dur", "state" };
+	for (int k = 0; k < 4; k++) {
+		fprintf(f, ",\"%s\":[", keys[k]);
+		for (size_t i = 0; i < h->nst; i++) {
+			const struct st_iv *s = &h->st[i];
+			int64_t v = k == 0 ? s->lane : k == 1 ? s->start : k == 2 ? s->dur : s->state;
+			fprintf(f, i ? ",%" PRId64 : "%" PRId64, v);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
 }
 
 static void put_spans(struct html *h, FILE *f)
@@ -680,6 +752,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	tb_reader_time_range(r, &b0, &b1);
 	h.t0 = tb_reader_ticks_to_ns(r, b0);
 	h.t1 = tb_reader_ticks_to_ns(r, b1);
+	h.b1 = b1;
 	if (h.t1 < h.t0)
 		h.t1 = h.t0;
 	h.win_ns = (h.t1 - h.t0) / TB_HTML_EV_WINDOWS + 1;
@@ -729,6 +802,27 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 			t->lane = (int)h.other_lane;
 		}
 	}
+	/* the thread-state bands: the threads with a lane of their own */
+	if ((h.rs = rs_new(r)) != NULL) {
+		h.st_last = malloc((h.nlanes ? h.nlanes : 1) * sizeof *h.st_last);
+		if (!h.st_last) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t l = 0; l < h.nlanes; l++)
+			h.st_last[l] = SIZE_MAX;
+		for (size_t i = 0; i < h.thr.n && i < TB_HTML_THREADS; i++) {
+			struct hthr *t = cli_table_at(&h.thr, i);
+			uint64_t *v = t->tid ? cli_map_get(&h.tid_lane, 0, t->tid, 1) : NULL;
+			if (t->tid && !v) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			if (v)
+				*v = (uint64_t)t->lane + 1;
+		}
+		rs_on_interval(h.rs, state_add, &h);
+	}
 	/* 3. buckets: a power of two, lanes x buckets <= TB_HTML_CELLS */
 	h.nb = TB_HTML_MAX_BUCKETS;
 	while (h.nb > 1024 && (size_t)h.nb * (h.nlanes ? h.nlanes : 1) > TB_HTML_CELLS)
@@ -774,6 +868,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 		fwrite(h.lost_buf, 1, h.lost_len, m);
 	fputs("]}", m);
 	put_spans(&h, m);
+	put_states(&h, m);
 	put_events(&h, m);
 	put_flame(&h, m);
 	fputs("}", m);
@@ -836,6 +931,10 @@ out:
 	free(h.self);
 	free(h.ps);
 	prof_close(h.prof);
+	rs_free(h.rs);
+	cli_map_free(&h.tid_lane);
+	free(h.st_last);
+	free(h.st);
 	free(data);
 	free(rep);
 	free(profj);

@@ -67,6 +67,9 @@ struct rs_state {
 	struct span *spans;
 	size_t nspans, capspans;
 	uint32_t cmd_pid;
+	rs_interval_fn on_interval;
+	void *on_arg;
+	int err;               /* the first error of on_interval */
 };
 
 static struct thr *thr_get(struct rs_state *s, uint32_t tid)
@@ -79,7 +82,7 @@ static struct thr *thr_get(struct rs_state *s, uint32_t tid)
 		for (size_t i = 0; i < s->tcap; i++) {
 			if (!old[i].tid)
 				continue;
-			size_t j = (old[i].tid * 2654435761u) & (cap - 1);
+			size_t j = ((size_t)old[i].tid * 2654435761u) & (cap - 1);
 			while (n[j].tid)
 				j = (j + 1) & (cap - 1);
 			n[j] = old[i];
@@ -88,7 +91,7 @@ static struct thr *thr_get(struct rs_state *s, uint32_t tid)
 		s->t = n;
 		s->tcap = cap;
 	}
-	size_t j = (tid * 2654435761u) & (s->tcap - 1);
+	size_t j = ((size_t)tid * 2654435761u) & (s->tcap - 1);
 	while (s->t[j].tid && s->t[j].tid != tid)
 		j = (j + 1) & (s->tcap - 1);
 	if (!s->t[j].tid) {
@@ -132,10 +135,12 @@ struct rs_state *rs_new(struct tb_reader *r)
 }
 
 /* Accounts the time since the last change, in its state, to the thread and its open spans. */
-static void account(struct thr *t, uint64_t ts)
+static void account(struct rs_state *s, struct thr *t, uint64_t ts)
 {
 	if (t->state >= 0 && ts > t->since) {
 		uint64_t d = ts - t->since;
+		if (s->on_interval && !s->err)
+			s->err = s->on_interval(s->on_arg, t->tid, t->state, t->since, ts);
 		t->acc[t->state] += d;
 		for (size_t i = 0; i < t->nopen; i++)
 			t->open[i].acc[t->state] += d;
@@ -144,11 +149,11 @@ static void account(struct thr *t, uint64_t ts)
 		t->since = ts;
 }
 
-static void set_state(struct thr *t, int st, uint64_t ts)
+static void set_state(struct rs_state *s, struct thr *t, int st, uint64_t ts)
 {
 	if (t->state == ST_DEAD)
 		return;
-	account(t, ts);
+	account(s, t, ts);
 	t->state = st;
 }
 
@@ -178,11 +183,11 @@ static int kernel_event(struct rs_state *s, int k, const struct tb_rd_event *e, 
 			int ns = t->exiting ? ST_DEAD
 				 : (st & 0xff) == 0 || (st & PREEMPTED) ? ST_RUNNABLE
 									 : ST_BLOCKED;
-			set_state(t, ns, ts);
+			set_state(s, t, ns, ts);
 		}
 		if (next > 0 && (t = thr_get(s, (uint32_t)next)) != NULL) {
 			comm_of(t, e, "next_comm");
-			set_state(t, ST_RUN, ts);
+			set_state(s, t, ST_RUN, ts);
 		}
 		return 0;
 	}
@@ -190,13 +195,13 @@ static int kernel_event(struct rs_state *s, int k, const struct tb_rd_event *e, 
 	case K_WAKEUP: {
 		int64_t tid = fi(e, "tid");
 		if (tid > 0 && (t = thr_get(s, (uint32_t)tid)) != NULL && (t->state == ST_BLOCKED || t->state == ST_UNKNOWN))
-			set_state(t, ST_RUNNABLE, ts);
+			set_state(s, t, ST_RUNNABLE, ts);
 		return 0;
 	}
 	case K_WAKEUP_NEW: {
 		int64_t tid = fi(e, "tid");
 		if (tid > 0 && (t = thr_get(s, (uint32_t)tid)) != NULL && t->state != ST_RUN)
-			set_state(t, ST_RUNNABLE, ts);
+			set_state(s, t, ST_RUNNABLE, ts);
 		return 0;
 	}
 	case K_FORK: {
@@ -207,7 +212,7 @@ static int kernel_event(struct rs_state *s, int k, const struct tb_rd_event *e, 
 			t->shown |= shown;
 			comm_of(t, e, "child_comm");
 			if (t->state == ST_UNKNOWN)
-				set_state(t, ST_RUNNABLE, ts);
+				set_state(s, t, ST_RUNNABLE, ts);
 		}
 		return 0;
 	}
@@ -268,8 +273,10 @@ int rs_event(struct rs_state *s, const struct tb_rd_event *e)
 		look(s, id, name ? name : "");
 	}
 	uint64_t ts = tb_rd_ticks(e);
-	if (s->kind[id] >= 0)
-		return kernel_event(s, s->kind[id], e, ts);
+	if (s->kind[id] >= 0) {
+		kernel_event(s, s->kind[id], e, ts);
+		return s->err;
+	}
 	/* a user event: its writer is one of the traced threads */
 	uint32_t tid = tb_rd_tid(e);
 	if (!tid)
@@ -279,7 +286,7 @@ int rs_event(struct rs_state *s, const struct tb_rd_event *e)
 		return -ENOMEM;
 	t->shown = 1;
 	if (s->role[id] == 1) {
-		account(t, ts);
+		account(s, t, ts);
 		if (t->nopen == t->capopen) {
 			size_t cap = t->capopen ? t->capopen * 2 : 4;
 			struct open_span *n = realloc(t->open, cap * sizeof *n);
@@ -293,7 +300,7 @@ int rs_event(struct rs_state *s, const struct tb_rd_event *e)
 		o->name = s->span_of[id];
 		o->begin = ts;
 	} else if (s->role[id] == 2) {
-		account(t, ts);
+		account(s, t, ts);
 		/* the innermost open span of that name */
 		for (size_t i = t->nopen; i-- > 0;) {
 			if (t->open[i].name != s->span_of[id])
@@ -307,7 +314,15 @@ int rs_event(struct rs_state *s, const struct tb_rd_event *e)
 			break;
 		}
 	}
-	return 0;
+	return s->err;
+}
+
+void rs_on_interval(struct rs_state *s, rs_interval_fn fn, void *arg)
+{
+	if (s) {
+		s->on_interval = fn;
+		s->on_arg = arg;
+	}
 }
 
 void rs_finish(struct rs_state *s, uint64_t end)
@@ -316,7 +331,7 @@ void rs_finish(struct rs_state *s, uint64_t end)
 		return;
 	for (size_t i = 0; i < s->tcap; i++)
 		if (s->t[i].tid)
-			account(&s->t[i], end);
+			account(s, &s->t[i], end);
 }
 
 static double ns_of(const struct rs_state *s, uint64_t ticks)
@@ -339,6 +354,7 @@ static int cmp_total(const void *a, const void *b)
 /* The shown threads, longest known first (a malloc'd array; *n). */
 static const struct thr **shown(const struct rs_state *s, size_t *n)
 {
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct thr **v = calloc(s->tn ? s->tn : 1, sizeof *v);
 	*n = 0;
 	if (!v)
@@ -346,7 +362,7 @@ static const struct thr **shown(const struct rs_state *s, size_t *n)
 	for (size_t i = 0; i < s->tcap; i++)
 		if (s->t[i].tid && s->t[i].shown && total(&s->t[i]))
 			v[(*n)++] = &s->t[i];
-	cli_sort(v, *n, sizeof *v, cmp_total);
+	cli_sort(v, *n, sizeof *v, cmp_total); // NOLINT(bugprone-sizeof-expression): an array of pointers
 	return v;
 }
 

@@ -25,5 +25,10 @@ void rs_print_text(const struct rs_state *s, FILE *f, size_t max_threads);
 /* ,"sched":{...} (nothing when s is NULL) */
 void rs_print_json(const struct rs_state *s, FILE *f);
 void rs_free(struct rs_state *s);
+/* Calls fn for every interval a thread spent in one state (0 running, 1 runnable, 2 blocked),
+ * in ticks [from, to), as the state machine closes it (rs_event, rs_finish): the intervals
+ * the report's sums are made of (report --html's thread-state bands). */
+typedef int (*rs_interval_fn)(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to);
+void rs_on_interval(struct rs_state *s, rs_interval_fn fn, void *arg);
 
 #endif

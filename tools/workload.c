@@ -13,6 +13,11 @@
  * their CPU time (make bench).  --rate N paces each thread at N events per
  * second (a steady service, the demo) against an absolute schedule: a thread
  * that falls behind catches up at once, so N x seconds events are written.
+ * --payload 16 writes `workload:ev16` (seq, value: two u64, the 16-byte
+ * event of bench/lttng/'s LTTng-UST program, which paces the same way) in
+ * place of `workload:tick`: make bench's equal-load group gives both tracers
+ * the same event stream.  The `workload:` line also gives proc_cpu_ns, the
+ * CPU time of the whole process (every thread) while the writers ran.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +40,7 @@
 
 TB_EVENT(workload, tick, (u32, thread), (u64, seq), (u64, value), (u64, check))
 TB_EVENT(workload, signal, (u32, thread), (u64, seq), (u64, value), (u64, check))
+TB_EVENT(workload, ev16, (u64, seq), (u64, value))
 
 #define GOLDEN 0x9E3779B97F4A7C15ull
 
@@ -48,16 +54,17 @@ static struct {
 	unsigned quiet_ms;
 	unsigned sleep_us;
 	uint64_t rate;          /* events per second per thread, 0: full speed */
+	unsigned payload;       /* 28: workload:tick, 16: workload:ev16 */
 	unsigned procs;
 	unsigned child_id;
 	const char *channel;
 	const char *wait_file;  /* after writing: print written, then wait until it exists */
 	const char *until_file; /* write until it exists (then stop: --events is a bound) */
 	int floor;              /* write nothing: the floor loop (floor_write) */
-} opt = { .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1 };
+} opt = { .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1, .payload = 28 };
 
 static int chan_idx = -1;
-static int id_tick = -1, id_signal = -1;
+static int id_tick = -1, id_signal = -1, id_ev16 = -1;
 static volatile int stop_signals;
 
 struct worker {
@@ -109,8 +116,24 @@ static __attribute__((noinline)) void floor_write(uint32_t thread, uint64_t seq,
 	__asm__ __volatile__("" ::: "memory"); /* the stores happen */
 }
 
+/* --payload 16: the event of bench/lttng/bench_lttng_app.c's `workload`
+ * mode (seq, value: the same values, the same 16 bytes) */
+static void write_ev16(uint64_t seq, uint64_t value)
+{
+	if (chan_idx >= 0) {
+		uint64_t p[2] = { seq, value };
+		tb_write((unsigned)chan_idx, (uint32_t)id_ev16, p, sizeof p);
+	} else {
+		tb_workload_ev16(seq, value);
+	}
+}
+
 static void write_one(int is_signal, uint32_t thread, uint64_t seq, uint64_t value)
 {
+	if (!is_signal && opt.payload == 16 && !opt.floor) {
+		write_ev16(seq, value);
+		return;
+	}
 	uint64_t check = value ^ (seq * GOLDEN) ^ thread;
 	if (opt.floor) {
 		floor_write(thread, seq, value, check);
@@ -215,11 +238,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracebuf-workload [--threads N] [--events N] [--signals] [--signal-us US]\n"
-		"                         [--hop] [--pin CPU] [--sleep-us US] [--rate N] [--quiet-ms MS]\n"
+		"                         [--hop] [--pin CPU] [--sleep-us US] [--rate N] [--payload 16|28]\n"
+		"                         [--quiet-ms MS]\n"
 		"                         [--procs N] [--channel NAME] [--until-file F] [--wait-file F] [--floor]\n"
 		"  Writes workload:tick (and workload:signal from SIGALRM handlers) into the\n"
 		"  tracebuf session named by $TRACEBUF_SESSION; prints `written: N` last.\n"
 		"  --rate N    each thread writes N events per second, steadily (default: full speed)\n"
+		"  --payload 16  write workload:ev16 (seq, value: 16 bytes) instead of workload:tick (28)\n"
 		"  --hop       move each thread to another CPU every 1024 events\n"
 		"  --procs N   N processes (fork + exec of this program), thread ids disjoint\n"
 		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n"
@@ -249,7 +274,7 @@ int main(int argc, char **argv)
 		{ "quiet-ms", 1, 0, 'q' }, { "sleep-us", 1, 0, 'u' }, { "procs", 1, 0, 'P' },
 		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' },
 		{ "until-file", 1, 0, 'U' }, { "wait-file", 1, 0, 'W' }, { "floor", 0, 0, 'F' },
-		{ "rate", 1, 0, 'R' }, { 0, 0, 0, 0 }
+		{ "rate", 1, 0, 'R' }, { "payload", 1, 0, 'L' }, { 0, 0, 0, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -269,6 +294,7 @@ int main(int argc, char **argv)
 		case 'W': opt.wait_file = optarg; break;
 		case 'F': opt.floor = 1; break;
 		case 'R': opt.rate = num(optarg, 1000000000); break;
+		case 'L': opt.payload = (unsigned)num(optarg, UINT_MAX); break;
 		case 'H': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -278,12 +304,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracebuf-workload: --threads 1..4096, --procs 1..64, --signal-us 10..999999\n");
 		return 2;
 	}
+	if (opt.payload != 16 && opt.payload != 28) {
+		fprintf(stderr, "tracebuf-workload: --payload %u: 16 (workload:ev16) or 28 (workload:tick, the default)\n",
+			opt.payload);
+		return 2;
+	}
 	if (opt.channel) {
 		struct tb_session *s = tb_producer_session();
 		chan_idx = s ? tb_session_channel(s, opt.channel) : -1;
 		id_tick = tb_event_id("workload:tick");
 		id_signal = tb_event_id("workload:signal");
-		if (chan_idx < 0 || id_tick < 0 || id_signal < 0) {
+		id_ev16 = tb_event_id("workload:ev16");
+		if (chan_idx < 0 || id_tick < 0 || id_signal < 0 || id_ev16 < 0) {
 			fprintf(stderr, "tracebuf-workload: --channel %s: no such channel in the session (%s)\n",
 				opt.channel, tb_errmsg());
 			return 1;
@@ -309,7 +341,7 @@ int main(int argc, char **argv)
 			snprintf(su, sizeof su, "%u", opt.signal_us);
 			char rt[24];
 			snprintf(rt, sizeof rt, "%llu", (unsigned long long)opt.rate);
-			char *av[22];
+			char *av[24];
 			int a = 0;
 			av[a++] = argv[0];
 			av[a++] = "--child-id"; av[a++] = id;
@@ -319,6 +351,7 @@ int main(int argc, char **argv)
 			if (opt.signals) av[a++] = "--signals";
 			if (opt.hop) av[a++] = "--hop";
 			if (opt.rate) { av[a++] = "--rate"; av[a++] = rt; }
+			if (opt.payload == 16) { av[a++] = "--payload"; av[a++] = "16"; }
 			if (opt.channel) { av[a++] = "--channel"; av[a++] = (char *)opt.channel; }
 			if (opt.until_file) { av[a++] = "--until-file"; av[a++] = (char *)opt.until_file; }
 			av[a] = NULL;
@@ -337,7 +370,8 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 
 	struct worker *w = calloc(opt.threads, sizeof *w);
-	struct timespec t0, t1;
+	struct timespec t0, t1, p0, p1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned i = 0; i < opt.threads; i++) {
 		w[i].thread = opt.child_id * opt.threads + i;
@@ -349,6 +383,7 @@ int main(int argc, char **argv)
 		cpu_ns += w[i].cpu_ns;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
 	stop_signals = 1;
 	for (unsigned i = 0; i < opt.threads; i++)
 		total += w[i].ticks + w[i].sigs;
@@ -368,10 +403,12 @@ int main(int argc, char **argv)
 	if (opt.quiet_ms)
 		usleep(opt.quiet_ms * 1000u);
 	/* the writing threads' own cost (this process; for make bench) */
-	printf("workload: wall_ns %llu cpu_ns %llu\n",
+	printf("workload: wall_ns %llu cpu_ns %llu proc_cpu_ns %llu\n",
 	       (unsigned long long)((uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
 				    (uint64_t)t0.tv_nsec),
-	       (unsigned long long)cpu_ns);
+	       (unsigned long long)cpu_ns,
+	       (unsigned long long)((uint64_t)(p1.tv_sec - p0.tv_sec) * 1000000000ull + (uint64_t)p1.tv_nsec -
+				    (uint64_t)p0.tv_nsec));
 	printf("written: %llu\n", (unsigned long long)total);
 	if (opt.wait_file) {
 		/* a process of the session that wrote everything and stays alive

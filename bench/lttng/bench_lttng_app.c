@@ -7,6 +7,14 @@
  *   tracebuf-bench-lttng write N                 N events, for the trace size
  *   tracebuf-bench-lttng threads NTHR N ROUNDS   N events from NTHR threads
  *                                                at once (bc_run_threads)
+ *   tracebuf-bench-lttng workload [--threads N] [--events N] [--rate N]
+ *        the event stream of `tracebuf-workload --payload 16` (make bench's
+ *        equal-load group): each thread writes N events of 16 bytes (seq,
+ *        value: the workload's sequence number and xorshift value, the same
+ *        seed), paced at --rate events per second per thread the way the
+ *        workload paces (workload_pace below: keep the two equal), not
+ *        pinned; prints the workload's own last lines, `workload: wall_ns W
+ *        cpu_ns C proc_cpu_ns P` and `written: N`
  *
  * Prints `key value` lines that tracebuf-bench parses: enabled, floor_ns,
  * lttng_ns (best round, ns per event), lat_<pct> (ns), written; threads:
@@ -14,6 +22,8 @@
  * per event), best round of each.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,10 +68,126 @@ static int threads(unsigned nthr, uint64_t total, int rounds)
 	return 0;
 }
 
+/* ---- workload mode: tools/workload.c's paced loop with LTTng-UST's event ---- */
+
+#define GOLDEN 0x9E3779B97F4A7C15ull
+
+static uint64_t wl_events = 100000, wl_rate; /* per thread; rate 0: full speed */
+
+struct wl_worker {
+	pthread_t th;
+	uint32_t thread;
+	uint64_t ticks, cpu_ns, rng;
+};
+
+static uint64_t xorshift(uint64_t *s) /* tools/workload.c's */
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* tools/workload.c's pace(), unchanged: event i of a thread is due at
+ * start + i / rate seconds; sleeps until then when it is more than a
+ * millisecond ahead (batches of events), never spins */
+static void workload_pace(uint64_t start_ns, uint64_t i)
+{
+	uint64_t due = start_ns + (uint64_t)((double)i * 1e9 / (double)wl_rate);
+	uint64_t now = bc_mono_ns();
+	if (due <= now + 1000000)
+		return;
+	struct timespec ts = { (time_t)(due / 1000000000ull), (long)(due % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void *wl_run(void *arg)
+{
+	struct wl_worker *w = arg;
+	w->rng = (uint64_t)(w->thread + 1) * GOLDEN | 1;
+	uint64_t start_ns = bc_mono_ns();
+	for (uint64_t i = 0; i < wl_events; i++) {
+		if (wl_rate)
+			workload_pace(start_ns, i);
+		lttng_ust_tracepoint(tbbench, ev16, i, xorshift(&w->rng));
+		w->ticks = i + 1;
+	}
+	w->cpu_ns = bc_thread_cpu_ns();
+	return NULL;
+}
+
+static uint64_t ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
+}
+
+static int workload(int argc, char **argv)
+{
+	static const struct option lo[] = { { "threads", 1, 0, 't' }, { "events", 1, 0, 'n' }, { "rate", 1, 0, 'R' },
+					    { 0, 0, 0, 0 } };
+	unsigned nthr = 1;
+	int c;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(optarg, &end, 0);
+		if (errno || end == optarg || *end || optarg[0] == '-') {
+			fprintf(stderr, "tracebuf-bench-lttng: %s: not a number\n", optarg);
+			return 2;
+		}
+		if (c == 't')
+			nthr = (unsigned)v;
+		else if (c == 'n')
+			wl_events = v;
+		else if (c == 'R')
+			wl_rate = v;
+		else
+			return 2;
+	}
+	if (nthr < 1 || nthr > 4096) {
+		fprintf(stderr, "tracebuf-bench-lttng: --threads 1..4096\n");
+		return 2;
+	}
+	struct wl_worker *w = calloc(nthr, sizeof *w);
+	if (!w)
+		return 1;
+	struct timespec t0, t1, p0, p1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; i < nthr; i++) {
+		w[i].thread = i;
+		if (pthread_create(&w[i].th, NULL, wl_run, &w[i])) {
+			fprintf(stderr, "tracebuf-bench-lttng: pthread_create failed at thread %u\n", i);
+			return 1;
+		}
+	}
+	uint64_t total = 0, cpu_ns = 0;
+	for (unsigned i = 0; i < nthr; i++) {
+		pthread_join(w[i].th, NULL);
+		cpu_ns += w[i].cpu_ns;
+		total += w[i].ticks;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+	printf("workload: wall_ns %llu cpu_ns %llu proc_cpu_ns %llu\n", (unsigned long long)(ts_ns(&t1) - ts_ns(&t0)),
+	       (unsigned long long)cpu_ns, (unsigned long long)(ts_ns(&p1) - ts_ns(&p0)));
+	printf("written: %llu\n", (unsigned long long)total);
+	free(w);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "workload")) {
+		printf("enabled %d\n", lttng_ust_tracepoint_enabled(tbbench, ev16) ? 1 : 0);
+		return workload(argc, argv);
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: tracebuf-bench-lttng cost N ROUNDS LAT_N | write N | threads NTHR N ROUNDS\n");
+		fprintf(stderr, "usage: tracebuf-bench-lttng cost N ROUNDS LAT_N | write N | threads NTHR N ROUNDS |\n"
+				"       workload [--threads N] [--events N] [--rate N]\n");
 		return 2;
 	}
 	uint64_t n = strtoull(argv[2], NULL, 0);

@@ -6,13 +6,20 @@
 # the namespace, so the machine keeps no socket, shm file or lock of it.
 #
 #   MODE    discard (the producer-cost rows) | blocking (the trace-size row:
-#           nothing lost, --blocking-timeout=inf)
+#           nothing lost, --blocking-timeout=inf) | default (the equal-load
+#           rows: LTTng's default channel settings, per-UID buffers) |
+#           untraced (no lttng-sessiond at all: APP runs with LTTng-UST
+#           loaded and nothing to register with, its untraced baseline)
 #   OUTDIR  where the trace goes (must not exist)
 #
 # Channel: per-UID buffers, 8 x 256 KiB sub-buffers per CPU (tracebuf record's
-# defaults), no context.  lttng-sessiond is started here and stopped by the
-# pid we started; APP's output is passed through, followed by
-# `discarded N` (events LTTng counted as discarded) and `trace_bytes N`.
+# defaults until issue 26, 64 x 256 KiB since), no context; `default`: only --buffers-uid given.  lttng-sessiond
+# is started here and stopped by the pid we started; APP's output is passed
+# through, followed by `discarded N` (events LTTng counted as discarded),
+# `trace_bytes N` and `daemon_cpu_ns N`: the CPU time of lttng-sessiond and
+# every process under it (lttng-consumerd, run-as), all their threads
+# (/proc/PID/task/TID/schedstat, ns), from before `lttng create` to after
+# `lttng stop` (which waits for the consumer daemon's last packets).
 # Needs root (or CAP_SYS_ADMIN) for unshare/mount.
 set -eu
 if [ "${TB_LTTNG_INNER:-}" != 1 ]; then
@@ -34,6 +41,28 @@ cleanup() {
 	rm -rf "$LTTNG_HOME"
 }
 trap cleanup EXIT INT TERM
+if [ "$mode" = untraced ]; then
+	"$@"
+	exit
+fi
+# the processes under pid $1, recursively (ppid field of /proc/PID/stat)
+descendants() {
+	for c in $(awk -v p="$1" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+# CPU ns of lttng-sessiond and its descendants, every thread; -1 where the
+# kernel has no schedstat files (CONFIG_SCHED_INFO), never a silent 0
+daemon_cpu() {
+	if [ ! -r /proc/"$sd"/schedstat ]; then
+		echo -1
+		return
+	fi
+	for p in $sd $(descendants "$sd"); do
+		cat /proc/"$p"/task/*/schedstat 2>/dev/null
+	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
 lttng-sessiond --no-kernel >"$LTTNG_HOME/sessiond.log" 2>&1 &
 sd=$!
 i=0
@@ -46,8 +75,11 @@ until lttng list >/dev/null 2>&1; do
 	fi
 	sleep 0.1
 done
+cpu0=$(daemon_cpu)
 lttng create tbbench --output="$out" >/dev/null
-if [ "$mode" = blocking ]; then
+if [ "$mode" = default ]; then
+	lttng enable-channel -u --buffers-uid ch >/dev/null
+elif [ "$mode" = blocking ]; then
 	lttng enable-channel -u --buffers-uid --discard --blocking-timeout=inf \
 		--subbuf-size=256K --num-subbuf=8 ch >/dev/null
 else
@@ -57,6 +89,7 @@ lttng enable-event -u -c ch tbbench:ev16 >/dev/null
 lttng start >/dev/null
 LTTNG_UST_ALLOW_BLOCKING=1 LTTNG_UST_REGISTER_TIMEOUT=-1 "$@"
 lttng stop >"$LTTNG_HOME/stop.log" 2>&1
+cpu1=$(daemon_cpu)
 disc=$(lttng list tbbench -c ch 2>/dev/null | sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | head -n1)
 if [ -z "$disc" ]; then
 	disc=$(sed -n 's/.*Warning: *\([0-9]*\) events* were discarded.*/\1/p' "$LTTNG_HOME/stop.log" | head -n1)
@@ -64,3 +97,8 @@ fi
 echo "discarded ${disc:-0}"
 lttng destroy tbbench >/dev/null
 echo "trace_bytes $(du -sb "$out" | cut -f1)"
+if [ "$cpu0" -lt 0 ] || [ "$cpu1" -lt 0 ]; then
+	echo "daemon_cpu_ns -1"
+else
+	echo "daemon_cpu_ns $((cpu1 - cpu0))"
+fi

@@ -579,8 +579,8 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		for (unsigned cpu = 0; cpu < s->ncpus && tb_chan_drained(e, ch); cpu++)
 			/* a tick apart: babeltrace2 warns of two streams whose next
 			 * messages look the same (time and kind) */
-			tb_stream_empty_header(e, ch, cpu, 0, base + ch * s->ncpus + cpu, NULL,
-					       &first[ch * s->ncpus + cpu]);
+			tb_stream_empty_header(e, ch, cpu, 0, base + (uint64_t)ch * s->ncpus + cpu, NULL,
+					       &first[(size_t)ch * s->ncpus + cpu]);
 	if (!rc)
 		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, first, &o->r);
 	free(first);

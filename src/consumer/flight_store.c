@@ -94,12 +94,15 @@ static int remove_snapshot(const char *path, int depth)
 		struct stat sb;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		int gone;
 		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-			rc = -EEXIST;
+			gone = 0;
 		else if (S_ISDIR(sb.st_mode) && depth == 0 && !strcmp(de->d_name, "trace") &&
 			 snprintf(sub, sizeof sub, "%s/trace", path) < (int)sizeof sub)
-			rc = remove_snapshot(sub, 1) < 0 ? -EEXIST : rc;
-		else if (!S_ISREG(sb.st_mode) || unlinkat(dirfd(d), de->d_name, 0) < 0)
+			gone = remove_snapshot(sub, 1) == 0;
+		else
+			gone = S_ISREG(sb.st_mode) && unlinkat(dirfd(d), de->d_name, 0) == 0;
+		if (!gone)
 			rc = -EEXIST;
 	}
 	closedir(d);
@@ -286,16 +289,14 @@ static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num
 	fprintf(j, "  \"after_ns\": %" PRIu64 ",\n", t->kind == TB_FLIGHT_PROGRAM || t->kind == TB_FLIGHT_SIGNAL
 							  ? f->cfg.after_ns : 0);
 	fprintf(j, "  \"copy_realtime_ns\": %" PRIu64 ",\n", copy_ns);
+	uint64_t lost_all = 0;
+	for (unsigned c = 0; c < TB_LOSS_NCAUSES; c++)
+		lost_all += o->st.lost[c];
 	fprintf(j, "  \"session\": ");
 	json_str(j, tb_session_path(f->s));
 	fprintf(j, ",\n  \"events\": %" PRIu64 ",\n  \"packets\": %" PRIu64 ",\n  \"bytes\": %" PRIu64
 		   ",\n  \"torn\": %" PRIu64 ",\n  \"invalid\": %" PRIu64 ",\n  \"lost\": %" PRIu64 "\n}\n",
-		o->st.events, o->st.packets, o->st.bytes, o->st.torn, o->st.bad, ({
-			uint64_t l = 0;
-			for (unsigned c = 0; c < TB_LOSS_NCAUSES; c++)
-				l += o->st.lost[c];
-			l;
-		}));
+		o->st.events, o->st.packets, o->st.bytes, o->st.torn, o->st.bad, lost_all);
 	int bad = ferror(j);
 	if (fclose(j) != 0 || bad) {
 		int err = errno ? errno : EIO;

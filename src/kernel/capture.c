@@ -31,7 +31,7 @@ static int set_has(const struct tb_kernel *k, uint32_t v)
 {
 	if (!v || !k->set_cap)
 		return 0;
-	for (size_t i = (v * 2654435761u) & (k->set_cap - 1);; i = (i + 1) & (k->set_cap - 1)) {
+	for (size_t i = ((size_t)v * 2654435761u) & (k->set_cap - 1);; i = (i + 1) & (k->set_cap - 1)) {
 		if (k->set[i] == v)
 			return 1;
 		if (!k->set[i])
@@ -57,7 +57,7 @@ void tb_kset_add(struct tb_kernel *k, uint32_t v)
 				tb_kset_add(k, old[i]);
 		free(old);
 	}
-	size_t i = (v * 2654435761u) & (k->set_cap - 1);
+	size_t i = ((size_t)v * 2654435761u) & (k->set_cap - 1);
 	while (k->set[i])
 		i = (i + 1) & (k->set_cap - 1);
 	k->set[i] = v;

@@ -85,7 +85,9 @@ static int paranoid(void)
 	char buf[32];
 	if (read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf) < 0)
 		return 99;
-	return atoi(buf);
+	char *end;
+	long v = strtol(buf, &end, 10);
+	return end == buf ? 99 : (int)v; /* unreadable: the strictest */
 }
 
 /*
@@ -274,8 +276,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			if (fd < 0) {
 				int err = errno;
 				if (err == ENODEV || err == ENXIO) {
-					offline = 1; /* an offline CPU */
-					break;
+					offline = 1; /* an offline CPU: the loop ends here */
+					continue;
 				}
 				if (err == EACCES || err == EPERM)
 					return perm_error(err, tb_ktp_name(tp));

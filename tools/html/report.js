@@ -104,6 +104,10 @@
       add("single events", D.events.max ? "the page holds " + grp(D.events.kept) + " of the " + grp(D.events.total) +
         " events one by one (its budget: " + grp(D.events.max) + "): windows of " + dur(D.events.window_ns) +
         " with more keep their first " + grp(D.events.per_window) : "none in this page (--html-events 0)", true);
+    if (D.states)
+      add("thread states", "the band under each thread's events: running (green), runnable: waiting for a CPU " +
+        "(orange), blocked (grey), from the kernel's sched events" + (D.states.total > D.states.kept ? "; the first " +
+        grp(D.states.kept) + " of " + grp(D.states.total) + " intervals are drawn" : ""), D.states.total > D.states.kept);
     if (D.lost.total > D.lost.items.length)
       add("losses", "the first " + grp(D.lost.items.length) + " of " + grp(D.lost.total) + " loss notices are drawn");
   })();
@@ -136,6 +140,16 @@
   const SP = D.spans;
   const laneDepth = new Array(lanes.length).fill(0);
   for (let i = 0; i < SP.lane.length; i++) laneDepth[SP.lane[i]] = Math.max(laneDepth[SP.lane[i]], Math.min(SP.depth[i] + 1, 8));
+  // thread states (a --kernel trace): per lane its intervals in time order, drawn as a band
+  const ST = D.states, ST_COL = ["#2e9d4f", "#e8a33d", "#b4bfcd"], BAND_H = 4;
+  const stLane = lanes.map(() => ({ s: [], e: [], k: [] }));
+  if (ST)
+    for (let i = 0; i < ST.lane.length; i++) {
+      const L = stLane[ST.lane[i]];
+      L.s.push(ST.start[i]);
+      L.e.push(ST.start[i] + ST.dur[i]);
+      L.k.push(ST.state[i]);
+    }
   // single events, per lane: base64 of LEB128 varints, (zigzag time delta, class) each
   const EV = D.events, DRAW_MAX = 20000;
   const evLane = lanes.map((l, i) => {
@@ -339,6 +353,20 @@
       });
     singleNote(evInView, drawn, byClass);
     evInViewLast = evInView;
+    // thread-state bands at the foot of each thread's histogram: running, runnable, blocked
+    for (let i = 0; i < lanes.length; i++) {
+      const L = stLane[i];
+      if (!L.s.length) continue;
+      const y = laneY[i] + HIST_H - BAND_H;
+      let k = Math.max(lowerBound(L.s, view.t0) - 1, 0);
+      for (; k < L.s.length && L.s[k] <= view.t1; k++) {
+        if (L.e[k] < view.t0) continue;
+        const xa = Math.max(xOf(L.s[k]), LABEL_W), xb = Math.min(xOf(L.e[k]), W);
+        if (xb < xa) continue;
+        ctx.fillStyle = ST_COL[L.k[k]];
+        ctx.fillRect(xa, y, Math.max(xb - xa, 1), BAND_H);
+      }
+    }
     // spans
     ctx.textBaseline = "middle";
     for (let k = 0; k < SP.lane.length; k++) {
