@@ -16,12 +16,28 @@
  * send what is queued and close the streams, whatever the relay does; what
  * it could not send by then is counted.
  *
+ * A packet handed to the data connection is not yet on the relay daemon's
+ * disk (a connection cut mid-packet loses it, and the daemon keeps the part
+ * it got): it stays unconfirmed until the daemon says it wrote the stream's
+ * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets, when
+ * the queue is empty, and at the end); the relay lost, the unconfirmed ones
+ * are counted as not sent like the queued ones.  At most TB_RELAY_WINDOW
+ * are in flight: a daemon that writes none of them within the relay's
+ * timeout is lost (a stalled data path otherwise takes megabytes into the
+ * sockets' buffers, which it may still write after the loss: counted as not
+ * sent and in the relay's copy too).
+ *
  * A lost relay is tried again after 1 s, then after twice as long each time
  * up to 30 s (sender thread); reconnected, it gets a new relay session (the
  * whole metadata first) whose packets carry what was not sent meanwhile as
  * lost_relay.  Without a local trace (relay-only) the relay's copy is the
  * trace: what it did not get is lost, counted per stream (relay_unsent) by
  * tb_engine_stats().
+ *
+ * Length: the queue, the sender, the confirmation window and the loss
+ * accounting share one lock and one set of per-stream counts (a packet
+ * moves from queued to unconfirmed to confirmed or not sent); split, each
+ * part would need the others' invariants.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +53,11 @@
 /* Bytes of packets the queue holds at most (metadata is not counted: it is
  * never dropped, and bounded by the registry). */
 #define TB_RELAY_QUEUE (16u << 20)
+/* Packets sent but not yet confirmed written: from this many the sender
+ * asks after each packet; at TB_RELAY_WINDOW it sends nothing more until
+ * the daemon wrote some (what a cut connection can leave uncertain). */
+#define TB_RELAY_CONFIRM 4u
+#define TB_RELAY_WINDOW 8u
 /* What the end of the recording gives the sender, whatever the relay does. */
 #define TB_RELAY_CLOSE_NS 1000000000ull
 
@@ -69,6 +90,11 @@ struct tb_relay_out {
 	int stop;
 	uint64_t *pending;       /* per stream: events not queued since its last packet queued */
 	uint64_t *tail_lost;     /* per stream: events lost to the relay after its last packet sent */
+	/* per stream, packets sent in this relay session the daemon has not yet
+	 * said it wrote: count, events, bytes, and the losses their headers
+	 * carried (the sender thread's only, as o->r) */
+	uint64_t *unc_packets, *unc_events, *unc_bytes, *unc_lost_before;
+	uint64_t unc_total;
 	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
 	char *full;              /* the whole metadata text as last queued (for a new relay session) */
 	size_t full_len;
@@ -92,12 +118,26 @@ static void not_sent(struct tb_relay_out *o, unsigned idx, uint64_t events, int 
 	__atomic_store_n(&e->streams[idx].relay_unsent, e->streams[idx].relay_unsent + events, __ATOMIC_RELAXED);
 }
 
-/* The relay was just lost (sender thread, o->lock held): said once, and the retry set. */
+/* The relay was just lost (sender thread, o->lock held): the packets it did
+ * not confirm are not sent after all; said once, and the retry set. */
 static void lost(struct tb_relay_out *o)
 {
+	struct tb_engine *e = o->e;
+	for (unsigned i = 0; o->unc_total && i < e->nstreams; i++) {
+		if (!o->unc_packets[i])
+			continue;
+		o->st.packets -= o->unc_packets[i];
+		o->st.bytes -= o->unc_bytes[i];
+		o->st.lost_packets += o->unc_packets[i] - 1; /* not_sent counts one */
+		/* their headers carried the losses before them: no header sent does now */
+		o->tail_lost[i] += o->unc_lost_before[i];
+		tb_relay_lost_events(o->r, i, o->unc_events[i]);
+		not_sent(o, i, o->unc_events[i], 0);
+		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
+	}
+	o->unc_total = 0;
 	if (!o->st.alive)
 		return;
-	struct tb_engine *e = o->e;
 	o->st.alive = 0;
 	snprintf(o->st.error, sizeof o->st.error, "%s", tb_relay_error(o->r));
 	if (o->stop) {
@@ -169,6 +209,46 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	}
 }
 
+/* Asks the relay daemon whether it wrote the packets sent (sender thread,
+ * without o->lock): a stream's are confirmed once it wrote the last one.
+ * *all: 1 when none is left unconfirmed.  Return 0, or -errno (lost). */
+static int confirm(struct tb_relay_out *o, int *all)
+{
+	*all = 1;
+	for (unsigned i = 0; o->unc_total && i < o->e->nstreams; i++) {
+		if (!o->unc_packets[i])
+			continue;
+		int rc = tb_relay_written(o->r, i);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			*all = 0;
+			continue;
+		}
+		o->unc_total -= o->unc_packets[i];
+		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
+	}
+	return 0;
+}
+
+/* Waits (sender thread, without o->lock) until fewer than TB_RELAY_WINDOW
+ * packets are unconfirmed: 0, or -errno (lost: no progress within the
+ * relay's timeout, or the end's cap). */
+static int confirm_window(struct tb_relay_out *o)
+{
+	uint64_t since = tb_mono_ns();
+	for (;;) {
+		int all, rc = confirm(o, &all);
+		if (rc || o->unc_total < TB_RELAY_WINDOW)
+			return rc;
+		rc = tb_relay_no_progress(o->r, since);
+		if (rc)
+			return rc;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The whole metadata for a new relay session: 0, or -errno. */
 static int send_full_meta(struct tb_relay_out *o, uint32_t *sent_nev)
 {
@@ -229,6 +309,24 @@ static void *sender_main(void *arg)
 			continue;
 		}
 		struct rq_item *it = o->head;
+		if (!it && o->unc_total) {
+			/* idle: have the packets sent reached the daemon's disk? (at
+			 * the end until they all have, or the cap cuts the asking) */
+			pthread_mutex_unlock(&o->lock);
+			int all, rc = confirm(o, &all);
+			pthread_mutex_lock(&o->lock);
+			if (rc) {
+				lost(o);
+				continue;
+			}
+			if (!all && !o->head) {
+				/* not yet written: ask again in 10 ms (or at the next item) */
+				uint64_t t = tb_mono_ns() + 10000000ull;
+				struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+				pthread_cond_timedwait(&o->cond, &o->lock, &ts);
+			}
+			continue;
+		}
 		if (!it) {
 			if (o->stop)
 				break;
@@ -247,6 +345,12 @@ static void *sender_main(void *arg)
 			if (rc == 0) {
 				o->st.packets++;
 				o->st.bytes += it->len;
+				/* sent, not yet confirmed written (lost() undoes it) */
+				o->unc_packets[it->idx]++;
+				o->unc_events[it->idx] += it->events;
+				o->unc_bytes[it->idx] += it->len;
+				o->unc_lost_before[it->idx] += o->tail_lost[it->idx] + it->lost_before;
+				o->unc_total++;
 				o->tail_lost[it->idx] = 0; /* its header carries every loss before it */
 			} else {
 				/* (a packet whose sending failed half-way may have
@@ -259,6 +363,14 @@ static void *sender_main(void *arg)
 		if (rc)
 			lost(o);
 		item_free(o, it);
+		if (!rc && o->unc_total >= TB_RELAY_CONFIRM) {
+			pthread_mutex_unlock(&o->lock);
+			int all;
+			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, &all);
+			pthread_mutex_lock(&o->lock);
+			if (rc)
+				lost(o);
+		}
 	}
 	pthread_mutex_unlock(&o->lock);
 	return NULL;
@@ -435,7 +547,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 {
 	char **names = calloc(e->nstreams ? e->nstreams : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
-	uint64_t *counts = calloc(2 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
+	uint64_t *counts = calloc(6 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
 	int rc = names && o && counts ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
@@ -480,6 +592,10 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		o->tail = &o->head;
 		o->pending = counts;
 		o->tail_lost = counts + e->nstreams;
+		o->unc_packets = counts + 2 * e->nstreams;
+		o->unc_events = counts + 3 * e->nstreams;
+		o->unc_bytes = counts + 4 * e->nstreams;
+		o->unc_lost_before = counts + 5 * e->nstreams;
 		o->st.enabled = 1;
 		o->st.alive = 1;
 		o->live_us = cfg->live_timer_us;

@@ -324,6 +324,45 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	return send_index(r, &m);
 }
 
+int tb_relay_written(struct tb_relay *r, unsigned i)
+{
+	if (r->lost)
+		return -EPIPE;
+	if (i >= r->n)
+		return -EINVAL;
+	struct rstream *s = &r->streams[i];
+	if (!s->added || s->next_seq <= 1)
+		return 1;
+	struct __attribute__((packed)) {
+		uint64_t stream, last;
+	} m = { htobe64(s->handle), htobe64(s->next_seq - 1) };
+	uint32_t pending;
+	int rc = tb_relay_command(r, CMD_DATA_PENDING, &m, sizeof m, NULL, 0, &pending, sizeof pending);
+	if (rc)
+		return rc;
+	/* 0: written; 1: still coming; anything else (-1: a stream it does not know) is an error */
+	switch (be32toh(pending)) {
+	case 0:
+		return 1;
+	case 1:
+		return 0;
+	default:
+		return tb_relay_lose(r, EPROTO, "the relay daemon does not know a stream it was sent (data pending)");
+	}
+}
+
+int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns)
+{
+	if (r->lost)
+		return -EPIPE;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - since_ns < (uint64_t)r->timeout_ms * 1000000ull)
+		return 0;
+	return tb_relay_lose(r, ETIMEDOUT, "the relay daemon wrote none of the packets in flight (data pending)");
+}
+
 int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts)
 {
 	if (r->lost)

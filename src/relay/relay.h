@@ -94,6 +94,21 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
  * again whole.  Return: 0, or -errno (still lost).
  */
 int tb_relay_reconnect(struct tb_relay *r) __attribute__((visibility("hidden")));
+/*
+ * tb_relay_written - has the relay daemon written stream `i`'s packets sent
+ * so far (its DATA_PENDING command: its last fully received and written
+ * packet's number against ours)?  A packet handed to the data connection is
+ * not yet on the daemon's disk: a connection cut mid-packet loses it, and
+ * the daemon writes the part it got.  Return 1 written (or nothing sent in
+ * this relay session), 0 not yet, -errno lost.
+ */
+int tb_relay_written(struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
+/*
+ * tb_relay_no_progress - the caller has waited since monotonic time since_ns
+ * for the relay daemon to write packets it was sent: past the relay's
+ * timeout it is lost (-ETIMEDOUT, said by tb_relay_error()); 0 before.
+ */
+int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns) __attribute__((visibility("hidden")));
 /* `n` events of stream `i` were not sent: later packets carry them as lost_relay. */
 void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribute__((visibility("hidden")));
 

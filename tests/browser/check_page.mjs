@@ -2,14 +2,16 @@
 // check_page.mjs - opens a page in headless Chromium (Debian's, driven by
 // playwright-core) and checks it, for the browser tests (tests/browser/README.md).
 //
-//   node check_page.mjs --url URL --ready EXPR [--check NAME=EXPR]... [--act JS]... [--print EXPR]...
+//   node check_page.mjs --url URL --ready EXPR [--check NAME=EXPR]... [--act JS]... [--wait EXPR]... [--print EXPR]...
 //        [--screenshot FILE.png] [--width W] [--height H] [--timeout S] [--allow-host HOST]
 //
 // Waits until the JavaScript expression EXPR is true in the page (a DOM
 // condition, polled; --timeout seconds is only the hang guard, default 60),
 // then runs the --act and --check arguments in their order: an --act is
 // JavaScript run in the page (e.g. typing into a search box), after which
-// the page settles (two animation frames); a --check is an expression that
+// the page settles (two animation frames; an --act or a settle that does not
+// return within --timeout fails: the page froze); a --wait EXPR polls until
+// EXPR is true (for what the page does asynchronously); a --check is an expression that
 // must be true; a --screenshot is taken where it stands (full page); a
 // --print EXPR prints "print: " and the value as JSON (for the benchmark).  Fails on any console error, any
 // uncaught exception in the page, and any request to a host other than
@@ -29,6 +31,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a === "--ready") opt.ready = v;
   else if (a === "--check") opt.steps.push({ check: v });
   else if (a === "--act") opt.steps.push({ act: v });
+  else if (a === "--wait") opt.steps.push({ wait: v });
   else if (a === "--print") opt.steps.push({ print: v });
   else if (a === "--screenshot") opt.steps.push({ shot: v });
   else if (a === "--timeout") opt.timeout = Number(v);
@@ -82,7 +85,10 @@ try {
   await page.goto(opt.url, { waitUntil: "load", timeout: opt.timeout * 1000 });
   await page.waitForFunction(opt.ready, null, { timeout: opt.timeout * 1000, polling: 50 });
   console.log(`ready after ${Date.now() - t0} ms`);
-  const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  // the hang guard of an --act: a page whose main thread is stuck never answers
+  const guard = (what, p) => Promise.race([p, new Promise((_, no) => setTimeout(() =>
+    no(new Error(what + " did not return within " + opt.timeout + " s: the page's main thread is stuck")), opt.timeout * 1000))]);
+  const settle = () => guard("settling", page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))));
   await settle();
   for (const step of opt.steps) {
     if (step.shot) {
@@ -94,8 +100,13 @@ try {
       console.log("print: " + JSON.stringify(await page.evaluate(step.print)));
       continue;
     }
+    if (step.wait) {
+      await page.waitForFunction(step.wait, null, { timeout: opt.timeout * 1000, polling: 50 });
+      console.log("waited for: " + step.wait);
+      continue;
+    }
     if (step.act) {
-      await page.evaluate(step.act);
+      await guard("--act " + step.act, page.evaluate(step.act));
       await settle();
       continue;
     }

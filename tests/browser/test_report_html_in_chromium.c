@@ -7,8 +7,10 @@
  * the report's tables (classes, CPUs, threads, the loss ranges), a
  * timeline canvas that is drawn, zoom buttons that change the view and the
  * address; on a profile trace the flame graph, whose search finds
- * prt_hot_a in 30 of the 50 periods, and the profile's tables; names with
- * markup ("</script>") stay text.  Chromium is driven by
+ * prt_hot_a in 30 of the 50 periods (as text, and as /regex/), and the
+ * profile's tables; hostile searches (catastrophic backtracking, typed or
+ * in a link's #q=, invalid regexes, 1 MB of pattern) are stopped or said
+ * while the page keeps answering; names with markup ("</script>") stay text.  Chromium is driven by
  * tests/browser/check_page.mjs (playwright-core), which waits on DOM
  * conditions and fails on console errors, exceptions and network requests;
  * screenshots go to $TB_BUILD/browser/.  Skips without node, Chromium or
@@ -44,6 +46,12 @@ static int page(const char *args)
 #define READY "--ready 'document.body.dataset.ready === \"1\"' --check 'no errors=!document.body.dataset.errors' "
 #define TEXT(id) "document.getElementById(\"" id "\").textContent"
 #define HAS(id, s) "(" TEXT(id) ").includes(\"" s "\")"
+/* type Q into the flame graph's search and wait until its answer is shown */
+#define SEARCH(q)                                                                                          \
+	"--act 'const s = document.getElementById(\"tb-search\"); s.value = \"" q "\"; "               \
+	"s.dispatchEvent(new Event(\"input\"))' --wait 'document.body.dataset.flameSearch === \"done\"' "
+/* a regular expression whose backtracking over a 9-character name takes hours */
+#define HOSTILE "/(.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.)+!/"
 
 int main(void)
 {
@@ -103,15 +111,25 @@ int main(void)
 	snprintf(args, sizeof args, "report --html -o '%s' '%s'", html, prof);
 	CHECK(tbtrace_cli_run(args, out, err) == 0 && tbtrace_file_has(err, "a flame graph"), "%s", args);
 	int libdw = !tbtrace_file_has(html, "\"unavailable\":\"");
-	char search[2000] = "";
+	char search[4000] = "";
 	if (libdw)
 		snprintf(search, sizeof search,
 			 "--check 'profile tables=" HAS("tb-tables", "prt_hot_a") "' "
-			 "--act 'const s = document.getElementById(\"tb-search\"); s.value = \"hot_a$\"; "
-			 "s.dispatchEvent(new Event(\"input\"))' "
-			 "--check 'search=" HAS("tb-match", "matched: 1 frames, 30 of 50 periods (60.0 %%)") "' "
-			 "--check 'search in the address=location.hash.includes(\"q=hot_a\")' "
-			 "--screenshot '%s/report-profile-search.png'",
+			 SEARCH("/hot_a$/")
+			 "--check 'regex search=" HAS("tb-match", "matched: 1 frames, 30 of 50 periods (60.0 %%)") "' "
+			 "--check 'search in the address=location.hash.includes(\"q=%%2Fhot_a\")' "
+			 "--screenshot '%s/report-profile-search.png' "
+			 SEARCH("HOT_A") "--check 'text search=" HAS("tb-match", "matched: 1 frames, 30 of 50 periods") "' "
+			 SEARCH("hot_a$") "--check 'text is not a regex=" HAS("tb-match", "matched: 0 frames") "' "
+			 /* hostile: catastrophic backtracking (16^9 steps on prt_hot_a: hours), invalid, huge */
+			 SEARCH(HOSTILE) "--check 'backtracking stopped=" HAS("tb-match", "was stopped") "' "
+			 "--check 'page answers=document.body.dataset.flameMatches === \"\"' "
+			 SEARCH("/(/") "--check 'invalid said=" HAS("tb-match", "invalid regular expression") "' "
+			 SEARCH("/[/") "--check 'invalid said again=" HAS("tb-match", "invalid regular expression") "' "
+			 "--act 'const s = document.getElementById(\"tb-search\"); s.removeAttribute(\"maxlength\"); s.value = \"/\" + \"(a+)+\".repeat(200000) + \"/\"; "
+			 "s.dispatchEvent(new Event(\"input\"))' --wait 'document.body.dataset.flameSearch === \"done\"' "
+			 "--check 'huge said=" HAS("tb-match", "at most 1000") "' "
+			 SEARCH("/hot_a$/") "--check 'regex after the hostile ones=" HAS("tb-match", "matched: 1 frames") "'",
 			 shots);
 	snprintf(args, sizeof args,
 		 "--url 'file://%s' --screenshot '%s/report-profile.png' " READY
@@ -122,6 +140,17 @@ int main(void)
 		 "for (let i = 0; i < d.length; i += 4) n += d[i + 3] > 0; return n > 5000; })()' %s",
 		 html, shots, search);
 	CHECK(page(args) == 0, "the report of the profile in Chromium");
+	if (libdw) {
+		/* a link whose address carries the hostile search: the page opens, says it, answers */
+		snprintf(args, sizeof args,
+			 "--url 'file://%s#q=%%2F(.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.%%7C.)%%2B!%%2F' " READY
+			 "--wait 'document.body.dataset.flameSearch === \"done\"' "
+			 "--check 'hostile link stopped=" HAS("tb-match", "was stopped") "' "
+			 "--act 'document.getElementById(\"tb-zoom-in\").click()' "
+			 "--check 'page still works=" HAS("tb-view", "shown)") "'",
+			 html);
+		CHECK(page(args) == 0, "a link with a hostile regular expression in its address");
+	}
 
 	/* names with markup stay text */
 	struct tb_event_desc d[2];

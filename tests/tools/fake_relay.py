@@ -66,6 +66,8 @@ def reply_for(cmd):
         return struct.pack(">QI", random.randrange(1, 1 << 32), OK)
     if cmd == 6:  # SEND_METADATA: no reply
         return None
+    if cmd == 8:  # DATA_PENDING: 0 written (noread: 1, still coming: it never reads them)
+        return struct.pack(">I", 1 if args.mode == "noread" else 0)
     return struct.pack(">I", OK)  # STREAMS_SENT, SEND_INDEX, CLOSE_STREAM, ...
 
 

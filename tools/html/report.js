@@ -425,7 +425,7 @@
     return lo;
   }
 
-  // the view (and the flame graph's search) live in the address: #t0=NS&t1=NS&q=REGEX
+  // the view (and the flame graph's search) live in the address: #t0=NS&t1=NS&q=TEXT or /REGEX/
   const hashParams = new URLSearchParams(location.hash.slice(1));
   function saveHash() {
     const p = new URLSearchParams();
@@ -580,33 +580,87 @@
       };
       walk(focus, 0);
     };
+    // The search: plain text is a case-insensitive substring (linear, cannot
+    // hang); /TEXT/ is a regular expression, which is run in a Web Worker and
+    // given SEARCH_MS: a hostile one ("(a+)+$", catastrophic backtracking over
+    // long names, possibly from a link's #q=) is stopped there and said, the
+    // page's own thread never runs it.  Every unique name is tested once.
+    const SEARCH_MAX = 1000, SEARCH_MS = 1500;
     const search = $("tb-search");
-    function applySearch() {
-      const q = search.value.trim();
-      if (!q) {
+    search.maxLength = SEARCH_MAX;
+    let seq = 0, worker = null, timer = 0;
+    const stopWorker = () => {
+      if (worker) worker.terminate();
+      worker = null;
+      clearTimeout(timer);
+    };
+    const WORKER_SRC = "onmessage = (m) => { const re = new RegExp(m.data.re, 'i'); postMessage(m.data.names.map((x) => " +
+      "re.test(x[0]) || re.test(x[1] || '') ? 1 : 0)); };";
+    function showResult(nameHit, error) {
+      const st = $("tb-match");
+      st.classList.toggle("error", !!error);
+      document.body.dataset.flameSearchError = error || "";
+      if (!nameHit) {
         match = null;
-        $("tb-match").textContent = "";
+        st.textContent = error || "";
       } else {
-        let re;
-        try {
-          re = new RegExp(q, "i");
-        } catch (e) {
-          re = { test: (s) => s.toLowerCase().includes(q.toLowerCase()) };
-        }
         match = new Set();
         let periods = 0;
         const top = new Uint8Array(n); // a match with no matching ancestor counts its periods once
         for (let i = 1; i < n; i++) {
-          const hit = re.test(F.names[F.name[i]][0]) || re.test(F.names[F.name[i]][1]);
+          const hit = nameHit[F.name[i]] === 1;
           if (hit) match.add(i);
           top[i] = top[F.parent[i]] || hit ? 1 : 0;
           if (hit && !top[F.parent[i]]) periods += F.value[i];
         }
-        $("tb-match").textContent = "matched: " + match.size + " frames, " + grp(periods) + " of " + grp(F.value[0]) +
+        st.textContent = "matched: " + match.size + " frames, " + grp(periods) + " of " + grp(F.value[0]) +
           " periods (" + (100 * periods / Math.max(F.value[0], 1)).toFixed(1) + " %)";
       }
       document.body.dataset.flameMatches = match ? String(match.size) : "";
+      document.body.dataset.flameSearch = "done";
       drawFlame();
+    }
+    function applySearch() {
+      stopWorker();
+      const my = ++seq;
+      const q = search.value.trim();
+      if (!q) return showResult(null, "");
+      if (q.length > SEARCH_MAX) return showResult(null, "the search is " + grp(q.length) + " characters long: at most " + SEARCH_MAX);
+      const rx = /^\/([\s\S]+)\/$/.exec(q);
+      if (!rx) {
+        const lq = q.toLowerCase();
+        return showResult(F.names.map((x) => (x[0].toLowerCase().includes(lq) || (x[1] || "").toLowerCase().includes(lq) ? 1 : 0)), "");
+      }
+      try {
+        new RegExp(rx[1], "i"); // only compiled here: an invalid one is said, not thrown
+      } catch (e) {
+        return showResult(null, "invalid regular expression " + q + ": " + e.message);
+      }
+      try {
+        worker = new Worker(URL.createObjectURL(new Blob([WORKER_SRC], { type: "text/javascript" })));
+      } catch (e) {
+        return showResult(null, "this browser refuses the worker a regular expression runs in (" + e.message + "): search without the slashes, as text");
+      }
+      document.body.dataset.flameSearch = "running";
+      $("tb-match").textContent = "searching…";
+      worker.onmessage = (m) => {
+        if (my !== seq) return;
+        stopWorker();
+        showResult(m.data, "");
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        if (my !== seq) return;
+        stopWorker();
+        showResult(null, "the regular expression " + q + " failed: " + (e.message || "error in its worker"));
+      };
+      timer = setTimeout(() => {
+        if (my !== seq) return;
+        stopWorker();
+        showResult(null, "the regular expression " + q + " took more than " + SEARCH_MS / 1000 + " s over " + grp(F.names.length) +
+          " names (nested repetition backtracks without end?) and was stopped: write it simpler, or search as text without the slashes");
+      }, SEARCH_MS);
+      worker.postMessage({ re: rx[1], names: F.names });
     }
     search.addEventListener("input", () => {
       applySearch();

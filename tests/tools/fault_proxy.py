@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""fault_proxy.py - a TCP proxy between `record --relay` and a real
+lttng-relayd that injects faults on the way (issue 25, attacked again).
+
+  fault_proxy.py --to-control PORT --to-data PORT --port-file FILE
+                 [--mode pass|delay|cut|stall] [--after BYTES] [--delay-ms MS]
+                 [--stall-s S | --stall-file F] [--times N]
+
+Listens on two loopback ports the kernel chooses (written to FILE as
+"CONTROL DATA" once both listen: wait for the file, no sleep) and forwards
+each accepted connection to 127.0.0.1:--to-control / --to-data, both
+directions.  Faults act on the recorder's data connections (what it sends to
+the daemon's data port), on the first --times of them (default 1), once a
+connection has forwarded --after bytes (default 1 MiB):
+
+  pass   forward everything
+  delay  every chunk, both directions, all connections, waits --delay-ms
+  cut    forward exactly --after bytes (mid-packet: packets are larger than a
+         read chunk), then reset both sides of this data connection and of
+         the control connection that opened before it (SO_LINGER 0)
+  stall  forward --after bytes, then read nothing more for --stall-s
+         seconds, or until file --stall-file exists (the recorder's sends
+         back up), then go on: what it had sent reaches the daemon late
+
+Prints one line per fault to stderr ("fault: cut data connection 1 after N
+bytes").  Ends on SIGTERM."""
+import argparse
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--to-control", type=int, required=True)
+ap.add_argument("--to-data", type=int, required=True)
+ap.add_argument("--port-file", required=True)
+ap.add_argument("--mode", default="pass", choices=["pass", "delay", "cut", "stall"])
+ap.add_argument("--after", type=int, default=1 << 20)
+ap.add_argument("--delay-ms", type=float, default=50)
+ap.add_argument("--stall-s", type=float, default=10)
+ap.add_argument("--stall-file")
+ap.add_argument("--times", type=int, default=1)
+a = ap.parse_args()
+
+lock = threading.Lock()
+ndata = 0
+controls = []  # control connections' sockets, newest last
+
+
+def reset(s):
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+    except OSError:
+        pass
+
+
+def pump(src, dst, fault, peers):
+    """src -> dst; fault: None or the data connection's number (1-based)."""
+    sent = 0
+    stalled = False
+    try:
+        while True:
+            want = 65536
+            if fault is not None and a.mode in ("cut", "stall") and not stalled:
+                want = max(1, min(want, a.after - sent)) if sent < a.after else want
+            if fault is not None and a.mode == "cut" and sent >= a.after:
+                print(f"fault: cut data connection {fault} after {sent} bytes", file=sys.stderr, flush=True)
+                for s in peers:
+                    reset(s)
+                return
+            if fault is not None and a.mode == "stall" and sent >= a.after and not stalled:
+                stalled = True
+                print(f"fault: stall data connection {fault} after {sent} bytes", file=sys.stderr, flush=True)
+                if a.stall_file:
+                    while not os.path.exists(a.stall_file):
+                        time.sleep(0.05)
+                else:
+                    time.sleep(a.stall_s)
+                print(f"fault: data connection {fault} goes on", file=sys.stderr, flush=True)
+            b = src.recv(want)
+            if not b:
+                break
+            if a.mode == "delay":
+                time.sleep(a.delay_ms / 1000)
+            dst.sendall(b)
+            sent += len(b)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def serve(ls, port, is_data):
+    global ndata
+    while True:
+        c, _ = ls.accept()
+        try:
+            u = socket.create_connection(("127.0.0.1", port))
+        except OSError:
+            c.close()
+            continue
+        fault = None
+        peers = [c, u]
+        with lock:
+            if is_data:
+                ndata += 1
+                if ndata <= a.times and a.mode != "pass":
+                    fault = ndata
+                    peers += controls[-1:]
+            else:
+                controls.extend([c, u])
+        threading.Thread(target=pump, args=(c, u, fault, peers), daemon=True).start()
+        threading.Thread(target=pump, args=(u, c, None, peers), daemon=True).start()
+
+
+lss = []
+for port, is_data in ((a.to_control, False), (a.to_data, True)):
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(16)
+    lss.append(ls)
+    threading.Thread(target=serve, args=(ls, port, is_data), daemon=True).start()
+with open(a.port_file + ".tmp", "w") as f:
+    f.write(f"{lss[0].getsockname()[1]} {lss[1].getsockname()[1]}\n")
+os.rename(a.port_file + ".tmp", a.port_file)
+signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+while True:
+    signal.pause()
