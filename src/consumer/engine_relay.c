@@ -592,10 +592,10 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		o->tail = &o->head;
 		o->pending = counts;
 		o->tail_lost = counts + e->nstreams;
-		o->unc_packets = counts + 2 * e->nstreams;
-		o->unc_events = counts + 3 * e->nstreams;
-		o->unc_bytes = counts + 4 * e->nstreams;
-		o->unc_lost_before = counts + 5 * e->nstreams;
+		o->unc_packets = counts + (size_t)2 * e->nstreams;
+		o->unc_events = counts + (size_t)3 * e->nstreams;
+		o->unc_bytes = counts + (size_t)4 * e->nstreams;
+		o->unc_lost_before = counts + (size_t)5 * e->nstreams;
 		o->st.enabled = 1;
 		o->st.alive = 1;
 		o->live_us = cfg->live_timer_us;
