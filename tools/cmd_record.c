@@ -504,9 +504,11 @@ static int replace_trace(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode)) {
+			/* the name is in d's buffer: said before closedir() frees it */
+			cli_error(rec_name, "--force: %s holds %s, which is not a file of a trace: not removed; "
+				  "give a new or empty directory", dir, de->d_name);
 			closedir(d);
-			return cli_error(rec_name, "--force: %s holds %s, which is not a file of a trace: not removed; "
-					 "give a new or empty directory", dir, de->d_name);
+			return TB_EXIT_FAIL;
 		}
 	}
 	rewinddir(d);

@@ -36,11 +36,19 @@ PY
 METER='% of the trace read'
 
 "$CLI" record -q -o "$T/t" -- "$WL" --threads 2 --events 40000 > /dev/null || fail "record"
-"$CLI" profile -q -o "$T/p" -- "$WL" --events 200000 > /dev/null || fail "profile"
+# the profile readers: not in a sanitizer build (its sampler library, preloaded into the
+# workload, would need the sanitizer's runtime first: the profile tier says the same)
+prof=
+if ! grep -q "^TB_SANITIZE:STRING=." "${TB_BUILD:?}/CMakeCache.txt" 2> /dev/null; then
+	"$CLI" profile -q -o "$T/p" -- "$WL" --events 200000 > /dev/null || fail "profile"
+	prof=1
+else
+	echo "(a sanitizer build: the profile readers' progress lines are not checked)"
+fi
 
 for c in "convert $T/t --to chrome -o $T/o.json" "convert $T/t --to perfetto -o $T/o.pftrace" \
-	"convert $T/p --to speedscope -o $T/o.ss.json" "convert $T/p --to folded -o $T/o.folded" \
-	"report $T/t" "report --html -o $T/o.html $T/t" "report --profile $T/p"; do
+	${prof:+"convert $T/p --to speedscope -o $T/o.ss.json" "convert $T/p --to folded -o $T/o.folded"} \
+	"report $T/t" "report --html -o $T/o.html $T/t" ${prof:+"report --profile $T/p"}; do
 	# shellcheck disable=SC2086 # the words of $c
 	on_pty "$T/pty.out" "$CLI" $c || { cat "$T/pty.out"; fail "$c on a pty"; }
 	grep -q "$METER" "$T/pty.out" || { cat "$T/pty.out"; fail "$c on a terminal: no progress line"; }

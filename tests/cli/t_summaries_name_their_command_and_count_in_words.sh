@@ -5,9 +5,13 @@
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 
-"$CLI" profile -o "$T/p" -- "$WL" --events 100 > /dev/null 2> "$T/p.err" || { cat "$T/p.err"; fail "profile"; }
-grep -q '^tracebuf profile: [0-9]* events\{0,1\}, .* written to' "$T/p.err" || { cat "$T/p.err"; fail "profile's summary does not name profile"; }
-grep -q 'tracebuf record' "$T/p.err" && { cat "$T/p.err"; fail "profile's messages say record"; }
+# profile: not in a sanitizer build (its sampler library, preloaded into the workload,
+# would need the sanitizer's runtime first); the plain build checks it
+if ! grep -q "^TB_SANITIZE:STRING=." "${TB_BUILD:?}/CMakeCache.txt" 2> /dev/null; then
+	"$CLI" profile -o "$T/p" -- "$WL" --events 100 > /dev/null 2> "$T/p.err" || { cat "$T/p.err"; fail "profile"; }
+	grep -q '^tracebuf profile: [0-9]* events\{0,1\}, .* written to' "$T/p.err" || { cat "$T/p.err"; fail "profile's summary does not name profile"; }
+	grep -q 'tracebuf record' "$T/p.err" && { cat "$T/p.err"; fail "profile's messages say record"; }
+fi
 
 "$CLI" record -o "$T/one" -- "$WL" --events 1 --threads 1 > /dev/null 2> "$T/one.err" || fail "record 1 event"
 grep -q '^tracebuf record: 1 event, .* in 1 packet written to' "$T/one.err" || { cat "$T/one.err"; fail "1 event in 1 packet: $(grep '^tracebuf record:' "$T/one.err")"; }

@@ -204,17 +204,20 @@ int main(int argc, char **argv)
 	       mode, n, p50 == UINT64_MAX ? -1.0 : p50 / 1e6, p99 == UINT64_MAX ? -1.0 : p99 / 1e6,
 	       mx == UINT64_MAX ? -1.0 : mx / 1e6, a99 == UINT64_MAX ? -1.0 : a99 / 1e6,
 	       stall_max / 1e6, bound_ms);
+	int rc = 0;
 	if (missing) {
 		printf("FAIL: %" PRIu64 " of %" PRIu64 " events never shown by the follower\n", missing, n);
-		return 1;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		rc = 1;
+	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		printf("FAIL: the follower ended with status %d\n", st);
-		return 1;
-	}
-	if ((double)a99 > bound_ms * 1e6) {
+		rc = 1;
+	} else if ((double)a99 > bound_ms * 1e6) {
 		printf("FAIL: p99 %.0f ms > %.0f ms\n", a99 / 1e6, bound_ms);
-		return 1;
+		rc = 1;
 	}
-	return 0;
+	free(lat);
+	free(adj);
+	free(at);
+	free(seen);
+	return rc;
 }
