@@ -43,7 +43,7 @@ grep -q 'accounted for' "$T/h.err" || fail "no kernel count line: $(cat "$T/h.er
 grep -q 'NOT EQUAL' "$T/h.err" && fail "kernel accounting: $(cat "$T/h.err")"
 "$CLI" dump --format json --thread-records "$T/h" > "$T/h.jsonl" || fail "dump"
 "$CLI" report --format json "$T/h" > "$T/h.report.json" || fail "report"
-"$PY" - "$T/h.jsonl" "$T/h.tids" "$T/h.report.json" $N <<'PY' || fail "handoff checks"
+"$PY" - "$T/h.jsonl" "$T/h.tids" "$T/h.report.json" $N "$T/h.err" <<'PY' || fail "handoff checks"
 import json, sys, traceback
 def _hook(t, v, tb):
     print("handoff checks: uncaught", t.__name__, v, "".join(traceback.format_tb(tb))[-600:])
@@ -65,6 +65,14 @@ user = {}
 for e in evs:
     if e["event"].startswith("kh:") and "seq" in e["fields"]:
         user[(e["event"], e["fields"]["seq"])] = e
+# A kernel event can be counted by perf and never reach its ring (perf drops a
+# tracepoint hit that recurses into its own output, e.g. a switch while it wakes
+# the recorder): the recorder counts those as lost (its summary), so a handoff
+# may miss an event only within that count; with none lost, none may be missing.
+import re
+m = re.search(r"kernel: \d+ events .*?; lost (\d+)", open(sys.argv[5]).read())
+allowed = int(m.group(1)) if m else 0
+missing = 0
 checked = still = 0
 for seq in range(n - 1):
     h, w = user.get(("kh:handoff", seq)), user.get(("kh:woke", seq))
@@ -75,8 +83,11 @@ for seq in range(n - 1):
     y = h["fields"]["to"]
     inside = [k for k in wak if k["fields"]["tid"] == y and h["ticks"] < k["ticks"] < w["ticks"]]
     if not inside:
-        sys.exit(f"seq {seq}: no waking of {y} between the handoff ({h['ticks']}) and the woke ({w['ticks']}) "
-                 f"of its waker: the clocks disagree")
+        missing += 1
+        if missing > allowed:
+            sys.exit(f"seq {seq}: no waking of {y} between the handoff ({h['ticks']}) and the woke ({w['ticks']}) "
+                     f"of its waker: the clocks disagree (and only {allowed} kernel events were counted lost)")
+        continue
     k = inside[0]
     g = user.get(("kh:got", seq + 1))
     if not g or g["tid"] != y:
@@ -92,12 +103,16 @@ for seq in range(n - 1):
         if last and last[-1]["fields"]["next_tid"] == y and not out:
             still += 1
             continue
-        sys.exit(f"seq {seq + 1}: no switch to {y} between its waking ({k['ticks']}) and its kh:got ({g['ticks']}), "
-                 f"and it was not on a CPU when woken")
+        missing += 1
+        if missing > allowed:
+            sys.exit(f"seq {seq + 1}: no switch to {y} between its waking ({k['ticks']}) and its kh:got ({g['ticks']}), "
+                     f"it was not on a CPU when woken, and only {allowed} kernel events were counted lost")
+        continue
     checked += 1
 if checked < n // 4:
     sys.exit(f"only {checked} handoffs woke a sleeping thread (of {n}): nothing much was checked")
-print(f"ok: {len(mine)} switches, {checked} handoffs in kernel/user order ({still} woken before they left their CPU)")
+print(f"ok: {len(mine)} switches, {checked} handoffs in kernel/user order ({still} woken before they left their CPU, "
+      f"{missing} missing an event of the {allowed} counted lost)")
 # report: lifetimes and the nap
 life, born, died = {}, {}, {}
 for e in evs:

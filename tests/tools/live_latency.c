@@ -47,7 +47,7 @@ struct stall { uint64_t from, to; };
 static struct stall *stalls;
 static size_t nstalls, capstalls;
 static pthread_mutex_t stall_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile int probes_stop;
+static int probes_stop; /* set by main, read by the probes: __atomic, relaxed (a flag, nothing published with it) */
 
 static void *probe(void *arg)
 {
@@ -58,7 +58,7 @@ static void *probe(void *arg)
 	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
 		return NULL;
 	const uint64_t step = 2000000;
-	while (!probes_stop) {
+	while (!__atomic_load_n(&probes_stop, __ATOMIC_RELAXED)) {
 		uint64_t t = mono_ns();
 		struct timespec d = { 0, (long)step };
 		nanosleep(&d, NULL);
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 	}
 	int st = 0;
 	waitpid(pid, &st, 0);
-	probes_stop = 1;
+	__atomic_store_n(&probes_stop, 1, __ATOMIC_RELAXED);
 	for (long i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 
