@@ -168,6 +168,8 @@ int main(int argc, char **argv)
 				seen[covered] = now;
 		}
 	}
+	free(line);
+	fclose(in);
 	int st = 0;
 	waitpid(pid, &st, 0);
 	__atomic_store_n(&probes_stop, 1, __ATOMIC_RELAXED);
