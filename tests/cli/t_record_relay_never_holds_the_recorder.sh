@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 # t_record_relay_never_holds_the_recorder.sh - a misbehaving relay daemon
 # (tests/tools/fake_relay.py: the handshake is proper, then one fault) never holds the
-# program or the local copy.  Block mode with small rings (--sb-size 16K --sb-count 4), where
-# a recorder held by its relay holds the producers too:
+# program or the local copy.  Block mode with small rings (--sb-size 16K --sb-count 4) and the
+# longest producer wait (--block-timeout 10s: the 100 ms default expired under valgrind's slow
+# recorder and dropped an event, a verdict that depended on load), where a recorder held by its
+# relay holds the producers too (a dripped reply takes 12 s, longer than any one wait):
 #   drip     replies one byte every 4 s (a whole reply in 12 s; each byte within the former
 #            per-recv() timeout of 5 s): CMD ends before the relay finished a single dripped
 #            reply, and so does the recorder;
@@ -53,7 +55,7 @@ run_case() {
 	local mode=$1
 	shift
 	start_fake "$mode"
-	"$CLI" record --relay "$URL" --session-name "$mode" --mode block --sb-size 16K --sb-count 4 "$@" \
+	"$CLI" record --relay "$URL" --session-name "$mode" --mode block --block-timeout 10s --sb-size 16K --sb-count 4 "$@" \
 		-o "$T/$mode" -- sh -c "\"$WL\" --threads 2 --events 50000 > \"$T/$mode.w\"; cp \"$LOG\" \"$T/$mode.at-cmd-end\"" \
 		> /dev/null 2> "$T/$mode.err" &
 	local rp=$!
