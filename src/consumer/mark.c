@@ -21,6 +21,7 @@
 #include "consumer/engine_impl.h"
 #include "core/record.h"
 #include "platform/clock.h"
+#include "platform/thread.h"
 
 /*
  * DIR/.tracebuf-recorder says "being recorded" to followers (`dump
@@ -46,26 +47,6 @@
 #define RECORDER_MARK ".tracebuf-recorder"
 #define RECORDER_MARK_TMP ".tracebuf-recorder.new"
 
-/* field 22 of /proc/self/stat (start time, clock ticks since boot); 0 if unreadable */
-static unsigned long long self_start_time(void)
-{
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* "pid (comm) state ...": comm may hold spaces and ')', fields count from the last ')' */
-	const char *q = strrchr(buf, ')');
-	for (int f = 0; q && f < 20; f++)
-		if ((q = strchr(q, ' ')))
-			q++;
-	return q ? strtoull(q, NULL, 10) : 0;
-}
-
 /* the line without its progress and newline, into e->mark_head */
 static void mark_head(struct tb_engine *e)
 {
@@ -79,7 +60,7 @@ static void mark_head(struct tb_engine *e)
 		close(fd);
 	}
 	snprintf(e->mark_head, sizeof e->mark_head, "tracebuf-recorder 2 pid=%10ld start=%20llu boot=%-36s progress=",
-		 (long)getpid(), self_start_time(), boot);
+		 (long)getpid(), (unsigned long long)tb_stat_start_time("/proc/self/stat"), boot);
 }
 
 static int mark_write(struct tb_engine *e, int fd)

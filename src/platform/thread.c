@@ -70,22 +70,14 @@ static char *put_str(char *p, const char *str)
 }
 
 /*
- * Low 32 bits of the start time of thread `tid` (field 22 of
- * /proc/<tid>/task/<tid>/stat: clock ticks since boot), never 0; 0 when it
- * cannot be read (no such thread, no /proc).  With the tid, it names a
- * thread for as long as tids are not reused within one clock tick (10 ms).
- * Async-signal-safe: open, read, close, no stdio.
+ * Field 22 of a /proc stat file (the start time, clock ticks since boot);
+ * 0 when it cannot be read.  "pid (comm) state ppid ...": comm may hold
+ * spaces and ')', so the fields are counted from the last ')'; field 22
+ * follows the 20th space after it.  Async-signal-safe: open, read, close.
  */
-uint32_t tb_thread_stamp(uint32_t tid)
+uint64_t tb_stat_start_time(const char *stat_path)
 {
-	char path[64], *p = path;
-	p = put_str(p, "/proc/");
-	p = tb_put_u32(p, tid);
-	p = put_str(p, "/task/");
-	p = tb_put_u32(p, tid);
-	p = put_str(p, "/stat");
-	*p = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	char buf[1024];
@@ -94,9 +86,6 @@ uint32_t tb_thread_stamp(uint32_t tid)
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
-	/* "pid (comm) state ppid ...": comm may hold spaces and ')', so the
-	 * fields are counted from the last ')'; field 22 follows the 20th
-	 * space after it */
 	const char *q = strrchr(buf, ')');
 	for (int f = 0; q && f < 20; f++) {
 		q = strchr(q, ' ');
@@ -108,6 +97,28 @@ uint32_t tb_thread_stamp(uint32_t tid)
 	uint64_t v = 0;
 	while (*q >= '0' && *q <= '9')
 		v = v * 10 + (uint64_t)(*q++ - '0');
+	return v;
+}
+
+/*
+ * Low 32 bits of the start time of thread `tid` (/proc/<tid>/task/<tid>/stat),
+ * never 0; 0 when it cannot be read (no such thread, no /proc).  With the
+ * tid, it names a thread for as long as tids are not reused within one clock
+ * tick (10 ms).  Async-signal-safe.
+ */
+uint32_t tb_thread_stamp(uint32_t tid)
+{
+	char path[64], *p = path;
+	p = put_str(p, "/proc/");
+	p = tb_put_u32(p, tid);
+	p = put_str(p, "/task/");
+	p = tb_put_u32(p, tid);
+	p = put_str(p, "/stat");
+	*p = 0;
+	uint64_t v = tb_stat_start_time(path); /* 0 only when unreadable: no
+						  * user thread starts at tick 0 */
+	if (v == 0)
+		return 0;
 	uint32_t stamp = (uint32_t)v;
 	return stamp ? stamp : 1;
 }

@@ -46,6 +46,11 @@ TB_HIDDEN uint32_t tb_self_pid(void);
  * reused tid is not taken for the owner.  Async-signal-safe. */
 TB_HIDDEN uint32_t tb_thread_stamp(uint32_t tid);
 
+/* Field 22 of the /proc stat file at `stat_path` (e.g. "/proc/self/stat"):
+ * the start time in clock ticks since boot; 0 when unreadable.
+ * Async-signal-safe. */
+TB_HIDDEN uint64_t tb_stat_start_time(const char *stat_path);
+
 /*
  * 1 when process `pid` exists and is not a zombie (kill(pid, 0), then the
  * state in /proc/<pid>/stat); 0 for pid 0, an impossible pid, or a process
