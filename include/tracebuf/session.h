@@ -71,6 +71,12 @@ struct tb_session_opts {
 	const char *kernel;
 	uint32_t kernel_all;
 	uint32_t kernel_pages;
+	/* tb_session_start() only (docs/RECORDER.md "live period"): no record
+	 * waits longer than this in an open packet before followers (dump
+	 * --follow, lttng-live) can read it, whatever the rate.  0: the default
+	 * (1 s); UINT64_MAX: off (packets close when full or idle); otherwise
+	 * 10 ms to 1 hour, anything else is refused.  record --live-period. */
+	uint64_t live_period_ns;
 };
 
 /*

@@ -66,6 +66,14 @@ int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdi
 	}
 	if (!outdir && !relay)
 		return tb_fail(-EINVAL, "tb_session_start: no output directory");
+	uint64_t live_ns = 0; /* tb_engine_cfg: 0 the default, UINT64_MAX off */
+	if (opts && opts->size >= offsetof(struct tb_session_opts, live_period_ns) + sizeof opts->live_period_ns)
+		live_ns = opts->live_period_ns;
+	if (live_ns && live_ns != UINT64_MAX && (live_ns < TB_MIN_LIVE_PERIOD_NS || live_ns > TB_MAX_LIVE_PERIOD_NS))
+		return tb_fail(-EINVAL,
+			       "tb_session_start: live period %" PRIu64 " ns is out of range (10 ms to 1 hour; "
+			       "0 for the default 1 s, UINT64_MAX for off)",
+			       live_ns);
 	int created = 0, rc = outdir ? tb_output_dir(outdir, &created) : 0;
 	if (rc < 0)
 		return rc;
@@ -87,7 +95,8 @@ int tb_session_start_relay(const struct tb_session_opts *opts, const char *outdi
 		{ "start_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 		{ "recorder", "embedded", 0 },
 	};
-	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0], .relay = relay ? &rc_cfg : NULL };
+	struct tb_engine_cfg cfg = { .env = env, .nenv = sizeof env / sizeof env[0], .relay = relay ? &rc_cfg : NULL,
+				     .live_period_ns = live_ns };
 	/* --kernel's twin (docs/KERNEL.md): this process's tree, or every process */
 	uint32_t self = (uint32_t)getpid();
 	struct tb_kernel_cfg kcfg = { .roots = &self, .nroots = 1 };

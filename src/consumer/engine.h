@@ -53,13 +53,18 @@ struct tb_relay_cfg;
 struct tb_kernel_cfg;
 struct tb_kernel_stats;
 
+/* The live periods a caller may ask for (record --live-period, tb_session_opts). */
+#define TB_MIN_LIVE_PERIOD_NS 10000000ull      /* 10 ms */
+#define TB_MAX_LIVE_PERIOD_NS 3600000000000ull /* 1 hour */
+
 struct tb_engine_cfg {
 	unsigned flags;                   /* TB_ENG_* */
 	const struct tb_engine_env *env;  /* extra metadata env entries (copied) */
 	unsigned nenv;
 	const struct tb_relay_cfg *relay; /* also send every packet to lttng-relayd (relay.h); NULL: no */
 	uint64_t live_period_ns;          /* the live period: no record waits longer in an open packet
-					   * (tb_ring_flush_live); 0: 1 s; UINT64_MAX: off */
+					   * (tb_ring_flush_live); 0: 1 s; UINT64_MAX: off; else within
+					   * TB_MIN/MAX_LIVE_PERIOD_NS (callers check) */
 	const struct tb_kernel_cfg *kernel; /* also the kernel's sched events (kernel/kernel.h); NULL: no */
 };
 
