@@ -45,6 +45,17 @@ enum { CLI_FLIGHT_SNAPSHOT = 1, CLI_FLIGHT_DIR = 2 };
 int cli_flight_kind(const char *dir);
 /* One paragraph: what triggered snapshot dir (its trigger.json, escaped). */
 void cli_flight_show_trigger(const char *dir, FILE *out);
+/* What fired snapshot dir, for report --html's mark (cli_flight_trigger): text
+ * fields escaped as cli_tx escapes them; ticks (trace clock) when has_ticks,
+ * else only realtime_ns (Unix epoch ns) places it. */
+struct cli_trigger {
+	char kind[32], name[400];
+	uint32_t tid;
+	int has_tid, has_ticks;
+	uint64_t ticks, realtime_ns;
+};
+/* 0 and *t from dir/trigger.json; -1 when dir has none (or it is unreadable) */
+int cli_flight_trigger(const char *dir, struct cli_trigger *t);
 /* The snapshots of dir, oldest first, one line each; exit code. */
 int cli_flight_list(const char *dir, FILE *out);
 /* The trace a reader (dump, convert) opens for dir: dir/trace (into buf) for a

@@ -33,8 +33,11 @@ int report_profile(struct tb_reader *r, const char *dir, int json, int quiet, si
  * at the end after it); 0 or -ENOMEM */
 int report_json(struct tb_reader *r, const char *dir, FILE *f);
 /* `report --html -o OUT DIR` (report_html.c): at most max_events single
- * events in the page (TB_HTML_EVENTS_DEFAULT); returns the exit code */
+ * events in the page (TB_HTML_EVENTS_DEFAULT); snapshot: the flight
+ * recorder's snapshot directory whose trace DIR is (its trigger is marked on
+ * the timeline), or NULL; returns the exit code */
 #define TB_HTML_EVENTS_DEFAULT 6000000u
-int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet, uint64_t max_events);
+int report_html(struct tb_reader *r, const char *dir, const char *snapshot, const char *out, int quiet,
+		uint64_t max_events);
 
 #endif

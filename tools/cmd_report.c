@@ -901,11 +901,15 @@ int cmd_report(int argc, char **argv)
 	if (flight == CLI_FLIGHT_DIR && !json && !html && !profile && !follow)
 		return cli_flight_list(argv[optind], stdout);
 	char snap_trace[PATH_MAX + 16];
+	const char *snapshot = NULL;
 	if (flight == CLI_FLIGHT_SNAPSHOT) {
+		snapshot = argv[optind];
 		if (!json && !html && !profile && !follow)
 			cli_flight_show_trigger(argv[optind], stdout);
-		snprintf(snap_trace, sizeof snap_trace, "%s/trace", argv[optind]);
-		argv[optind] = snap_trace;
+		const char *tr = cli_flight_trace_dir("report", argv[optind], snap_trace, sizeof snap_trace);
+		if (!tr)
+			return TB_EXIT_USAGE;
+		argv[optind] = (char *)tr;
 	}
 	if (follow)
 		return report_follow(argv[optind], quiet, max_threads, max_ranges, interval_ns);
@@ -918,7 +922,7 @@ int cmd_report(int argc, char **argv)
 	if (rc)
 		return cli_error("report", "%s", tb_errmsg());
 	if (html) {
-		rc = report_html(rp.r, rp.dir, outp, quiet, html_events);
+		rc = report_html(rp.r, rp.dir, snapshot, outp, quiet, html_events);
 		tb_reader_close(rp.r);
 		return rc;
 	}

@@ -110,11 +110,35 @@ void cli_flight_show_trigger(const char *dir, FILE *out)
 	fprintf(out, " (%s/trigger.json)\n\n", dir);
 }
 
+int cli_flight_trigger(const char *dir, struct cli_trigger *t)
+{
+	char buf[16384], v[400];
+	memset(t, 0, sizeof *t);
+	if (read_trigger(dir, buf, sizeof buf) < 0)
+		return -1;
+	cli_tx(t->kind, sizeof t->kind, field(buf, "kind", v, sizeof v));
+	cli_tx(t->name, sizeof t->name, field(buf, "name", v, sizeof v));
+	char *end;
+	field(buf, "tid", v, sizeof v);
+	unsigned long tid = strtoul(v, &end, 10);
+	t->has_tid = *v >= '0' && *v <= '9' && !*end && tid <= UINT32_MAX;
+	t->tid = t->has_tid ? (uint32_t)tid : 0;
+	field(buf, "clock_ticks", v, sizeof v);
+	t->ticks = strtoull(v, &end, 10);
+	t->has_ticks = *v >= '0' && *v <= '9' && !*end;
+	field(buf, "realtime_ns", v, sizeof v);
+	t->realtime_ns = strtoull(v, &end, 10);
+	if (!(*v >= '0' && *v <= '9' && !*end) && !t->has_ticks)
+		return -1; /* nowhere to put it */
+	return 0;
+}
+
 const char *cli_flight_trace_dir(const char *cmd, const char *dir, char *buf, size_t cap)
 {
 	switch (cli_flight_kind(dir)) {
 	case CLI_FLIGHT_SNAPSHOT:
-		snprintf(buf, cap, "%s/trace", dir);
+		/* DIR/trace, not DIR//trace for a DIR given with its slash (titles, messages) */
+		snprintf(buf, cap, "%.*s/trace", (int)(strlen(dir) - (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')), dir);
 		return buf;
 	case CLI_FLIGHT_DIR:
 		cli_error(cmd, "%s is a flight recorder's snapshots directory, not a trace: `tracebuf snapshots %s` "

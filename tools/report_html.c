@@ -38,6 +38,8 @@
  *   flame    a profile's samples as a call tree: per node its parent, name,
  *            module, total and self periods (1 + overruns); process nodes
  *            under the root
+ *   trigger  a flight recorder snapshot's trigger (kind, name, tid, t: ns
+ *            from the start), marked on the timeline; null otherwise
  *
  * Passes over the trace: the report's, the profile report's (two), then
  * one to count each thread's events (lanes) and each time window's (the
@@ -707,7 +709,32 @@ static void put_page(FILE *f, const char *title, const char *data, size_t dlen)
 	}
 }
 
-int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet, uint64_t max_events)
+/* "trigger": what fired a flight recorder's snapshot (cli_flight_trigger), at
+ * t ns from the start (ticks when trigger.json has them: the trace's own
+ * clock; else its wall time); null for any other trace */
+static void put_trigger(struct html *h, const char *snapshot, FILE *f)
+{
+	struct cli_trigger t;
+	fputs(",\"trigger\":", f);
+	if (!snapshot || cli_flight_trigger(snapshot, &t) < 0) {
+		fputs("null", f);
+		return;
+	}
+	int64_t at = t.has_ticks ? tb_reader_ticks_to_ns(h->r, t.ticks) : (int64_t)t.realtime_ns;
+	fputs("{\"kind\":", f);
+	rpt_jstr(f, t.kind);
+	fputs(",\"name\":", f);
+	rpt_jstr(f, t.name);
+	fprintf(f, ",\"t\":%" PRId64 ",\"tid\":", at - h->t0);
+	if (t.has_tid)
+		fprintf(f, "%" PRIu32, t.tid);
+	else
+		fputs("null", f);
+	fputs("}", f);
+}
+
+int report_html(struct tb_reader *r, const char *dir, const char *snapshot, const char *out, int quiet,
+		uint64_t max_events)
 {
 	struct html h;
 	memset(&h, 0, sizeof h);
@@ -871,6 +898,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *out, int quiet
 	put_states(&h, m);
 	put_events(&h, m);
 	put_flame(&h, m);
+	put_trigger(&h, snapshot, m);
 	fputs("}", m);
 	fclose(m);
 	struct cv_opts o = { .cmd = "report", .out = out };

@@ -77,6 +77,8 @@
   $("tb-trace2").textContent = D.trace;
   $("tb-tool").textContent = D.tool;
   const SPAN = Math.max(D.duration_ns, 1);
+  // a flight recorder snapshot's trigger (report_html.c put_trigger), or null
+  const TRIG = D.trigger || null;
   (function summary() {
     const s = $("tb-summary");
     const add = (k, v, bad) => {
@@ -110,6 +112,11 @@
         grp(D.states.kept) + " of " + grp(D.states.total) + " intervals are drawn" : ""), D.states.total > D.states.kept);
     if (D.lost.total > D.lost.items.length)
       add("losses", "the first " + grp(D.lost.items.length) + " of " + grp(D.lost.total) + " loss notices are drawn");
+    if (TRIG)
+      add("trigger", "this snapshot was taken for " + TRIG.kind + " trigger '" + TRIG.name + "'" +
+        (TRIG.tid !== null ? " from thread " + TRIG.tid : "") + ", " + (TRIG.t < 0 ? dur(-TRIG.t) + " before the first event" :
+        TRIG.t > D.duration_ns ? dur(TRIG.t - D.duration_ns) + " after the last event" : "at " + dur(TRIG.t)) +
+        " (the purple line)");
   })();
 
   // ---- the timeline ---------------------------------------------------
@@ -388,6 +395,21 @@
         ctx.restore();
       }
     }
+    // the snapshot's trigger: a line across every lane, its name at the axis
+    if (TRIG && TRIG.t >= view.t0 && TRIG.t <= view.t1) {
+      const x = Math.round(xOf(TRIG.t)) + 0.5;
+      ctx.strokeStyle = "#8e24aa";
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.moveTo(x, AXIS_H - 4);
+      ctx.lineTo(x, TL_H);
+      ctx.stroke();
+      ctx.lineWidth = 1;
+      ctx.fillStyle = "#8e24aa";
+      ctx.font = "600 11px system-ui, sans-serif";
+      ctx.fillText("\u25bc " + TRIG.name, x + 4, AXIS_H / 2);
+      ctx.font = "11px system-ui, sans-serif";
+    }
     ctx.clearRect(0, 0, LABEL_W, AXIS_H);
     $("tb-view").textContent = tick(view.t0, vt / 100) + " .. " + tick(view.t1, vt / 100) + " (" + dur(vt) + " shown)";
   }
@@ -497,6 +519,9 @@
     }
     const t = tOf(x), colNs = (view.t1 - view.t0) / plotW();
     const lines = ["t = " + dur(t)];
+    if (TRIG && Math.abs(TRIG.t - t) <= 3 * colNs)
+      lines.push(TRIG.kind + " trigger '" + TRIG.name + "'" + (TRIG.tid !== null ? " (thread " + TRIG.tid + ")" : "") +
+        " at " + dur(TRIG.t) + ": this snapshot was taken for it");
     let lane = -1;
     for (let i = 0; i < lanes.length; i++) if (y >= laneY[i] && y < laneY[i] + HIST_H + laneDepth[i] * ROW_H + GAP) lane = i;
     if (lane < 0 && y > AXIS_H && y < AXIS_H + RATE_H + 8) {
