@@ -49,6 +49,7 @@ void bench_memory(struct bench_table *t);
 void bench_profile(struct bench_table *t);
 void bench_convert(struct bench_table *t);
 void bench_relay(struct bench_table *t);
+void bench_kernel(struct bench_table *t);
 void bench_equal(struct bench_table *t);
 
 /*

@@ -118,6 +118,7 @@ static const struct {
 	{ "profile", bench_profile },
 	{ "convert", bench_convert },
 	{ "relay", bench_relay },
+	{ "kernel", bench_kernel },
 	{ "equal-load", bench_equal },
 };
 

@@ -96,7 +96,8 @@ static void record_usage(FILE *f)
 		"  --kernel[=LIST]           also the kernel's scheduling events of CMD's process tree\n"
 		"                            (perf's sched tracepoints, one stream per CPU, same clock;\n"
 		"                            LIST: sched_switch,sched_waking,... default: the sched set;\n"
-		"                            needs root, CAP_PERFMON or perf_event_paranoid <= 1: docs/KERNEL.md)\n"
+		"                            needs root, CAP_PERFMON or perf_event_paranoid <= 1: docs/KERNEL.md;\n"
+		"                            with --relay the relay daemon gets them too)\n"
 		"  --kernel-all              with --kernel: every CPU's events, not only CMD's tree\n"
 		"  --kernel-pages N          pages of each CPU's perf ring (a power of two; default 256)\n"
 		"\n"
@@ -431,9 +432,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			ch->vtid |= o->dflt.vtid; /* --vtid: every channel; :vtid: this one */
 		}
 	}
-	if (o->kernel && !o->out)
-		return usage_error("%s", "--kernel writes the kernel's streams into the trace directory: give -o DIR "
-					 "(neither a relay daemon nor a flight recorder's snapshots take them yet)");
+	if (o->kernel && !o->out && !o->relay_url)
+		return usage_error("%s", "--kernel writes the kernel's streams into the trace directory or to the relay "
+					 "daemon: give -o DIR or --relay URL (a flight recorder's snapshots do not take them yet)");
 	return record_flight_check(&o->flight, o->chan, o->nchan, 0);
 }
 

@@ -210,7 +210,8 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 		fprintf(stderr, "  kernel: %" PRIu64 " event%s of %u tracepoint%s on %u CPU%s in %" PRIu64
 				" packet%s, %" PRIu64 " of other processes left out; lost %" PRIu64,
 			ks.delivered, cli_s(ks.delivered), ks.ntracepoints, cli_s(ks.ntracepoints), ks.ncpus,
-			cli_s(ks.ncpus), ks.packets, cli_s(ks.packets), ks.filtered, ks.lost_full + ks.lost_invalid + ks.lost_disk);
+			cli_s(ks.ncpus), ks.packets, cli_s(ks.packets), ks.filtered,
+			ks.lost_full + ks.lost_invalid + ks.lost_disk + ks.lost_relay);
 		if (ks.lost_full)
 			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full);
 		if (ks.silent)
@@ -219,9 +220,12 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			fprintf(stderr, " (invalid records: %" PRIu64 ")", ks.lost_invalid);
 		if (ks.lost_disk)
 			fprintf(stderr, " (not written: %" PRIu64 ")", ks.lost_disk);
+		if (ks.lost_relay)
+			fprintf(stderr, " (not sent to the relay daemon: %" PRIu64 ")", ks.lost_relay);
 		fputc('\n', stderr);
 		if (ks.counted) {
-			uint64_t acc = ks.delivered + ks.filtered + ks.lost_full + ks.lost_invalid + ks.lost_disk;
+			uint64_t acc = ks.delivered + ks.filtered + ks.lost_full + ks.lost_invalid + ks.lost_disk +
+				       ks.lost_relay;
 			fprintf(stderr, "  kernel: %" PRIu64 " tracepoint hits counted by perf, %" PRIu64
 					" accounted for (delivered + left out + lost)%s\n",
 				ks.generated, acc, acc == ks.generated ? "" : ": NOT EQUAL");

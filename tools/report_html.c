@@ -27,6 +27,11 @@
  *   states   a --kernel trace's thread states (report_sched.c's intervals:
  *            running, runnable, blocked) per thread lane, the first
  *            TB_HTML_STATES; null without sched events
+ *   cpus     a --kernel trace's CPU occupancy: per CPU lane, which thread
+ *            ran from one sched_switch to the next that names it as prev
+ *            (lane, start, dur, tid; a gap where switches are missing, the
+ *            idle task left out; the first TB_HTML_STATES), with the
+ *            threads' names (the switches' comms); null without sched_switch
  *   events   single events, per thread lane in a compact form (base64 of
  *            LEB128 varints: zigzag time delta, class), drawn one by one
  *            when zoomed in that far; at most `max_events` of them (the
@@ -68,7 +73,8 @@
 #define TB_HTML_SPANS 50000u     /* the longest spans kept */
 #define TB_HTML_EV_WINDOWS 65536u /* the single events' budget is shared per time window */
 #define TB_HTML_LOSSES 10000u
-#define TB_HTML_STATES 500000u   /* thread-state intervals (the first ones) */
+#define TB_HTML_STATES 500000u   /* thread-state intervals (the first ones); CPU runs too */
+#define TB_HTML_SWITCH_IDS 4u    /* class ids named sched_switch (one per kernel recorder) */
 
 extern const char tb_html_page[], tb_html_css[], tb_html_js[];
 
@@ -98,6 +104,12 @@ struct st_iv {
 	int64_t start, dur;
 	uint32_t lane;
 	uint8_t state;
+};
+
+/* a thread on a CPU from one sched_switch to the next */
+struct oc_run {
+	int64_t start, dur;
+	uint32_t lane, tid;
 };
 
 struct html {
@@ -137,6 +149,18 @@ struct html {
 	struct st_iv *st;
 	size_t nst, capst;
 	uint64_t st_total, b1;
+	/* CPU occupancy (a --kernel trace with sched_switch): per CPU lane the
+	 * thread switched in and since when (oc_since < 0: not known yet) */
+	uint32_t sw_id[TB_HTML_SWITCH_IDS];
+	unsigned nsw;
+	int64_t *oc_since;
+	uint32_t *oc_tid;
+	struct oc_run *oc;
+	size_t noc, capoc;
+	uint64_t oc_total;
+	struct cli_map oc_name;  /* tid -> index + 1 into oc_comm */
+	char (*oc_comm)[16];
+	size_t ncomm, capcomm;
 };
 
 static int cmp_thr_n(const void *a, const void *b)
@@ -364,6 +388,123 @@ static int lost_item(struct html *h, const struct tb_rd_event *e)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* CPU occupancy: which thread ran on each CPU (sched_switch)              */
+
+static int oc_is_switch(const struct html *h, uint32_t id)
+{
+	for (unsigned i = 0; i < h->nsw; i++)
+		if (h->sw_id[i] == id)
+			return 1;
+	return 0;
+}
+
+/* remembers tid's name (the latest comm a switch gave it) */
+static int oc_name(struct html *h, uint32_t tid, const struct tb_rd_event *e, const char *field)
+{
+	int i = tb_rd_field_index(e, field);
+	size_t n = 0;
+	const char *c = i < 0 ? NULL : tb_rd_str(e, (unsigned)i, &n);
+	if (!c || !tid)
+		return 0;
+	uint64_t *v = cli_map_get(&h->oc_name, 0, tid, 1);
+	if (!v)
+		return -ENOMEM;
+	if (!*v) {
+		if (h->ncomm == h->capcomm) {
+			size_t cap = h->capcomm ? h->capcomm * 2 : 256;
+			char(*nc)[16] = realloc(h->oc_comm, cap * sizeof *nc);
+			if (!nc)
+				return -ENOMEM;
+			h->oc_comm = nc;
+			h->capcomm = cap;
+		}
+		*v = ++h->ncomm;
+	}
+	snprintf(h->oc_comm[*v - 1], 16, "%.*s", (int)(n < 15 ? n : 15), c);
+	return 0;
+}
+
+/* tid ran on lane's CPU over [a, b) (ns from the start): a run, the idle task's left out */
+static int oc_run_add(struct html *h, uint32_t lane, uint32_t tid, int64_t a, int64_t b)
+{
+	if (!tid || b < a)
+		return 0;
+	h->oc_total++;
+	if (h->noc == TB_HTML_STATES)
+		return 0;
+	if (h->noc == h->capoc) {
+		size_t cap = h->capoc ? h->capoc * 2 : 1024;
+		struct oc_run *n = realloc(h->oc, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		h->oc = n;
+		h->capoc = cap;
+	}
+	h->oc[h->noc++] = (struct oc_run){ .start = a, .dur = b - a, .lane = lane, .tid = tid };
+	return 0;
+}
+
+/* a sched_switch at rel ns on the CPU of lane: the previous task's run ends, the next one's begins */
+static int oc_switch(struct html *h, const struct tb_rd_event *e, int64_t rel)
+{
+	uint32_t lane = h->cpu_lane[tb_rd_stream(e)];
+	int ip = tb_rd_field_index(e, "prev_tid"), in = tb_rd_field_index(e, "next_tid");
+	if (ip < 0 || in < 0)
+		return 0;
+	int64_t prev = tb_rd_i64(e, (unsigned)ip), next = tb_rd_i64(e, (unsigned)in);
+	if (prev < 0 || next < 0 || prev > UINT32_MAX || next > UINT32_MAX)
+		return 0; /* not a task id: nothing drawn of it */
+	/* the run of prev: known when the CPU's previous switch in the trace put
+	 * prev there; otherwise switches are missing in between (left out by
+	 * the process-tree filter, or lost) and who ran when is not known */
+	if (h->oc_since[lane] >= 0 && h->oc_tid[lane] == (uint32_t)prev &&
+	    oc_run_add(h, lane, (uint32_t)prev, h->oc_since[lane], rel))
+		return -ENOMEM;
+	h->oc_since[lane] = rel;
+	h->oc_tid[lane] = (uint32_t)next;
+	if (oc_name(h, (uint32_t)prev, e, "prev_comm") || oc_name(h, (uint32_t)next, e, "next_comm"))
+		return -ENOMEM;
+	return 0;
+}
+
+static void put_cpus(struct html *h, FILE *f)
+{
+	if (!h->nsw || !h->oc_since) {
+		fputs(",\"cpus\":null", f);
+		return;
+	}
+	fprintf(f, ",\"cpus\":{\"total\":%" PRIu64 ",\"kept\":%zu", h->oc_total, h->noc);
+	static const char *keys[] = { "lane", "start", "dur", "tid" };
+	for (int k = 0; k < 4; k++) {
+		fprintf(f, ",\"%s\":[", keys[k]);
+		for (size_t i = 0; i < h->noc; i++) {
+			const struct oc_run *o = &h->oc[i];
+			if (k == 0 || k == 3)
+				fprintf(f, i ? ",%" PRIu32 : "%" PRIu32, k ? o->tid : o->lane);
+			else
+				fprintf(f, i ? ",%" PRId64 : "%" PRId64, k == 1 ? o->start : o->dur);
+		}
+		fputc(']', f);
+	}
+	/* the names of the threads drawn: the trace's text, escaped (a hostile comm sends no markup) */
+	fputs(",\"names\":{", f);
+	int first = 1;
+	for (size_t i = 0; i < h->noc; i++) {
+		uint64_t *v = cli_map_get(&h->oc_name, 1, h->oc[i].tid, 0);
+		if (v)
+			continue; /* said already */
+		uint64_t *nm = cli_map_get(&h->oc_name, 0, h->oc[i].tid, 0);
+		if (!nm || !(v = cli_map_get(&h->oc_name, 1, h->oc[i].tid, 1)))
+			continue;
+		*v = 1;
+		fprintf(f, "%s\"%" PRIu32 "\":", first ? "" : ",", h->oc[i].tid);
+		rpt_jstr(f, h->oc_comm[*nm - 1]);
+		first = 0;
+	}
+	fputs("}}", f);
+}
+
 static int main_pass(struct html *h)
 {
 	const struct tb_rd_event *e;
@@ -379,6 +520,8 @@ static int main_pass(struct html *h)
 		if (h->rs && rs_event(h->rs, e))
 			return -ENOMEM;
 		int64_t rel = ns < h->t0 ? 0 : ns - h->t0;
+		if (h->nsw && oc_is_switch(h, tb_rd_id(e)) && oc_switch(h, e, rel))
+			return -ENOMEM;
 		uint64_t b = (uint64_t)rel / (uint64_t)h->bucket_ns;
 		if (b >= h->nb)
 			b = h->nb - 1;
@@ -429,6 +572,10 @@ static int main_pass(struct html *h)
 			span_close(h, t, h->t1);
 	}
 	rs_finish(h->rs, h->b1);
+	/* the tasks still on their CPUs at the end ran up to it */
+	for (size_t l = 0; h->nsw && l < h->ncpu_lanes; l++)
+		if (h->oc_since[l] >= 0 && oc_run_add(h, (uint32_t)l, h->oc_tid[l], h->oc_since[l], h->t1 - h->t0))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -850,6 +997,22 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 		}
 		rs_on_interval(h.rs, state_add, &h);
 	}
+	/* the CPU lanes' occupancy: the classes named sched_switch (a kernel class: its stream's CPU) */
+	for (uint32_t id = 0, nid = tb_reader_nclass_ids(r); id < nid && h.nsw < TB_HTML_SWITCH_IDS; id++) {
+		const char *n = tb_reader_class_name(r, id);
+		if (n && !strcmp(n, "sched_switch"))
+			h.sw_id[h.nsw++] = id;
+	}
+	if (h.nsw) {
+		h.oc_since = malloc((h.ncpu_lanes ? h.ncpu_lanes : 1) * sizeof *h.oc_since);
+		h.oc_tid = calloc(h.ncpu_lanes ? h.ncpu_lanes : 1, sizeof *h.oc_tid);
+		if (!h.oc_since || !h.oc_tid) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t l = 0; l < h.ncpu_lanes; l++)
+			h.oc_since[l] = -1;
+	}
 	/* 3. buckets: a power of two, lanes x buckets <= TB_HTML_CELLS */
 	h.nb = TB_HTML_MAX_BUCKETS;
 	while (h.nb > 1024 && (size_t)h.nb * (h.nlanes ? h.nlanes : 1) > TB_HTML_CELLS)
@@ -896,6 +1059,7 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 	fputs("]}", m);
 	put_spans(&h, m);
 	put_states(&h, m);
+	put_cpus(&h, m);
 	put_events(&h, m);
 	put_flame(&h, m);
 	put_trigger(&h, snapshot, m);
@@ -963,6 +1127,11 @@ out:
 	cli_map_free(&h.tid_lane);
 	free(h.st_last);
 	free(h.st);
+	free(h.oc_since);
+	free(h.oc_tid);
+	free(h.oc);
+	free(h.oc_comm);
+	cli_map_free(&h.oc_name);
 	free(data);
 	free(rep);
 	free(profj);

@@ -138,8 +138,13 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		}
 	}
 
-	if (!dir)
-		goto relay; /* relay-only (e->local == 0): no directory, ballast or mark */
+	if (!dir) {
+		/* relay-only (e->local == 0): no directory, ballast or mark; the
+		 * kernel (before the relay: it announces the kernel streams too) */
+		if (cfg && cfg->kernel && (rc = tb_engine_kernel_open(e, cfg->kernel)) < 0)
+			goto fail;
+		goto relay;
+	}
 	e->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->dirfd < 0) {
 		rc = tb_fail(-errno, "cannot open output directory %s: %s", dir, strerror(errno));
@@ -191,6 +196,7 @@ void tb_engine_destroy(struct tb_engine *e)
 	}
 	free(e->env);
 	free(e->streams);
+	free(e->kern_unsent);
 	free(e->buf);
 	free(e->wev);
 	free(e->fl);

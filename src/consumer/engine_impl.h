@@ -126,7 +126,10 @@ struct tb_stream {
  * metadata before the first packet that needs it, a tick from the drain
  * thread after each pass (live beacons, the follower's progress mark), and
  * the end.  Any member may be NULL.  The engine's losses and validation are
- * decided once, before any output sees a packet.  Implementations: the
+ * decided once, before any output sees a packet.  Packets come from the
+ * drain, writer and finishing threads (channels' streams) and from the
+ * kernel thread (--kernel: channel e->s->nchannels, tb_output_nstreams()),
+ * each stream's in order.  Implementations: the
  * local copy's progress mark (engine.c), the relay daemon (engine_relay.c);
  * a third output is one more file registering one (tb_output_add).
  */
@@ -228,6 +231,9 @@ struct tb_engine {
 	int finished;
 	/* --kernel (engine_kernel.c): the kernel thread's; kern_stop release/acquire */
 	struct tb_kernel *kern;
+	unsigned nkstreams;     /* its streams: the outputs' streams nstreams .. nstreams + nkstreams
+				 * (tb_output_packets' channel e->s->nchannels, tb_output_nstreams()) */
+	uint64_t *kern_unsent;  /* per kernel stream, as tb_stream.relay_unsent (tb_engine_unsent()) */
 	pthread_t kern_thr;
 	int kern_running, kern_stop, kern_err;
 	int marked;          /* DIR/.tracebuf-recorder written (mark.c) */
@@ -247,6 +253,19 @@ static inline struct tb_stream *tb_stream_at(struct tb_engine *e, unsigned ch, u
 static inline void tb_stat_add(uint64_t *v, uint64_t n)
 {
 	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/* The streams the outputs see: the channels' (ch * ncpus + cpu), then the
+ * kernel's (--kernel: "channel" e->s->nchannels, its stream i as the cpu). */
+static inline unsigned tb_output_nstreams(const struct tb_engine *e)
+{
+	return e->nstreams + e->nkstreams;
+}
+
+/* Events of output stream idx the relay daemon did not get (engine_relay.c). */
+static inline uint64_t *tb_engine_unsent(struct tb_engine *e, unsigned idx)
+{
+	return idx < e->nstreams ? &e->streams[idx].relay_unsent : &e->kern_unsent[idx - e->nstreams];
 }
 
 static inline int tb_chan_drained(const struct tb_engine *e, unsigned ch)

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine_kernel.c - the engine's kernel thread (docs/KERNEL.md): it drives
- * src/kernel/ (perf rings of the sched tracepoints -> stream files
- * kernel_cpu<N>) next to the drain thread, which it never touches: the two
- * share only the directory and the metadata, written with the kernel's
- * classes before the first kernel packet (tb_engine_kernel_start).
+ * src/kernel/ (perf rings of the sched tracepoints -> streams kernel_cpu<N>)
+ * next to the drain thread, which it never touches: the two share only the
+ * directory, the metadata, written with the kernel's classes before the
+ * first kernel packet (tb_engine_kernel_start), and the outputs: each
+ * kernel packet, once in its file (or with no directory, relay-only,
+ * instead), goes to every output as a stream after the channels' ones
+ * (tb_output_nstreams()), so that the relay daemon gets the kernel streams
+ * like any other.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,10 +21,15 @@
 
 #define TB_KERNEL_POLL_MS 100 /* a pass at least this often: the kernel streams' latency */
 
+/* A kernel packet is in its file (or there is none): the outputs' turn. */
+static void kernel_sink(void *arg, unsigned i, const struct iovec *iov, int n, uint64_t events)
+{
+	struct tb_engine *e = arg;
+	tb_output_packets(e, e->s->nchannels, i, iov, n, events);
+}
+
 int tb_engine_kernel_open(struct tb_engine *e, const struct tb_kernel_cfg *cfg)
 {
-	if (!e->local)
-		return tb_fail(-EINVAL, "--kernel needs a trace directory (the relay daemon does not get kernel streams)");
 	struct tb_kernel_cfg c = *cfg;
 	uint32_t roots[TB_MAX_PROCS];
 	if (!c.nroots) {
@@ -44,7 +53,12 @@ int tb_engine_kernel_open(struct tb_engine *e, const struct tb_kernel_cfg *cfg)
 	int rc = tb_kernel_open(&c, &e->kern);
 	if (rc)
 		return rc;
-	tb_kernel_set_output(e->kern, e->dirfd, e->s->uuid);
+	e->nkstreams = tb_kernel_nstreams(e->kern);
+	e->kern_unsent = calloc(e->nkstreams ? e->nkstreams : 1, sizeof *e->kern_unsent);
+	if (!e->kern_unsent)
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	/* the outputs are all registered before the kernel thread starts */
+	tb_kernel_set_output(e->kern, e->local ? e->dirfd : -1, e->s->uuid, kernel_sink, e);
 	tb_engine_kernel_warnings(e);
 	return 0;
 }
@@ -130,5 +144,12 @@ int tb_engine_kernel(struct tb_engine *e, struct tb_kernel_stats *out)
 	if (!e->kern)
 		return 0;
 	tb_kernel_stats(e->kern, out);
+	if (!e->local) {
+		/* relay-only: the relay's copy is the trace, and what it did not
+		 * get is lost to it (as tb_engine_stats() says for the channels) */
+		for (unsigned i = 0; i < e->nkstreams; i++)
+			out->lost_relay += __atomic_load_n(&e->kern_unsent[i], __ATOMIC_RELAXED);
+		out->delivered -= out->lost_relay < out->delivered ? out->lost_relay : out->delivered;
+	}
 	return 1;
 }

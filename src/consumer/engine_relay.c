@@ -101,6 +101,7 @@ struct tb_relay_out {
 	uint32_t full_nev;
 	uint64_t retry_ns, backoff_ns;
 	uint64_t beacon_ns;      /* monotonic time of the last beacon round (drain thread) */
+	uint64_t kbeacon_ts;     /* the kernel streams' last beacon (session ticks; drain thread) */
 	uint32_t live_us;
 	struct tb_relay_stats st;
 };
@@ -115,7 +116,8 @@ static void not_sent(struct tb_relay_out *o, unsigned idx, uint64_t events, int 
 		o->tail_lost[idx] += events;
 	/* relaxed: a statistic (engine_impl.h); the sender is its only writer
 	 * once it runs, the other threads write it under o->lock too */
-	__atomic_store_n(&e->streams[idx].relay_unsent, e->streams[idx].relay_unsent + events, __ATOMIC_RELAXED);
+	uint64_t *u = tb_engine_unsent(e, idx);
+	__atomic_store_n(u, *u + events, __ATOMIC_RELAXED);
 }
 
 /* The relay was just lost (sender thread, o->lock held): the packets it did
@@ -123,7 +125,7 @@ static void not_sent(struct tb_relay_out *o, unsigned idx, uint64_t events, int 
 static void lost(struct tb_relay_out *o)
 {
 	struct tb_engine *e = o->e;
-	for (unsigned i = 0; o->unc_total && i < e->nstreams; i++) {
+	for (unsigned i = 0; o->unc_total && i < tb_output_nstreams(e); i++) {
 		if (!o->unc_packets[i])
 			continue;
 		o->st.packets -= o->unc_packets[i];
@@ -215,7 +217,7 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 static int confirm(struct tb_relay_out *o, int *all)
 {
 	*all = 1;
-	for (unsigned i = 0; o->unc_total && i < o->e->nstreams; i++) {
+	for (unsigned i = 0; o->unc_total && i < tb_output_nstreams(o->e); i++) {
 		if (!o->unc_packets[i])
 			continue;
 		int rc = tb_relay_written(o->r, i);
@@ -443,6 +445,12 @@ static char *meta_text(const struct tb_ctf_trace_info *info, uint32_t from, size
 	FILE *f = open_memstream(&text, len);
 	if (!f)
 		return NULL;
+	/* An increment begins with the signature comment too: babeltrace2
+	 * 2.0's lttng-live source checks it at the head of every chunk of
+	 * plain-text metadata it fetches (a chunk without it: "Invalid metadata
+	 * version", the viewer quits); elsewhere it is a comment. */
+	if (from != 0)
+		fputs("/* CTF 1.8 */\n", f);
 	int rc = from == 0 ? tb_ctf_metadata_write(f, info) : tb_ctf_metadata_write_events(f, info, from);
 	if (fclose(f) != 0 || rc != 0) {
 		free(text);
@@ -483,6 +491,35 @@ static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 		enqueue(o, it);
 	else
 		free(it); /* a new relay session starts with the whole text (o->full) */
+	pthread_mutex_unlock(&o->lock);
+}
+
+/*
+ * The kernel streams' beacons (--kernel): the kernel thread promises that
+ * nothing stamped before tb_kernel_through() is still to come, and handed
+ * every packet holding such an event to the outputs before (its acquire
+ * load pairs with the pass's release): those packets are queued ahead of
+ * this item.  Their own item: the promise is older than the channels'.
+ */
+static void kernel_beacons(struct tb_relay_out *o)
+{
+	struct tb_engine *e = o->e;
+	uint64_t ts = e->kern ? tb_kernel_through(e->kern) : 0;
+	if (!ts || ts <= o->kbeacon_ts)
+		return;
+	unsigned ns = tb_output_nstreams(e);
+	struct rq_item *it = malloc(sizeof *it + ns);
+	if (!it)
+		return;
+	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = ns };
+	memset(it->data, RB_SKIP, e->nstreams);
+	memset(it->data + e->nstreams, RB_IDLE, e->nkstreams);
+	o->kbeacon_ts = ts;
+	pthread_mutex_lock(&o->lock);
+	if (o->st.alive)
+		enqueue(o, it);
+	else
+		free(it);
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -530,6 +567,7 @@ static int relay_tick(void *arg)
 	else
 		free(it);
 	pthread_mutex_unlock(&o->lock);
+	kernel_beacons(o);
 	return 0;
 }
 
@@ -545,9 +583,11 @@ static const struct tb_output relay_output = {
 
 int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 {
-	char **names = calloc(e->nstreams ? e->nstreams : 1, sizeof *names);
+	/* the channels' streams, then the kernel's (--kernel: engine_kernel.c) */
+	unsigned ns = tb_output_nstreams(e);
+	char **names = calloc(ns ? ns : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
-	uint64_t *counts = calloc(6 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
+	uint64_t *counts = calloc(6 * (size_t)(ns ? ns : 1), sizeof *counts);
 	int rc = names && o && counts ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
@@ -559,6 +599,15 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 			tb_stream_name(e, ch, cpu, n, TB_CHAN_NAME_MAX + 16);
 			names[ch * e->s->ncpus + cpu] = n;
 		}
+	for (unsigned i = 0; i < e->nkstreams && !rc; i++) {
+		char *n = malloc(48);
+		if (!n) {
+			rc = -ENOMEM;
+			break;
+		}
+		tb_kernel_stream_name(e->kern, i, n, 48);
+		names[e->nstreams + i] = n;
+	}
 	/* the drained channels' streams are announced at the start, each with
 	 * an empty packet (relay.h: live viewers must know every stream before
 	 * any shows an event), dated when the session was created, less 10 ms:
@@ -572,7 +621,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	uint64_t created = __atomic_load_n(&s->map->created_realtime_ns, __ATOMIC_RELAXED);
 	int64_t since0 = (int64_t)created - s->clock_offset_ns - 10000000;
 	uint64_t base = since0 > 0 ? (uint64_t)((unsigned __int128)since0 * s->clock_freq / 1000000000u) : 0;
-	struct tb_packet_header *first = rc ? NULL : calloc(e->nstreams ? e->nstreams : 1, sizeof *first);
+	struct tb_packet_header *first = rc ? NULL : calloc(ns ? ns : 1, sizeof *first);
 	if (!rc && !first)
 		rc = -ENOMEM;
 	for (unsigned ch = 0; ch < s->nchannels && !rc; ch++)
@@ -581,21 +630,23 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 			 * messages look the same (time and kind) */
 			tb_stream_empty_header(e, ch, cpu, 0, base + (uint64_t)ch * s->ncpus + cpu, NULL,
 					       &first[(size_t)ch * s->ncpus + cpu]);
+	for (unsigned i = 0; i < e->nkstreams && !rc; i++)
+		tb_kernel_empty_header(e->kern, i, base + e->nstreams + i, &first[e->nstreams + i]);
 	if (!rc)
-		rc = tb_relay_open(cfg, e->nstreams, (const char *const *)names, first, &o->r);
+		rc = tb_relay_open(cfg, ns, (const char *const *)names, first, &o->r);
 	free(first);
-	for (unsigned i = 0; names && i < e->nstreams; i++)
+	for (unsigned i = 0; names && i < ns; i++)
 		free(names[i]);
 	free(names);
 	if (rc == 0) {
 		o->e = e;
 		o->tail = &o->head;
 		o->pending = counts;
-		o->tail_lost = counts + e->nstreams;
-		o->unc_packets = counts + (size_t)2 * e->nstreams;
-		o->unc_events = counts + (size_t)3 * e->nstreams;
-		o->unc_bytes = counts + (size_t)4 * e->nstreams;
-		o->unc_lost_before = counts + (size_t)5 * e->nstreams;
+		o->tail_lost = counts + ns;
+		o->unc_packets = counts + (size_t)2 * ns;
+		o->unc_events = counts + (size_t)3 * ns;
+		o->unc_bytes = counts + (size_t)4 * ns;
+		o->unc_lost_before = counts + (size_t)5 * ns;
 		o->st.enabled = 1;
 		o->st.alive = 1;
 		o->live_us = cfg->live_timer_us;
@@ -642,7 +693,7 @@ static void relay_close(void *arg)
 		pthread_join(o->thr, NULL);
 	pthread_mutex_lock(&o->lock);
 	/* losses no packet sent afterwards can carry: only the recorder knows them */
-	for (unsigned i = 0; i < e->nstreams; i++)
+	for (unsigned i = 0; i < tb_output_nstreams(e); i++)
 		o->st.unreported_events += o->tail_lost[i] + o->pending[i];
 	pthread_mutex_unlock(&o->lock);
 	tb_relay_close(o->r); /* closes the streams if still alive, within the cap */

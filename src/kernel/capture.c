@@ -270,6 +270,9 @@ static uint64_t seen(const struct tb_kernel *k)
 int tb_kernel_pass(struct tb_kernel *k, int final)
 {
 	tb_kclock_pair(k);
+	/* read before any ring's head: what was stamped well before it is in
+	 * the rings by then (the live promise, below) */
+	uint64_t t0 = now_ticks(k);
 	for (unsigned i = 0; i < k->ncpu; i++)
 		k->cpus[i].n = k->cpus[i].next = 0;
 	drain_all(k);
@@ -343,7 +346,22 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		else
 			tb_kw_flush(k, &k->cpus[i]);
 	}
+	uint64_t margin = k->clock_kind == TB_CLOCK_TSC
+				  ? (uint64_t)((unsigned __int128)TB_KTHROUGH_MARGIN_NS * k->clock_freq / 1000000000u)
+				  : TB_KTHROUGH_MARGIN_NS;
+	if (t0 > margin && t0 - margin > k->floor) {
+		k->floor = t0 - margin;
+		/* release: the packets handed to the sink above happen before a
+		 * reader's acquire load sees this promise (tb_kernel_through) */
+		__atomic_store_n(&k->through, k->floor, __ATOMIC_RELEASE);
+	}
 	return k->err;
+}
+
+uint64_t tb_kernel_through(const struct tb_kernel *k)
+{
+	/* acquire: pairs with the release store at the end of tb_kernel_pass() */
+	return __atomic_load_n(&k->through, __ATOMIC_ACQUIRE);
 }
 
 void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out)

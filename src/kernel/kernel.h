@@ -15,7 +15,9 @@
  *                  session clock, filters to the traced process tree and
  *                  hands events to kwrite.c
  *   kwrite.c       CTF packets of stream class 2 (TB_STREAM_KERNEL), one
- *                  stream file per CPU, `kernel_cpu<N>`
+ *                  stream per CPU, `kernel_cpu<N>`: a file of the trace
+ *                  directory (when there is one), and each packet handed to
+ *                  the caller's sink (the engine's outputs: the relay daemon)
  *
  * One thread drives a struct tb_kernel (the engine's kernel thread):
  * open, set_output, pass... pass(final), close.  Stats may be read by any
@@ -26,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "core/format.h"
 #include "core/view.h"
@@ -51,6 +54,8 @@ struct tb_kernel_stats {
 	uint64_t lost_full;      /* PERF_RECORD_LOST: the perf ring was full */
 	uint64_t lost_invalid;   /* records refused as malformed */
 	uint64_t lost_disk;      /* events in packets that could not be written */
+	uint64_t lost_relay;     /* relay-only recordings: events the relay daemon did not get (the
+				  * engine's count, tb_engine_kernel(); of `delivered`, not in it) */
 	uint64_t packets, bytes;
 	uint64_t samples;        /* PERF_RECORD_SAMPLE records read */
 	uint64_t generated;      /* tracepoint hits counted by the kernel in the same window (a counting
@@ -73,8 +78,32 @@ struct tb_kernel;
  * grant it.  Return: 0, -EACCES, -ENOENT, -EINVAL, -ENOMEM, ...
  */
 TB_HIDDEN int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out);
-/* Where the streams go: a directory fd (kept, not closed), the trace uuid. */
-TB_HIDDEN void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16]);
+/*
+ * Where each packet of stream i (0 .. tb_kernel_nstreams()) goes once its
+ * file has it, or instead when there is no directory: iov[0] its header
+ * (struct tb_packet_header), iov[1] the rest of its content when it has
+ * more (n = 1 or 2), `events` the events it holds.  Called by the thread
+ * that runs the passes, in each stream's order.
+ */
+typedef void (*tb_kernel_sink)(void *arg, unsigned i, const struct iovec *iov, int n, uint64_t events);
+/* Where the streams go: a directory fd (kept, not closed; -1: no files),
+ * the trace uuid, and the sink (NULL: none). */
+TB_HIDDEN void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16], tb_kernel_sink sink,
+				    void *sink_arg);
+/* The streams (one per CPU opened), their names, and the header of an
+ * empty packet of stream i at time ts (packet number 0, no losses): what
+ * announces a stream before its first packet (the relay daemon's viewers). */
+TB_HIDDEN unsigned tb_kernel_nstreams(const struct tb_kernel *k);
+TB_HIDDEN void tb_kernel_stream_name(const struct tb_kernel *k, unsigned i, char *buf, size_t len);
+TB_HIDDEN void tb_kernel_empty_header(const struct tb_kernel *k, unsigned i, uint64_t ts,
+				      struct tb_packet_header *h);
+/*
+ * A promise for live viewers: no kernel event stamped before the time
+ * returned (session ticks; 0: none yet) is still to come from any stream
+ * (every packet holding one was handed to the sink before it was
+ * returned).  Any thread; acquire (pairs with the pass's release).
+ */
+TB_HIDDEN uint64_t tb_kernel_through(const struct tb_kernel *k);
 /* Enables every event: from here on the rings fill. Return 0 or -errno. */
 TB_HIDDEN int tb_kernel_enable(struct tb_kernel *k);
 /* Waits up to timeout_ms for a ring's watermark (poll). */

@@ -13,6 +13,7 @@
 #define TB_KINSTANCE_CHANNEL 0xffffu /* stream_instance_id = this << 32 | cpu */
 #define TB_KPAIRS 64u              /* (tsc, monotonic ns) pairs kept for the mapping */
 #define TB_KWARN 16u
+#define TB_KTHROUGH_MARGIN_NS 10000000ull /* 10 ms: a record's clock read to its publication */
 
 /* One CPU: its perf ring, the events taken from it and not yet written,
  * and its stream file. */
@@ -79,7 +80,16 @@ struct tb_kernel {
 	/* clock pairs: pairs[(pair_n - 1) % TB_KPAIRS] is the latest */
 	struct { uint64_t tsc, ns; } pairs[TB_KPAIRS];
 	unsigned pair_n;
-	int dirfd;
+	int dirfd;               /* -1: no stream files (relay-only): packets go to the sink only */
+	tb_kernel_sink sink;
+	void *sink_arg;
+	/* live promise: a pass read the clock at t0, drained every ring after
+	 * that, and handed what it took to the sink: nothing stamped before
+	 * t0 - TB_KTHROUGH_MARGIN is still to come.  Later events are written
+	 * no earlier than floor (the last promise), so that it holds even for a
+	 * record published late (a vCPU stopped inside the tracepoint handler) */
+	uint64_t through;        /* release by the kernel thread, acquire by readers */
+	uint64_t floor;          /* the kernel thread's */
 	unsigned gen;            /* 0: files kernel_cpu<N>; else kernel_cpu<N>_r<gen> (a resumed directory
 				  * already holds earlier recorders' kernel streams: kept, never overwritten) */
 	uint8_t uuid[16];

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kwrite.c - the kernel streams: one file per CPU, `kernel_cpu<N>`, of
- * whole CTF packets of stream class 2 (TB_STREAM_KERNEL), laid out with
- * struct tb_packet_header (core/format.h) and the record codec
- * (core/record.h) like every other tracebuf packet, so that the metadata's
- * one packet header and context describe them.
+ * kwrite.c - the kernel streams: one per CPU, `kernel_cpu<N>`, of whole
+ * CTF packets of stream class 2 (TB_STREAM_KERNEL), laid out with struct
+ * tb_packet_header (core/format.h) and the record codec (core/record.h)
+ * like every other tracebuf packet, so that the metadata's one packet
+ * header and context describe them.  Each packet is appended to the
+ * stream's file in the trace directory (none when the recording has no
+ * directory: relay-only) and then handed to the sink (tb_kernel_set_output:
+ * the engine's outputs, e.g. the relay daemon), as the engine does with the
+ * user streams' packets once the local copy has them.
  *
  * A packet holds the events of one pass of one CPU (at most TB_KPKT_SIZE
  * bytes); its size is its content rounded up to 8 bytes.  Losses are the
@@ -36,7 +40,7 @@ static uint64_t sum(const uint64_t *v)
 	return s;
 }
 
-static void fill_header(struct tb_kernel *k, struct kcpu *c, struct tb_packet_header *h, uint64_t begin,
+static void fill_header(const struct tb_kernel *k, const struct kcpu *c, struct tb_packet_header *h, uint64_t begin,
 			uint64_t end, uint32_t content, uint32_t padded, const uint64_t *lost)
 {
 	memset(h, 0, sizeof *h);
@@ -63,9 +67,29 @@ void tb_kw_name(const struct tb_kernel *k, unsigned cpu, char *buf, size_t len)
 		snprintf(buf, len, TB_KERNEL_STREAM_FMT, cpu);
 }
 
-/* Appends bytes [0, len) of buf to the stream; 0, or -errno (the file is cut back). */
-static int put(struct tb_kernel *k, struct kcpu *c, const uint8_t *buf, uint32_t len)
+unsigned tb_kernel_nstreams(const struct tb_kernel *k)
 {
+	return k->ncpu;
+}
+
+void tb_kernel_stream_name(const struct tb_kernel *k, unsigned i, char *buf, size_t len)
+{
+	tb_kw_name(k, i < k->ncpu ? (unsigned)k->cpus[i].cpu : i, buf, len);
+}
+
+void tb_kernel_empty_header(const struct tb_kernel *k, unsigned i, uint64_t ts, struct tb_packet_header *h)
+{
+	struct kcpu c0 = { .cpu = i < k->ncpu ? k->cpus[i].cpu : (int)i };
+	fill_header(k, &c0, h, ts, ts, TB_PACKET_HEADER_SIZE, TB_PACKET_HEADER_SIZE, NULL);
+}
+
+/* Appends bytes [0, len) of buf (a whole packet holding `events`) to the
+ * stream, then hands it to the sink; 0, or -errno (the file is cut back,
+ * the sink gets nothing). */
+static int put(struct tb_kernel *k, struct kcpu *c, const uint8_t *buf, uint32_t len, uint64_t events)
+{
+	if (k->dirfd < 0)
+		goto written; /* relay-only: the sink's copy is the trace */
 	if (c->sfd < 0) {
 		char name[48];
 		tb_kw_name(k, (unsigned)c->cpu, name, sizeof name);
@@ -89,6 +113,12 @@ static int put(struct tb_kernel *k, struct kcpu *c, const uint8_t *buf, uint32_t
 		done += (uint32_t)w;
 	}
 	c->file_off += len;
+written:
+	if (k->sink) {
+		struct iovec iov[2] = { { (void *)buf, TB_PACKET_HEADER_SIZE },
+					{ (void *)(buf + TB_PACKET_HEADER_SIZE), len - TB_PACKET_HEADER_SIZE } };
+		k->sink(k->sink_arg, (unsigned)(c - k->cpus), iov, len > TB_PACKET_HEADER_SIZE ? 2 : 1, events);
+	}
 	c->seq++;
 	__atomic_store_n(&k->st_packets, k->st_packets + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&k->st_bytes, k->st_bytes + len, __ATOMIC_RELAXED);
@@ -108,7 +138,7 @@ static int put_empty(struct tb_kernel *k, struct kcpu *c, uint64_t ts, const uin
 {
 	struct tb_packet_header h;
 	fill_header(k, c, &h, ts, ts, TB_PACKET_HEADER_SIZE, TB_PACKET_HEADER_SIZE, lost);
-	int rc = put(k, c, (const uint8_t *)&h, TB_PACKET_HEADER_SIZE);
+	int rc = put(k, c, (const uint8_t *)&h, TB_PACKET_HEADER_SIZE, 0);
 	if (!rc) {
 		if (lost)
 			memcpy(c->written_lost, lost, sizeof c->written_lost);
@@ -138,7 +168,7 @@ void tb_kw_flush(struct tb_kernel *k, struct kcpu *c)
 	fill_header(k, c, (struct tb_packet_header *)(void *)c->pkt, c->pkt_begin, c->pkt_prev, c->pkt_len, padded,
 		    c->lost);
 	if (!rc)
-		rc = put(k, c, c->pkt, padded);
+		rc = put(k, c, c->pkt, padded, events);
 	if (rc) {
 		kc_lost(c, TB_LOSS_DISK, events);
 		write_error(k, c, rc);
@@ -154,6 +184,8 @@ void tb_kw_append(struct tb_kernel *k, struct kcpu *c, const struct tb_kev *ev)
 {
 	uint32_t id = TB_KERNEL_ID_BASE + ev->cls;
 	uint64_t ts = ev->ts < c->last_ts ? c->last_ts : ev->ts; /* a stream's time never goes back */
+	if (ts < k->floor)
+		ts = k->floor; /* nor before what live viewers were promised (tb_kernel_through) */
 	if (c->pkt_events) {
 		if (ts < c->pkt_prev)
 			ts = c->pkt_prev;

@@ -389,10 +389,15 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 	return 0;
 }
 
-void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16])
+void tb_kernel_set_output(struct tb_kernel *k, int dirfd, const uint8_t uuid[16], tb_kernel_sink sink,
+			  void *sink_arg)
 {
 	k->dirfd = dirfd;
+	k->sink = sink;
+	k->sink_arg = sink_arg;
 	memcpy(k->uuid, uuid, 16);
+	if (dirfd < 0)
+		return; /* no directory: generation 0 */
 	/* record --attach into a killed recorder's directory: its kernel streams
 	 * stay; ours take the first generation no file of the directory has
 	 * (their own names and stream instance ids: docs/KERNEL.md) */

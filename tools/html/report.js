@@ -110,6 +110,10 @@
       add("thread states", "the band under each thread's events: running (green), runnable: waiting for a CPU " +
         "(orange), blocked (grey), from the kernel's sched events" + (D.states.total > D.states.kept ? "; the first " +
         grp(D.states.kept) + " of " + grp(D.states.total) + " intervals are drawn" : ""), D.states.total > D.states.kept);
+    if (D.cpus)
+      add("cpu occupancy", "the row under each CPU's events: which thread ran there, from one sched_switch to the " +
+        "next (idle: blank)" + (D.cpus.total > D.cpus.kept ? "; the first " + grp(D.cpus.kept) + " of " +
+        grp(D.cpus.total) + " runs are drawn" : ""), D.cpus.total > D.cpus.kept);
     if (D.lost.total > D.lost.items.length)
       add("losses", "the first " + grp(D.lost.items.length) + " of " + grp(D.lost.total) + " loss notices are drawn");
     if (TRIG)
@@ -157,6 +161,18 @@
       L.e.push(ST.start[i] + ST.dur[i]);
       L.k.push(ST.state[i]);
     }
+  // CPU occupancy (a --kernel trace): per CPU lane the threads' runs in time order, a row under its events
+  const OC = D.cpus;
+  const ocLane = lanes.map(() => ({ s: [], e: [], t: [] }));
+  if (OC)
+    for (let i = 0; i < OC.lane.length; i++) {
+      const L = ocLane[OC.lane[i]];
+      L.s.push(OC.start[i]);
+      L.e.push(OC.start[i] + OC.dur[i]);
+      L.t.push(OC.tid[i]);
+    }
+  const ocName = (tid) => (OC && Object.prototype.hasOwnProperty.call(OC.names, tid) ? OC.names[tid] : "tid " + tid);
+  for (let i = 0; i < lanes.length; i++) if (ocLane[i].s.length) laneDepth[i] = Math.max(laneDepth[i], 1);
   // single events, per lane: base64 of LEB128 varints, (zigzag time delta, class) each
   const EV = D.events, DRAW_MAX = 20000;
   const evLane = lanes.map((l, i) => {
@@ -374,8 +390,35 @@
         ctx.fillRect(xa, y, Math.max(xb - xa, 1), BAND_H);
       }
     }
-    // spans
+    // CPU lanes: which thread ran, coloured by its name, named where there is room
     ctx.textBaseline = "middle";
+    let ocDrawn = 0;
+    for (let i = 0; i < lanes.length; i++) {
+      const L = ocLane[i];
+      if (!L.s.length) continue;
+      const y = laneY[i] + HIST_H;
+      let k = Math.max(lowerBound(L.s, view.t0) - 1, 0);
+      for (; k < L.s.length && L.s[k] <= view.t1; k++) {
+        if (L.e[k] < view.t0) continue;
+        const xa = Math.max(xOf(L.s[k]), LABEL_W), xb = Math.min(xOf(L.e[k]), W);
+        if (xb < xa) continue;
+        const name = ocName(L.t[k]);
+        ctx.fillStyle = colorOf(name, 55);
+        ctx.fillRect(xa, y, Math.max(xb - xa, 1), ROW_H - 1);
+        ocDrawn++;
+        if (xb - xa > 40) {
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(xa, y, xb - xa, ROW_H);
+          ctx.clip();
+          ctx.fillStyle = "#10141c";
+          ctx.fillText(name + " " + L.t[k], xa + 3, y + ROW_H / 2);
+          ctx.restore();
+        }
+      }
+    }
+    document.body.dataset.cpuRunsDrawn = String(ocDrawn);
+    // spans
     for (let k = 0; k < SP.lane.length; k++) {
       const s = SP.start[k], e = s + SP.dur[k];
       if (e < view.t0 || s > view.t1 || SP.depth[k] >= 8) continue;
@@ -541,6 +584,12 @@
         for (let k = a; k < b; k++) lines.push("event " + (EV.classes[e.c[k]] || "?") + " at " + dur(e.t[k]));
       else if (b - a > 5 && evInViewLast <= DRAW_MAX)
         lines.push((b - a) + " single events here: zoom in to tell them apart");
+      const L = ocLane[lane];
+      if (depth === 0 && L.s.length) {
+        const k = lowerBound(L.s, t + 1e-9) - 1;
+        if (k >= 0 && L.e[k] >= t)
+          lines.push("ran: " + ocName(L.t[k]) + " (tid " + L.t[k] + ") for " + dur(L.e[k] - L.s[k]) + " from " + dur(L.s[k]));
+      }
       for (let k = 0; k < SP.lane.length; k++)
         if (SP.lane[k] === lane && SP.depth[k] === depth && SP.start[k] <= t && SP.start[k] + SP.dur[k] >= t)
           lines.push("span " + SP.names[SP.name[k]] + ": " + dur(SP.dur[k]) + " from " + dur(SP.start[k]));
