@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: MIT
+# t_record_pid_attaches_a_running_program.sh - `tracebuf record --pid` of a program linked with
+# libtracebuf and started without tracebuf (no TRACEBUF_SESSION): it attaches at the program's
+# next event; every event written after the attach is in the trace or counted lost, exactly
+# (tb-verify, babeltrace2); the recorder killed -9 while attached leaves the program running,
+# its output as without tracebuf, and a second `record --pid` takes the session over and gets
+# the later events, the identity holding over both recorders; a normal stop switches the
+# program's events off and a third `record --pid` switches them on again.  Refused, clearly:
+# no such process, a process without libtracebuf, a program traced under `record`.
+set -u
+. "$(dirname "$0")/../lib/recorder_env.sh"
+trap 'touch "$T/stop1" "$T/stop2" "$T/stop3" "$T/stop4" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
+
+# the first seq, the last seq and the count of workload:tick events in trace DIR
+seqs() { "$CLI" dump "$1" | sed -n 's/.*workload:tick: { thread = 0, seq = \([0-9]*\),.*/\1/p' |
+	awk 'NR == 1 { lo = $1; hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1; n++ } END { print lo, hi, n + 0 }'; }
+written_of() { awk '/^written:/{print $2}' "$1"; }
+# the program's events written so far in session $1 (tracebuf stat: the total of "written")
+session_written() { "$CLI" stat "$1" 2>/dev/null | awk '$1 == "total" { print $2; exit } END { if (NR == 0) print 0 }'; }
+written_at_least() { [ "$(session_written "$1")" -ge "$2" ]; } # (re-evaluated by wait_for)
+# until ERRFILE says PATTERN, or the recorder RPID ended (then fails, saying ERRFILE)
+said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
+wait_said() { wait_for said_or_ended "$1" "$2" "$3"; grep -q "$1" "$2" || { cat "$2"; fail "$4"; }; }
+loaded() { grep -q libtracebuf /proc/$1/maps 2>/dev/null; }
+bt2_check() { # DIR WRITTEN: babeltrace2 reads delivered + discarded == WRITTEN, says nothing else
+	command -v babeltrace2 > /dev/null || { echo "  (babeltrace2 absent: not checked)"; return 0; }
+	babeltrace2 "$1" > "$T/bt.out" 2> "$T/bt.err" || { cat "$T/bt.err"; fail "babeltrace2 on $1"; }
+	# stderr: its discarded-events warnings and the one line about the loss array (docs/CTF.md)
+	local bad n d
+	bad=$(grep -v -E '^WARNING: Tracer discarded [0-9]+ events? between|^$' "$T/bt.err" |
+		grep -v -c 'User field found in packet header: ignoring: name="tb_lost_by_cause"')
+	[ "$bad" -eq 0 ] || { cat "$T/bt.err"; fail "babeltrace2 warned on $1"; }
+	n=$(grep -c 'workload:tick:' "$T/bt.out")
+	d=$(babeltrace2 -c sink.text.details -p 'with-metadata=no,color="never"' "$1" 2> /dev/null |
+		sed -n 's/.*Discarded events (\([0-9,]*\) events\{0,1\}).*/\1/p' | tr -d , | awk '{ s += $1 } END { print s + 0 }')
+	echo "  babeltrace2: delivered $n, discarded $d"
+	[ $((n + d)) = "$2" ] || fail "babeltrace2 finds $n + $d events in $1, written after the attach $2"
+}
+
+# ---- 1. one attach, until the program ends --------------------------------------------------
+env -u TRACEBUF_SESSION "$WL" --rate 2000 --events 100000000 --until-file "$T/stop1" > "$T/w1.out" 2> "$T/w1.err" &
+w1=$!
+wait_for loaded $w1 || fail "workload not started"
+"$CLI" record --pid $w1 -o "$T/d1" 2> "$T/r1.err" &
+r1=$!
+wait_said "process $w1 .* attached" "$T/r1.err" $r1 "no attach"
+S=$(sed -n 's/.*(session \([^;]*\);.*/\1/p' "$T/r1.err")
+[ -f "$S" ] || { cat "$T/r1.err"; fail "no session file named"; }
+case $S in "$TRACEBUF_SHM_DIR"/tracebuf-pid-$w1-*) ;; *) fail "session $S not named after the pid in the shm dir";; esac
+# some events after the attach, then the program stops writing and exits
+wait_for written_at_least "$S" 500 || fail "no event written after the attach"
+touch "$T/stop1"
+wait $w1 || fail "workload failed"
+wait $r1 || { cat "$T/r1.err"; fail "record --pid did not end well with its program"; }
+[ ! -s "$T/w1.err" ] || { cat "$T/w1.err"; fail "the program printed to stderr"; }
+N=$(written_of "$T/w1.out")
+read -r lo hi n <<< "$(seqs "$T/d1")"
+echo "run 1: written $N, trace seq $lo..$hi ($n events)"
+[ "$n" -gt 0 ] && [ "$lo" -gt 0 ] || fail "the trace holds no events, or events from before the attach ($lo)"
+[ "$hi" = $((N - 1)) ] || fail "the last event written ($((N - 1))) is not in the trace (last $hi)"
+# written after the attach = delivered + counted lost, exactly
+"$VERIFY" --written $((N - lo)) "$T/d1" || fail "identity after the attach"
+bt2_check "$T/d1" $((N - lo))
+[ ! -e "$S" ] || fail "the session file of an ended program was left"
+
+# ---- 2. recorder killed -9; a second record --pid takes over ---------------------------------
+env -u TRACEBUF_SESSION "$WL" --rate 2000 --events 100000000 --until-file "$T/stop2" > "$T/w2.out" 2> "$T/w2.err" &
+w2=$!
+wait_for loaded $w2 || fail "workload 2 not started"
+"$CLI" record --pid $w2 -o "$T/d2" 2> "$T/r2.err" &
+r2=$!
+wait_said "process $w2 .* attached" "$T/r2.err" $r2 "no attach (2)"
+S2=$(sed -n 's/.*(session \([^;]*\);.*/\1/p' "$T/r2.err")
+wait_for written_at_least "$S2" 300 || fail "no event written after attach (2)"
+kill -9 $r2; wait $r2 2>/dev/null
+# the program goes on without a recorder: its events still count up
+at_kill=$(session_written "$S2")
+wait_for written_at_least "$S2" $((at_kill + 300)) || { "$CLI" stat "$S2"; fail "the program stopped writing when its recorder was killed"; }
+kill -0 $w2 || fail "the program died with its recorder"
+# a second record --pid: a busy recorder is refused while the first runs, a dead one is taken over
+"$CLI" record --pid $w2 -o "$T/d2" 2> "$T/r2b.err" &
+r2b=$!
+wait_said "taken over" "$T/r2b.err" $r2b "no takeover"
+"$CLI" record --pid $w2 -o "$T/dx" 2> "$T/busy.err" && fail "a third recorder of a recorded program was accepted"
+grep -q "recorded already by process $r2b" "$T/busy.err" || { cat "$T/busy.err"; fail "busy refusal says why"; }
+at_take=$(session_written "$S2")
+wait_for written_at_least "$S2" $((at_take + 300)) || fail "no event after the takeover"
+touch "$T/stop2"
+wait $w2 || fail "workload 2 failed"
+wait $r2b || { cat "$T/r2b.err"; fail "second record --pid"; }
+[ ! -s "$T/w2.err" ] || { cat "$T/w2.err"; fail "the program printed to stderr (2)"; }
+[ "$(sed 's/[0-9][0-9]*/N/g' "$T/w2.out")" = "$(printf 'workload: wall_ns N cpu_ns N proc_cpu_ns N\nwritten: N')" ] ||
+	{ cat "$T/w2.out"; fail "the program's output changed"; }
+N2=$(written_of "$T/w2.out")
+read -r lo2 hi2 n2 <<< "$(seqs "$T/d2")"
+echo "run 2: written $N2, trace seq $lo2..$hi2 ($n2 events) over a killed and a second recorder"
+[ "$hi2" = $((N2 - 1)) ] || fail "the second recorder did not get the last events ($hi2, written $N2)"
+"$VERIFY" --written $((N2 - lo2)) "$T/d2" || fail "identity over the killed and the second recorder"
+bt2_check "$T/d2" $((N2 - lo2))
+
+# ---- 3. a normal stop switches the events off; record --pid again switches them on ---------
+env -u TRACEBUF_SESSION "$WL" --rate 2000 --events 100000000 --until-file "$T/stop3" > "$T/w3.out" 2> "$T/w3.err" &
+w3=$!
+wait_for loaded $w3 || fail "workload 3 not started"
+"$CLI" record --pid $w3 -o "$T/d3" 2> "$T/r3.err" &
+r3=$!
+wait_said "process $w3 .* attached" "$T/r3.err" $r3 "no attach (3)"
+S3=$(sed -n 's/.*(session \([^;]*\);.*/\1/p' "$T/r3.err")
+wait_for written_at_least "$S3" 100 || fail "no event (3)"
+kill -INT $r3; wait $r3 || { cat "$T/r3.err"; fail "record --pid stopped with ^C"; }
+grep -q "runs on; its events are off" "$T/r3.err" || { cat "$T/r3.err"; fail "the stop does not say the program runs on"; }
+kill -0 $w3 || fail "the program died when its recorder stopped"
+"$VERIFY" "$T/d3" > /dev/null || fail "trace of a stopped record --pid"
+"$CLI" record --pid $w3 -o "$T/d3b" 2> "$T/r3b.err" &
+r3b=$!
+wait_said "taken over" "$T/r3b.err" $r3b "no takeover (3)"
+dumped_at_least() { [ "$("$CLI" dump "$1" 2>/dev/null | grep -c workload:tick)" -ge "$2" ]; }
+wait_for dumped_at_least "$T/d3b" 100 ||
+	fail "the events switched off at the stop did not come back"
+touch "$T/stop3"
+wait $w3; wait $r3b || { cat "$T/r3b.err"; fail "record --pid (3b)"; }
+
+# ---- 4. refusals --------------------------------------------------------------------------
+sh -c 'exit 0' & gone=$!; wait $gone
+"$CLI" record --pid $gone -o "$T/e1" 2> "$T/e1.err" && fail "a pid that does not exist was accepted"
+grep -q "no such process" "$T/e1.err" || { cat "$T/e1.err"; fail "missing pid: message"; }
+sleep 1000 & nolib=$!
+"$CLI" record --pid $nolib -o "$T/e2" 2> "$T/e2.err" && fail "a process without libtracebuf was accepted"
+grep -q "does not use libtracebuf" "$T/e2.err" || { cat "$T/e2.err"; fail "no library: message"; }
+kill $nolib
+"$CLI" record -q -o "$T/e3trace" -- "$WL" --rate 100 --events 100000000 --until-file "$T/stop4" > /dev/null 2>&1 &
+rec=$!
+child_loaded() { traced=$(pgrep -P $rec) && loaded "$traced"; }
+traced=
+wait_for child_loaded || fail "the workload traced under record did not start"
+"$CLI" record --pid $traced -o "$T/e3" 2> "$T/e3.err" && fail "a program traced under record was accepted"
+grep -q "traced already.*record --attach" "$T/e3.err" || { cat "$T/e3.err"; fail "traced program: message"; }
+touch "$T/stop4"; wait $rec || fail "the recorded workload"
+for e in e1 e2 e3; do [ ! -e "$T/$e" ] || fail "a refused record --pid left $T/$e"; done
+[ -z "$(ls "$TRACEBUF_SHM_DIR" | grep tracebuf-pid-)" ] || { ls -l "$TRACEBUF_SHM_DIR"; fail "a refused record --pid left a session"; }
+echo PASS
