@@ -313,7 +313,7 @@ int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct reco
 		}
 		found = 1;
 		snprintf(t->lib, sizeof t->lib, "%s", m.path);
-		if (es.mask_size != sizeof(uint32_t) || es.req_size != sizeof(struct tb_attach_request)) {
+		if (es.mask_size < sizeof(uint32_t) || es.req_size != sizeof(struct tb_attach_request)) {
 			fclose(f);
 			return cli_error(cmd,
 					 "--pid %d (%s): %s is another version of libtracebuf (its attach request is %" PRIu64

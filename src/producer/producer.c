@@ -31,8 +31,13 @@
 #include "session/registry.h"
 
 /* 0 for ever in a program nobody attaches to; `record --pid` writes
- * TB_ATTACH_REQUESTED into it from outside (producer/attach.h) */
-uint32_t tb_disabled_mask = 0;
+ * TB_ATTACH_REQUESTED into it from outside (producer/attach.h).  Writable,
+ * so no longer in .rodata: it gets a cache line of its own (the alias of a
+ * 64-byte aligned line), so that no variable of the library or of a program
+ * linked statically that other threads write shares the line every disabled
+ * event loads (false sharing would make a disabled event a cache miss). */
+static uint32_t disabled_line[16] __attribute__((aligned(64), used));
+extern uint32_t tb_disabled_mask __attribute__((alias("disabled_line")));
 struct tb_attach_request tb_attach_request;
 
 static struct tb_session *prod;               /* acquire/release */
