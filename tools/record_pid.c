@@ -249,6 +249,34 @@ static int same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+static int vm_read(const struct record_pid *t, uint64_t addr, void *buf, size_t len);
+
+/* What to do when reading or writing the process is refused (its maps, process_vm_readv/writev). */
+static int vm_error(const char *cmd, const struct record_pid *t, const char *what, int err)
+{
+	if (err == EPERM || err == EACCES) {
+		char scope[32] = "no Yama here";
+		int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t n = read(fd, scope, sizeof scope - 1);
+			char v[8] = "";
+			if (n > 0 && n < (ssize_t)sizeof v) {
+				memcpy(v, scope, (size_t)n);
+				v[n] = 0;
+				v[strcspn(v, "\n")] = 0;
+				snprintf(scope, sizeof scope, "here: %s", v);
+			}
+			close(fd);
+		}
+		return cli_error(cmd,
+				 "cannot %s process %d (%s): %s: attaching needs ptrace permission over it: run as root (or "
+				 "with CAP_SYS_PTRACE), or as its user with /proc/sys/kernel/yama/ptrace_scope 0 (%s), "
+				 "or let the program call prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)",
+				 what, (int)t->pid, t->comm, strerror(err), scope);
+	}
+	return cli_error(cmd, "cannot %s process %d (%s): %s", what, (int)t->pid, t->comm, strerror(err));
+}
+
 int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct record_pid *t)
 {
 	memset(t, 0, sizeof *t);
@@ -283,6 +311,8 @@ int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct reco
 	char path[64], line[PATH_MAX + 128];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
+	if (!f && (errno == EACCES || errno == EPERM))
+		return vm_error(cmd, t, "read the memory map of", errno);
 	if (!f)
 		return cli_error(cmd, "--pid %d: cannot read %s: %s", (int)pid, path, strerror(errno));
 	char other[PATH_MAX] = "";
@@ -342,28 +372,16 @@ int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct reco
 	    !writable_at(pid, t->req_addr, sizeof(struct tb_attach_request)))
 		return cli_error(cmd, "--pid %d (%s): the symbols of %s do not fall in writable memory of the process "
 				 "(the file was replaced since it was loaded?)", (int)pid, t->comm, t->lib);
+	/* the permission to write is the permission to read (ptrace access):
+	 * asked here, before anything is created */
+	uint32_t mask = 0;
+	int err = vm_read(t, t->mask_addr, &mask, sizeof mask);
+	if (err)
+		return vm_error(cmd, t, "read the memory of", err);
+	if (mask != 0 && mask != TB_ATTACH_REQUESTED)
+		return cli_error(cmd, "--pid %d (%s): its tb_disabled_mask holds %#x, not 0: refusing to touch it", (int)pid,
+				 t->comm, mask);
 	return 0;
-}
-
-/* What to do when process_vm_readv/writev is refused. */
-static int vm_error(const char *cmd, const struct record_pid *t, const char *what, int err)
-{
-	if (err == EPERM || err == EACCES) {
-		char scope[16] = "absent";
-		int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			ssize_t n = read(fd, scope, sizeof scope - 1);
-			scope[n > 0 ? n : 0] = 0;
-			scope[strcspn(scope, "\n")] = 0;
-			close(fd);
-		}
-		return cli_error(cmd,
-				 "cannot %s process %d (%s): %s: attaching needs ptrace permission over it: run as root (or "
-				 "with CAP_SYS_PTRACE), or as its user with /proc/sys/kernel/yama/ptrace_scope 0 (here: %s), "
-				 "or let the program call prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)",
-				 what, (int)t->pid, t->comm, strerror(err), scope);
-	}
-	return cli_error(cmd, "cannot %s process %d (%s): %s", what, (int)t->pid, t->comm, strerror(err));
 }
 
 static int vm_write(const struct record_pid *t, uint64_t addr, const void *buf, size_t len)

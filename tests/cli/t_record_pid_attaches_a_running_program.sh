@@ -4,12 +4,14 @@
 # next event; every event written after the attach is in the trace or counted lost, exactly
 # (tb-verify, babeltrace2); the recorder killed -9 while attached leaves the program running,
 # its output as without tracebuf, and a second `record --pid` takes the session over and gets
-# the later events, the identity holding over both recorders; a normal stop switches the
+# the later events, the identity holding over both recorders; threads and signal handlers
+# racing to attach, into a fallback session, leave a whole trace; a normal stop switches the
 # program's events off and a third `record --pid` switches them on again.  Refused, clearly:
-# no such process, a process without libtracebuf, a program traced under `record`.
+# no such process, a process without libtracebuf, a program traced under `record`, a recorder
+# without ptrace permission.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
-trap 'touch "$T/stop1" "$T/stop2" "$T/stop3" "$T/stop4" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
+trap 'touch "$T/stop1" "$T/stop1b" "$T/stop2" "$T/stop3" "$T/stop4" "$T/stop5" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
 
 # the first seq, the last seq and the count of workload:tick events in trace DIR
 seqs() { "$CLI" dump "$1" | sed -n 's/.*workload:tick: { thread = 0, seq = \([0-9]*\),.*/\1/p' |
@@ -62,6 +64,28 @@ echo "run 1: written $N, trace seq $lo..$hi ($n events)"
 "$VERIFY" --written $((N - lo)) "$T/d1" || fail "identity after the attach"
 bt2_check "$T/d1" $((N - lo))
 [ ! -e "$S" ] || fail "the session file of an ended program was left"
+
+# ---- 1b. threads and signal handlers racing to attach, a fallback (no rseq) session --------
+# 4 threads and their SIGALRM handlers (every 200 us) all write while the attach runs: one
+# attaches, the others drop their event; the trace is whole (tb-verify: no duplicate, every
+# payload checks), the program's own count goes on to the end
+env -u TRACEBUF_SESSION "$WL" --threads 4 --signals --signal-us 200 --rate 2000 --events 100000000 \
+	--until-file "$T/stop1b" > "$T/w1b.out" 2> "$T/w1b.err" &
+w1b=$!
+wait_for loaded $w1b || fail "workload 1b not started"
+TRACEBUF_NO_RSEQ=1 "$CLI" record --pid $w1b -o "$T/d1b" 2> "$T/r1b.err" &
+r1b=$!
+wait_said "process $w1b .* attached" "$T/r1b.err" $r1b "no attach (threads, signals, fallback)"
+S1b=$(sed -n 's/.*(session \([^;]*\);.*/\1/p' "$T/r1b.err")
+"$CLI" stat "$S1b" | grep -q "protocol fallback" || fail "TRACEBUF_NO_RSEQ=1: not a fallback session"
+wait_for written_at_least "$S1b" 2000 || fail "no event written after the attach (1b)"
+touch "$T/stop1b"
+wait $w1b || fail "workload 1b failed"
+wait $r1b || { cat "$T/r1b.err"; fail "record --pid (1b)"; }
+[ ! -s "$T/w1b.err" ] || { cat "$T/w1b.err"; fail "the program printed to stderr (1b)"; }
+[ -n "$(written_of "$T/w1b.out")" ] || fail "the program did not finish its count (1b)"
+"$VERIFY" "$T/d1b" || fail "trace of a program attached by threads and signal handlers"
+[ "$("$CLI" dump "$T/d1b" | grep -c 'workload:signal:')" -gt 0 ] || fail "no event of a signal handler after the attach"
 
 # ---- 2. recorder killed -9; a second record --pid takes over ---------------------------------
 env -u TRACEBUF_SESSION "$WL" --rate 2000 --events 100000000 --until-file "$T/stop2" > "$T/w2.out" 2> "$T/w2.err" &
@@ -136,6 +160,22 @@ wait_for child_loaded || fail "the workload traced under record did not start"
 "$CLI" record --pid $traced -o "$T/e3" 2> "$T/e3.err" && fail "a program traced under record was accepted"
 grep -q "traced already.*record --attach" "$T/e3.err" || { cat "$T/e3.err"; fail "traced program: message"; }
 touch "$T/stop4"; wait $rec || fail "the recorded workload"
-for e in e1 e2 e3; do [ ! -e "$T/$e" ] || fail "a refused record --pid left $T/$e"; done
+# refused ptrace access (a recorder without CAP_SYS_PTRACE, the program with it): says the pid,
+# errno and what to do, and creates nothing.  Needs root and setpriv to set it up.
+env -u TRACEBUF_SESSION "$WL" --rate 100 --events 100000000 --until-file "$T/stop5" > /dev/null 2>&1 &
+w5=$!
+wait_for loaded $w5 || fail "workload 5 not started"
+cap=$(sed -n 's/^CapPrm:[[:space:]]*//p' /proc/$w5/status)
+if command -v setpriv > /dev/null && setpriv --bounding-set=-sys_ptrace true 2> /dev/null &&
+	[ $(( 0x$cap & (1 << 19) )) -ne 0 ]; then
+	setpriv --bounding-set=-sys_ptrace "$CLI" record --pid $w5 -o "$T/e4" 2> "$T/e4.err" &&
+		fail "a recorder without ptrace permission was accepted"
+	grep -q "process $w5 (.*): Operation not permitted: attaching needs ptrace permission.*ptrace_scope.*PR_SET_PTRACER" "$T/e4.err" ||
+		{ cat "$T/e4.err"; fail "refused ptrace access: message"; }
+else
+	echo "  (ptrace refusal not checked: needs root with CAP_SYS_PTRACE and setpriv)"
+fi
+touch "$T/stop5"; wait $w5
+for e in e1 e2 e3 e4; do [ ! -e "$T/$e" ] || fail "a refused record --pid left $T/$e"; done
 [ -z "$(ls "$TRACEBUF_SHM_DIR" | grep tracebuf-pid-)" ] || { ls -l "$TRACEBUF_SHM_DIR"; fail "a refused record --pid left a session"; }
 echo PASS
