@@ -672,6 +672,7 @@ static int pid_progress(struct record_pid *tp, int quiet)
 			cli_msg(stderr, "tracebuf %s: process %d (%s) attached", rec_name, (int)tp->pid, tp->comm);
 		return 0;
 	}
+	tp->refused = 1;
 	if (st == -1)
 		cli_error(rec_name, "process %d (%s) refused the session: %s", (int)tp->pid, tp->comm, msg);
 	else
@@ -938,17 +939,17 @@ static int run_pid(struct rec_opts *o)
 	record_print_warnings(e);
 	if (!o->quiet)
 		record_summary(s, e, o->out, record_now_s() - t0, !alive);
-	if (!o->quiet && alive)
+	if (!o->quiet && alive && !tp.refused)
 		cli_msg(stderr, "tracebuf %s: process %d runs on; its events are off (tracebuf record --pid %d takes them "
 			"again)", rec_name, (int)tp.pid, (int)tp.pid);
 	if (o->out && o->out == o->outbuf && !o->quiet)
 		fprintf(stderr, "tracebuf %s: trace in %s (tracebuf report %s)\n", rec_name, o->out, o->out);
 	if (rc < 0)
 		cli_error(rec_name, "%s", tb_engine_errmsg(e));
-	int code = rc < 0 || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
-		   : record_damaged_input(e)			  ? TB_EXIT_PARTIAL
-								  : TB_EXIT_OK;
-	if (!alive)
+	int code = rc < 0 || tp.refused || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
+		   : record_damaged_input(e)				       ? TB_EXIT_PARTIAL
+										       : TB_EXIT_OK;
+	if (!alive || (tp.refused && !takeover)) /* a refused session is not mapped by the program */
 		tb_session_unlink(s);
 	tb_engine_destroy(e);
 	tb_session_close(s);

@@ -22,6 +22,7 @@ struct record_pid {
 	int exists;                /* that file exists (an earlier record --pid made it) */
 	int mapped;                /* the program maps it: attached already */
 	int said;                  /* the attach (or its refusal) was said */
+	int refused;               /* the program refused the session (said) */
 };
 
 /* Everything that can be refused before anything is created: the process

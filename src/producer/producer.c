@@ -238,7 +238,7 @@ __attribute__((noinline, cold)) void tb_attach_poll(void)
 		int rc = tb_session_attach(path, TB_ATTACH_NO_GUARD_ | TB_ATTACH_SIGSAFE_, &s);
 		if (rc == 0 && s->protocol == TB_PROTO_RSEQ && tb_rseq_cpu() < 0)
 			rc = tb_fail(-ENOTSUP, "session %s uses rseq, which this process does not have (valgrind, seccomp, "
-					       "glibc.pthread.rseq=0)", path);
+					       "glibc.pthread.rseq=0): run record --pid with TRACEBUF_NO_RSEQ=1", path);
 		if (rc == 0)
 			rc = use_locked(s);
 		if (rc < 0 && s) {

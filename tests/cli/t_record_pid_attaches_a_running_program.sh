@@ -11,7 +11,7 @@
 # without ptrace permission.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
-trap 'touch "$T/stop1" "$T/stop1b" "$T/stop2" "$T/stop3" "$T/stop4" "$T/stop5" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
+trap 'touch "$T/stop1" "$T/stop1b" "$T/stop2" "$T/stop3" "$T/stop4" "$T/stop5" "$T/stop6" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
 
 # the first seq, the last seq and the count of workload:tick events in trace DIR
 seqs() { "$CLI" dump "$1" | sed -n 's/.*workload:tick: { thread = 0, seq = \([0-9]*\),.*/\1/p' |
@@ -160,6 +160,27 @@ wait_for child_loaded || fail "the workload traced under record did not start"
 "$CLI" record --pid $traced -o "$T/e3" 2> "$T/e3.err" && fail "a program traced under record was accepted"
 grep -q "traced already.*record --attach" "$T/e3.err" || { cat "$T/e3.err"; fail "traced program: message"; }
 touch "$T/stop4"; wait $rec || fail "the recorded workload"
+# a program without rseq (glibc.pthread.rseq=0) refuses an rseq session: said, with the way
+# out, exit 1, nothing left; it runs on and TRACEBUF_NO_RSEQ=1 attaches it
+env -u TRACEBUF_SESSION GLIBC_TUNABLES=glibc.pthread.rseq=0 "$WL" --rate 1000 --events 100000000 \
+	--until-file "$T/stop6" > "$T/w6.out" 2> "$T/w6.err" &
+w6=$!
+wait_for loaded $w6 || fail "workload 6 not started"
+if TRACEBUF_NO_RSEQ= "$CLI" record --pid $w6 -o "$T/e5" 2> "$T/e5.err"; then
+	grep -q "refused" "$T/e5.err" && fail "a refused attach exited 0"
+	echo "  (the recorder's own session uses no rseq here: rseq refusal not checked)"
+else
+	grep -q "process $w6 (.*) refused the session: .*rseq.*TRACEBUF_NO_RSEQ=1" "$T/e5.err" ||
+		{ cat "$T/e5.err"; fail "a program without rseq: message"; }
+	[ -z "$(ls "$TRACEBUF_SHM_DIR" | grep "tracebuf-pid-$w6-")" ] || fail "a refused session was left"
+	TRACEBUF_NO_RSEQ=1 "$CLI" record --pid $w6 -o "$T/d6" 2> "$T/r6.err" &
+	r6=$!
+	wait_said "process $w6 .* attached" "$T/r6.err" $r6 "no attach with TRACEBUF_NO_RSEQ=1 after a refusal"
+fi
+touch "$T/stop6"; wait $w6 || fail "the program without rseq failed"
+[ ! -s "$T/w6.err" ] || { cat "$T/w6.err"; fail "the program without rseq printed to stderr"; }
+wait
+
 # refused ptrace access (a recorder without CAP_SYS_PTRACE, the program with it): says the pid,
 # errno and what to do, and creates nothing.  Needs root and setpriv to set it up.
 env -u TRACEBUF_SESSION "$WL" --rate 100 --events 100000000 --until-file "$T/stop5" > /dev/null 2>&1 &
