@@ -5,13 +5,14 @@
 # (tb-verify, babeltrace2); the recorder killed -9 while attached leaves the program running,
 # its output as without tracebuf, and a second `record --pid` takes the session over and gets
 # the later events, the identity holding over both recorders; threads and signal handlers
-# racing to attach, into a fallback session, leave a whole trace; a normal stop switches the
+# racing to attach, into a fallback session, leave a whole trace; a C++ program's spans are
+# traced from the attach on; a normal stop switches the
 # program's events off and a third `record --pid` switches them on again.  Refused, clearly:
 # no such process, a process without libtracebuf, a program traced under `record`, a recorder
 # without ptrace permission.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
-trap 'touch "$T/stop1" "$T/stop1b" "$T/stop2" "$T/stop3" "$T/stop4" "$T/stop5" "$T/stop6" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
+trap 'touch "$T/stop1" "$T/stop1b" "$T/stop2" "$T/stop3" "$T/stop4" "$T/stop5" "$T/stop6" "$T/stop7" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
 
 # the first seq, the last seq and the count of workload:tick events in trace DIR
 seqs() { "$CLI" dump "$1" | sed -n 's/.*workload:tick: { thread = 0, seq = \([0-9]*\),.*/\1/p' |
@@ -143,6 +144,54 @@ wait_for dumped_at_least "$T/d3b" 100 ||
 	fail "the events switched off at the stop did not come back"
 touch "$T/stop3"
 wait $w3; wait $r3b || { cat "$T/r3b.err"; fail "record --pid (3b)"; }
+
+# ---- 3b. a C++ program (spans in scope objects), when a C++ compiler is here ---------------
+CXX=$(command -v g++ || command -v clang++ || true)
+san=$(sed -n 's/^TB_SANITIZE:STRING=//p' "${TB_BUILD:-/nonexistent}/CMakeCache.txt" 2> /dev/null)
+if [ -n "$CXX" ] && [ -n "${TB_BUILD:-}" ] && [ -n "${TB_SRC:-}" ]; then
+	cat > "$T/cxx.cpp" <<'CXXEOF'
+#include <cstdio>
+#include <unistd.h>
+#include <tracebuf/event.h>
+TB_SPAN(cxx, step, (u64, n))
+int main(int argc, char **argv)
+{
+	unsigned long n = 0;
+	for (; access(argv[argc - 1], F_OK) != 0; n++) {
+		TB_SPAN_SCOPE(cxx, step, n);
+		usleep(500);
+	}
+	std::printf("written: %lu\n", n);
+	return 0;
+}
+CXXEOF
+	$CXX -std=c++17 -O2 ${san:+-fsanitize=$san} -I"$TB_SRC/include" "$T/cxx.cpp" -o "$T/cxx" -L"$TB_BUILD" -ltracebuf \
+		-Wl,-rpath,"$TB_BUILD" || fail "building the C++ program"
+	env -u TRACEBUF_SESSION "$T/cxx" "$T/stop7" > "$T/w7.out" 2> "$T/w7.err" &
+	w7=$!
+	wait_for loaded $w7 || fail "C++ program not started"
+	"$CLI" record --pid $w7 -o "$T/d7" 2> "$T/r7.err" &
+	r7=$!
+	wait_said "process $w7 .* attached" "$T/r7.err" $r7 "no attach of the C++ program"
+	S7=$(sed -n 's/.*(session \([^;]*\);.*/\1/p' "$T/r7.err")
+	wait_for written_at_least "$S7" 200 || fail "no span written after the attach (C++)"
+	touch "$T/stop7"; wait $w7 || fail "C++ program failed"
+	wait $r7 || { cat "$T/r7.err"; fail "record --pid of the C++ program"; }
+	[ ! -s "$T/w7.err" ] || { cat "$T/w7.err"; fail "the C++ program printed to stderr"; }
+	"$CLI" dump "$T/d7" > "$T/d7.txt" || fail "dump of the C++ program's trace"
+	nb=$(grep -c 'cxx:step_begin:' "$T/d7.txt"); ne=$(grep -c 'cxx:step_end:' "$T/d7.txt")
+	if command -v babeltrace2 > /dev/null; then # (tb-verify knows the workload's classes only)
+		babeltrace2 "$T/d7" 2> "$T/bt7.err" | grep -c 'cxx:step_' > "$T/bt7.n" || true
+		[ "$(cat "$T/bt7.n")" = $((nb + ne)) ] || { cat "$T/bt7.err"; fail "babeltrace2 reads $(cat "$T/bt7.n") C++ events, dump $((nb + ne))"; }
+	fi
+	echo "C++: $nb span begins, $ne ends after the attach"
+	[ "$nb" -ge 100 ] && [ $((ne - nb)) -ge 0 ] && [ $((ne - nb)) -le 1 ] ||
+		fail "C++ spans: $nb begins, $ne ends (an end may come without its begin: the attach between them)"
+	last=$(sed -n 's/.*cxx:step_begin: { n = \([0-9]*\) }.*/\1/p' "$T/d7.txt" | tail -1)
+	[ "$last" = $(($(written_of "$T/w7.out") - 1)) ] || fail "the C++ program's last span ($last) is not in the trace"
+else
+	echo "  (no C++ compiler: the C++ program not checked)"
+fi
 
 # ---- 4. refusals --------------------------------------------------------------------------
 sh -c 'exit 0' & gone=$!; wait $gone
