@@ -917,7 +917,7 @@ static int run_pid(struct rec_opts *o)
 		if (!o->quiet)
 			cli_msg(stderr, "tracebuf %s: process %d (%s) is attached to %s already: taken over", rec_name,
 				(int)tp.pid, tp.comm, tp.session);
-	} else if ((rc = record_pid_request(rec_name, &tp))) {
+	} else if (record_pid_request(rec_name, &tp)) {
 		tb_engine_finish(e, 0);
 		tb_engine_destroy(e);
 		goto fail;

@@ -96,11 +96,15 @@ static long proc_euid(pid_t pid)
 		return -1;
 	long euid = -1;
 	while (fgets(line, sizeof line, f)) {
-		unsigned long r, e;
-		if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
+		if (strncmp(line, "Uid:", 4))
+			continue;
+		char *end;
+		errno = 0;
+		strtoul(line + 4, &end, 10); /* real */
+		unsigned long e = strtoul(end, &end, 10);
+		if (!errno && e <= 0xffffffffu)
 			euid = (long)e;
-			break;
-		}
+		break;
 	}
 	fclose(f);
 	return euid;
@@ -193,20 +197,32 @@ struct map_line {
 	char path[PATH_MAX];
 };
 
+/* "START-END PERMS OFFSET DEV INODE   PATH" (the kernel's format) */
 static int parse_map_line(const char *line, struct map_line *m)
 {
-	int pos = 0;
-	unsigned long long s, e, o;
+	char *p;
 	m->path[0] = 0;
-	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, m->perms, &o, &pos) < 4)
+	m->start = strtoull(line, &p, 16);
+	if (*p != '-')
 		return -1;
-	m->start = s;
-	m->end = e;
-	m->off = o;
-	if (pos > 0) {
-		snprintf(m->path, sizeof m->path, "%s", line + pos);
-		m->path[strcspn(m->path, "\n")] = 0;
+	m->end = strtoull(p + 1, &p, 16);
+	if (*p != ' ')
+		return -1;
+	p++;
+	size_t pl = strcspn(p, " ");
+	if (pl < 4 || pl >= sizeof m->perms)
+		return -1;
+	memcpy(m->perms, p, pl);
+	m->perms[pl] = 0;
+	p += pl;
+	m->off = strtoull(p, &p, 16);
+	for (int field = 0; field < 2; field++) { /* dev, inode */
+		p += strspn(p, " ");
+		p += strcspn(p, " \n");
 	}
+	p += strspn(p, " ");
+	snprintf(m->path, sizeof m->path, "%s", p);
+	m->path[strcspn(m->path, "\n")] = 0;
 	return 0;
 }
 
@@ -386,6 +402,7 @@ int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct reco
 
 static int vm_write(const struct record_pid *t, uint64_t addr, const void *buf, size_t len)
 {
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the other process */
 	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_writev(t->pid, &local, 1, &remote, 1, 0);
 	if (n == (ssize_t)len)
@@ -395,6 +412,7 @@ static int vm_write(const struct record_pid *t, uint64_t addr, const void *buf, 
 
 static int vm_read(const struct record_pid *t, uint64_t addr, void *buf, size_t len)
 {
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the other process */
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
 	if (n == (ssize_t)len)
@@ -475,18 +493,23 @@ void record_pid_sweep(const char *cmd, const char *dir, int quiet)
 		return;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		int pid = 0;
-		unsigned long long start = 0;
-		int used = 0;
-		if (sscanf(de->d_name, "tracebuf-pid-%d-%llu%n", &pid, &start, &used) != 2 || de->d_name[used] || pid <= 0)
+		if (strncmp(de->d_name, "tracebuf-pid-", 13) || de->d_name[13] < '1' || de->d_name[13] > '9')
 			continue;
-		struct record_pid t = { .pid = pid, .start = start };
+		char *end;
+		errno = 0;
+		long pid = strtol(de->d_name + 13, &end, 10);
+		if (errno || *end != '-' || pid > INT32_MAX || end[1] < '0' || end[1] > '9')
+			continue;
+		unsigned long long start = strtoull(end + 1, &end, 10);
+		if (errno || *end)
+			continue;
+		struct record_pid t = { .pid = (pid_t)pid, .start = start };
 		struct stat sb;
 		if (record_pid_alive(&t) || fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(sb.st_mode) || sb.st_uid != geteuid())
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0 && !quiet)
-			cli_msg(stderr, "tracebuf %s: removed %s/%s, the session of process %d, which is gone", cmd, dir,
+			cli_msg(stderr, "tracebuf %s: removed %s/%s, the session of process %ld, which is gone", cmd, dir,
 				de->d_name, pid);
 	}
 	closedir(d);
