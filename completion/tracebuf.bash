@@ -27,11 +27,12 @@ _tracebuf()
 	--snapshot-on-signal) COMPREPLY=($(compgen -W "USR1 USR2 RTMIN" -- "$cur")); return ;;
 	-o | --output | --shm-dir | --snapshot-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--session | --attach) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--pid) COMPREPLY=($(compgen -W "$(ps -o pid= -u "$(id -u)" 2>/dev/null)" -- "$cur")); return ;;
 	esac
 	local opts
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
-		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --relay --session-name --hostname
+		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --pid --relay --session-name --hostname
 		      --live-timer --relay-timeout --snapshot-dir --after --min-interval --max-snapshots --max-size
 		      --snapshot-on-signal --no-snapshot-on-crash --snapshot-on-failure --kernel --kernel-all --kernel-pages -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;

@@ -2,6 +2,7 @@
 /*
  * cmd_record.c - tracebuf record [opts] -o DIR -- CMD [ARGS]
  *                tracebuf record --attach SESSION -o DIR
+ *                tracebuf record --pid PID [-o DIR]
  *
  * Creates a session, runs CMD with TRACEBUF_SESSION=<session file> (the
  * library in CMD and in every child attaches by itself), drains the rings
@@ -10,6 +11,8 @@
  * SIGINT/SIGTERM/SIGHUP/SIGQUIT that it forwards to CMD like a shell) in
  * sigtimedwait(); the engine's threads do the draining.  What it prints
  * (status line, summary, warnings) is record_report.c.  See docs/RECORDER.md.
+ * --pid attaches a program already running (record_pid.c; docs/DESIGN.md,
+ * "Attaching to a running program").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +39,7 @@
 #include "kernel/kernel.h"
 #include "relay/relay.h"
 #include "record_flight.h"
+#include "record_pid.h"
 #include "record_report.h"
 
 extern char **environ;
@@ -50,6 +54,7 @@ static void record_usage(FILE *f)
 		"usage: tracebuf record [options] [-o DIR] -- CMD [ARGS...]\n"
 		"       tracebuf record [options] --relay URL [-o DIR] -- CMD [ARGS...]\n"
 		"       tracebuf record --attach SESSION [options] -o DIR | --relay URL\n"
+		"       tracebuf record --pid PID [options] [-o DIR]\n"
 		"\n"
 		"Runs CMD with TRACEBUF_SESSION set, so that CMD and all its children write to a new\n"
 		"session, and drains it into DIR (CTF 1.8, readable by babeltrace2).  Exits with\n"
@@ -82,6 +87,12 @@ static void record_usage(FILE *f)
 		"  --shm-dir DIR             directory of the session file ($TRACEBUF_SHM_DIR)\n"
 		"  --attach SESSION          drain an existing session instead of running CMD; DIR may\n"
 		"                            hold the trace a killed consumer left: it is continued\n"
+		"  --pid PID                 trace a program that is already running (linked with\n"
+		"                            libtracebuf, started without tracebuf): it attaches at its\n"
+		"                            next event; ^C detaches, the program runs on.  A second\n"
+		"                            --pid takes over the session (DIR may hold the trace a\n"
+		"                            killed recorder left).  Needs ptrace permission over PID\n"
+		"                            (same user with yama ptrace_scope 0, or root)\n"
 		"  -q, --quiet               no status line, no summary\n"
 		"  --relay net://HOST[:CONTROL_PORT[:DATA_PORT]]\n"
 		"                            also stream every packet to LTTng's relay daemon\n"
@@ -114,12 +125,13 @@ enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
 	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_RELAY_TIMEOUT, OPT_KERNEL,
-	OPT_KERNEL_ALL, OPT_KERNEL_PAGES,
+	OPT_KERNEL_ALL, OPT_KERNEL_PAGES, OPT_PID,
 };
 
 struct rec_opts {
 	const char *out;
 	const char *attach;
+	pid_t pid; /* --pid */
 	const char *session_path;
 	const char *shm_dir;
 	struct tb_channel_opts chan[TB_MAX_CHANNELS];
@@ -246,6 +258,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "session", required_argument, 0, OPT_SESSION },
 		{ "shm-dir", required_argument, 0, OPT_SHM_DIR },
 		{ "attach", required_argument, 0, OPT_ATTACH },
+		{ "pid", required_argument, 0, OPT_PID },
 		{ "relay", required_argument, 0, OPT_RELAY },
 		{ "session-name", required_argument, 0, OPT_RELAY_NAME },
 		{ "hostname", required_argument, 0, OPT_RELAY_HOST },
@@ -326,6 +339,11 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case OPT_SESSION: o->session_path = optarg; break;
 		case OPT_SHM_DIR: o->shm_dir = optarg; break;
 		case OPT_ATTACH: o->attach = optarg; break;
+		case OPT_PID:
+			if (cli_parse_uint(optarg, INT32_MAX, &v) < 0 || v == 0)
+				return usage_error("--pid %s: want a process id (a positive number)", optarg);
+			o->pid = (pid_t)v;
+			break;
 		case OPT_RELAY: {
 			char host[256];
 			unsigned cp, dp;
@@ -384,6 +402,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			return usage_error("%s", "unknown option");
 		}
 	}
+	if (o->pid && o->attach)
+		return usage_error("%s", "--attach SESSION or --pid PID, not both");
 	if (!o->out && o->attach && !o->relay_url)
 		return usage_error("%s", "no output: give -o DIR, or --relay URL, or both");
 	if (!o->out && !o->relay_url && !o->flight.dir) { /* a new trace-YYYYMMDD-HHMMSS here, said in the summary */
@@ -410,9 +430,21 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			return usage_error("--attach drains an existing session: no command (got '%s')", argv[optind]);
 		return 0;
 	}
-	if (optind >= argc)
+	if (o->pid) {
+		if (o->session_path)
+			return usage_error("%s", "--pid names its session itself (SHM_DIR/tracebuf-pid-PID-START): no --session");
+		if (optind < argc)
+			return usage_error("--pid traces a running program: no command (got '%s')", argv[optind]);
+		if (o->kernel)
+			return usage_error("%s", "--kernel is not available with --pid yet");
+		if (o->flight.given)
+			return usage_error("%s", "--snapshot-dir and its options are not available with --pid yet (take "
+					   "snapshots with tracebuf snapshot SESSION)");
+	} else if (optind >= argc) {
 		return usage_error("%s", "no command to trace: tracebuf record -o DIR -- CMD [ARGS]");
-	o->cmd = argv + optind;
+	} else {
+		o->cmd = argv + optind;
+	}
 	/* the shorthand options apply to the default channel, or to every
 	 * --channel where that did not say otherwise */
 	if (!o->nchan) {
@@ -432,6 +464,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			ch->vtid |= o->dflt.vtid; /* --vtid: every channel; :vtid: this one */
 		}
 	}
+	if (o->pid)
+		return 0;
 	if (o->kernel && !o->out && !o->relay_url)
 		return usage_error("%s", "--kernel writes the kernel's streams into the trace directory or to the relay "
 					 "daemon: give -o DIR or --relay URL (a flight recorder's snapshots do not take them yet)");
@@ -624,8 +658,32 @@ static void cmdline_of(char **argv, char *buf, size_t len)
  * of the session is alive or a signal asks to stop.  Returns CMD's wait status.
  */
 
+/* --pid: says once that the program attached, or why it refused; -1 refused */
+static int pid_progress(struct record_pid *tp, int quiet)
+{
+	if (tp->said)
+		return 0;
+	char msg[256];
+	int st = record_pid_state(tp, msg, sizeof msg);
+	if (st == 0)
+		return 0;
+	tp->said = 1;
+	if (st == 1) {
+		if (!quiet)
+			cli_msg(stderr, "tracebuf %s: process %d (%s) attached", rec_name, (int)tp->pid, tp->comm);
+		return 0;
+	}
+	tp->refused = 1;
+	if (st == -1)
+		cli_error(rec_name, "process %d (%s) refused the session: %s", (int)tp->pid, tp->comm, msg);
+	else
+		cli_error(rec_name, "process %d (%s): the request was withdrawn (by another tracebuf record --pid?)",
+			  (int)tp->pid, tp->comm);
+	return -1;
+}
+
 static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight *fl, pid_t pid, int show_status,
-		     double t0)
+		     double t0, struct record_pid *tp, int quiet)
 {
 	sigset_t set;
 	build_sigset(&set);
@@ -683,8 +741,12 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight
 		}
 		if (pid < 0)
 			break;
-		if (!pid && tb_session_live_procs(s, (uint32_t)getpid()) == 0)
+		if (tp) { /* --pid: until the program ends (or refuses) */
+			if (!record_pid_alive(tp) || pid_progress(tp, quiet) < 0)
+				break;
+		} else if (!pid && tb_session_live_procs(s, (uint32_t)getpid()) == 0) {
 			break;
+		}
 		if (show_status)
 			record_status_line(s, e, t0, &prev_ev, &prev_t);
 	}
@@ -748,7 +810,7 @@ static int run_attach(struct rec_opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)\n", path,
 			o->out ? o->out : o->relay_url);
-	wait_loop(s, e, NULL, 0, show, t0);
+	wait_loop(s, e, NULL, 0, show, t0, NULL, o->quiet);
 	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
 	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (live ? 0 : TB_FINISH_DEAD));
 	record_print_warnings(e);
@@ -769,6 +831,140 @@ static int run_attach(struct rec_opts *o)
 	return code;
 }
 
+/*
+ * --pid: a program already running.  The per-pid session is created (or,
+ * left by an earlier record --pid, taken over), drained as by --attach, and
+ * the program asked to attach at its next event (record_pid.c).  At the
+ * end, with the program still running, its events are switched off in the
+ * session (it writes nothing more, at the cost of a disabled event) and
+ * the session file stays for a later record --pid; once the program is
+ * gone, the file is removed.
+ */
+static int run_pid(struct rec_opts *o)
+{
+	struct record_pid tp;
+	record_pid_sweep(rec_name, o->shm_dir, o->quiet);
+	int rc = record_pid_find(rec_name, o->pid, o->shm_dir, &tp);
+	if (rc)
+		return rc;
+	struct tb_session *s = NULL;
+	int created = 0, takeover = tp.exists;
+	if (takeover) {
+		rc = tb_session_attach(tp.session, 0, &s);
+		if (rc < 0)
+			return cli_error(rec_name, "cannot take over %s (left by an earlier record --pid %d): %s", tp.session,
+					 (int)tp.pid, tb_errmsg());
+		uint32_t cpid = tb_session_consumer_pid(s);
+		if (cpid && cpid != (uint32_t)getpid() && cpid <= (uint32_t)INT32_MAX &&
+		    (kill((pid_t)cpid, 0) == 0 || errno == EPERM)) {
+			tb_session_close(s);
+			return cli_error(rec_name, "process %d is recorded already by process %u (session %s); stop it first",
+					 (int)tp.pid, cpid, tp.session);
+		}
+		if (!o->quiet && (o->nchan > 1 || o->dflt.sb_size || o->dflt.sb_count || o->dflt.mode))
+			cli_msg(stderr, "tracebuf %s: warning: the session %s exists: its channels are kept as they were "
+				"made (--channel, --sb-size, --sb-count, --mode ignored)", rec_name, tp.session);
+	} else {
+		struct stat sb;
+		if (o->out && stat(o->out, &sb) == 0 && !S_ISDIR(sb.st_mode))
+			return cli_error(rec_name, "output %s exists and is not a directory", o->out);
+		if (o->out && dir_usable(o->out, o->force))
+			return TB_EXIT_FAIL;
+		struct tb_session_opts so = { .size = sizeof so, .path = tp.session, .nchannels = o->nchan,
+					      .channels = o->chan };
+		rc = tb_session_create(&so, &s);
+		if (rc < 0)
+			return cli_error(rec_name, "cannot create the session: %s", tb_errmsg());
+	}
+	if (o->out && tb_output_dir(o->out, &created) < 0) {
+		cli_error(rec_name, "%s", tb_errmsg());
+		goto fail;
+	}
+	char cmdline[64];
+	snprintf(cmdline, sizeof cmdline, "%s", tp.comm);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tb_engine_env env[] = {
+		{ "recorder", "tracebuf record --pid", 0 },
+		{ "session_file", tp.session, 0 },
+		{ "cmd_pid", NULL, tp.pid },
+		{ "cmdline", cmdline, 0 },
+		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
+	};
+	struct tb_engine_cfg cfg = { .flags = takeover ? TB_ENG_RESUME : 0, .env = env, .nenv = 5,
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns };
+	struct tb_engine *e;
+	sigset_t set;
+	build_sigset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (tb_engine_create(s, o->out, &cfg, &e) < 0) {
+		cli_error(rec_name, "%s", tb_errmsg());
+		goto fail;
+	}
+	double t0 = record_now_s();
+	if (tb_engine_start(e) < 0) {
+		cli_error(rec_name, "%s", tb_errmsg());
+		tb_engine_destroy(e);
+		goto fail;
+	}
+	/* a session whose events an earlier record --pid switched off when it
+	 * stopped: on again, as this run asks */
+	for (unsigned ch = 0; takeover && ch < tb_session_nchannels(s); ch++)
+		if (tb_session_set_events(s, ch, o->dflt.events ? o->dflt.events : "*") < 0)
+			cli_error(rec_name, "warning: %s", tb_errmsg());
+	if (tp.mapped) {
+		tp.said = 1;
+		if (!o->quiet)
+			cli_msg(stderr, "tracebuf %s: process %d (%s) is attached to %s already: taken over", rec_name,
+				(int)tp.pid, tp.comm, tp.session);
+	} else if (record_pid_request(rec_name, &tp)) {
+		tb_engine_finish(e, 0);
+		tb_engine_destroy(e);
+		goto fail;
+	}
+	if (!o->quiet)
+		cli_msg(stderr, "tracebuf %s: recording process %d (%s) into %s (session %s; stop with ^C)%s", rec_name,
+			(int)tp.pid, tp.comm, o->out ? o->out : o->relay_url, tp.session,
+			tp.said ? "" : "; it attaches at its next event");
+	int show = !o->quiet && isatty(2);
+	wait_loop(s, e, NULL, 0, show, t0, &tp, o->quiet);
+	int alive = record_pid_alive(&tp);
+	int attached = tp.mapped || record_pid_state(&tp, NULL, 0) == 1;
+	if (alive && !attached)
+		record_pid_cancel(&tp);
+	if (alive)
+		for (unsigned ch = 0; ch < tb_session_nchannels(s); ch++)
+			tb_session_set_events(s, ch, "!*"); /* the program writes nothing more */
+	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (alive ? 0 : TB_FINISH_DEAD));
+	record_print_warnings(e);
+	if (!o->quiet)
+		record_summary(s, e, o->out, record_now_s() - t0, !alive);
+	if (!o->quiet && alive && !tp.refused)
+		cli_msg(stderr, "tracebuf %s: process %d runs on; its events are off (tracebuf record --pid %d takes them "
+			"again)", rec_name, (int)tp.pid, (int)tp.pid);
+	if (o->out && o->out == o->outbuf && !o->quiet)
+		fprintf(stderr, "tracebuf %s: trace in %s (tracebuf report %s)\n", rec_name, o->out, o->out);
+	if (rc < 0)
+		cli_error(rec_name, "%s", tb_engine_errmsg(e));
+	int code = rc < 0 || tp.refused || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
+		   : record_damaged_input(e)				       ? TB_EXIT_PARTIAL
+										       : TB_EXIT_OK;
+	if (!alive || (tp.refused && !takeover)) /* a refused session is not mapped by the program */
+		tb_session_unlink(s);
+	tb_engine_destroy(e);
+	tb_session_close(s);
+	return code;
+fail:
+	if (!takeover) {
+		tb_session_unlink(s);
+	}
+	tb_session_close(s);
+	if (created)
+		rmdir(o->out);
+	return TB_EXIT_FAIL;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct rec_opts o;
@@ -782,6 +978,8 @@ int cmd_record(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	if (o.attach)
 		return run_attach(&o);
+	if (o.pid)
+		return run_pid(&o);
 
 	/* signals: taken synchronously by the main thread (wait_loop); blocked
 	 * from here on, so that a SIGINT during start-up stays pending and is
@@ -928,7 +1126,7 @@ int cmd_record(int argc, char **argv)
 	err_pipe[0] = -1;
 
 	int show = !o.quiet && isatty(2);
-	int status = wait_loop(s, e, fl, pid, show, t0);
+	int status = wait_loop(s, e, fl, pid, show, t0, NULL, o.quiet);
 	/* the flight recorder first: a crash snapshot while the rings are all there */
 	int flight_failed = fl ? record_flight_end(fl, &o.flight, pid, status, o.quiet) : 0;
 	fl = NULL;

@@ -137,7 +137,11 @@ TB_API void tb_cancel(struct tb_reservation *r);
 /* TB_EVENT machinery (implementation detail below this line)              */
 /* ---------------------------------------------------------------------- */
 
-extern TB_API const uint32_t tb_disabled_mask;
+/* The mask of every class with no session: 0.  Writable data only so that
+ * `tracebuf record --pid` can ask a running program to attach (it writes a
+ * nonzero value from outside; the library resets it): a program never
+ * writes it, and TB_EVENT only loads it, as ever. */
+extern TB_API uint32_t tb_disabled_mask;
 
 /* field type codes, equal to enum tb_field_type in the format */
 #define TB__FT_u8 1

@@ -94,6 +94,9 @@ struct tb_session {
 	/* the registry lock was not obtained within its bound once (a stuck or
 	 * corrupted lock word): later attempts fail at once (registry.c) */
 	int reg_lock_broken;
+	/* this struct and `fast` were mmap()ed, not malloc()ed: the
+	 * async-signal-safe attach of record --pid (TB_ATTACH_SIGSAFE_) */
+	int sigsafe_alloc;
 };
 
 TB_HIDDEN int tb_session_fast_init(struct tb_session *s);
@@ -102,6 +105,10 @@ TB_HIDDEN int tb_session_fast_init(struct tb_session *s);
  * SIGBUS guard (an application that merely links the library keeps its
  * signal handlers).  Not in the public header. */
 #define TB_ATTACH_NO_GUARD_ (1u << 30)
+/* ... and for record --pid's attach, which runs in tb_emit() (maybe in a
+ * signal handler): the struct and its descriptors come from mmap(), not
+ * malloc() (an interrupted malloc may hold its lock).  Not public. */
+#define TB_ATTACH_SIGSAFE_ (1u << 29)
 
 static inline struct tb_ctl *tb_ctl_of(const struct tb_session *s, unsigned ch, unsigned cpu)
 {

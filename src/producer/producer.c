@@ -25,11 +25,20 @@
 #include <tracebuf/session.h>
 
 #include "core/labels.h"
+#include "producer/attach.h"
 #include "producer/producer.h"
 #include "ring/rseq.h"
 #include "session/registry.h"
 
-const uint32_t tb_disabled_mask = 0;
+/* 0 for ever in a program nobody attaches to; `record --pid` writes
+ * TB_ATTACH_REQUESTED into it from outside (producer/attach.h).  Writable,
+ * so no longer in .rodata: it gets a cache line of its own (the alias of a
+ * 64-byte aligned line), so that no variable of the library or of a program
+ * linked statically that other threads write shares the line every disabled
+ * event loads (false sharing would make a disabled event a cache miss). */
+static uint32_t disabled_line[16] __attribute__((aligned(64), used));
+extern uint32_t tb_disabled_mask __attribute__((alias("disabled_line")));
+struct tb_attach_request tb_attach_request;
 
 static struct tb_session *prod;               /* acquire/release */
 static int autoattach_status = 1;
@@ -114,6 +123,8 @@ void tb_class_register(struct tb_event_class *cls)
 	pthread_mutex_unlock(&classes_lock);
 }
 
+static int use_locked(struct tb_session *s);
+
 int tb_producer_use(struct tb_session *s)
 {
 	if (s && s->readonly)
@@ -124,9 +135,18 @@ int tb_producer_use(struct tb_session *s)
 			       "glibc.pthread.rseq=0): create the session with TRACEBUF_NO_RSEQ=1",
 			       s->path);
 	pthread_mutex_lock(&classes_lock);
+	int rc = use_locked(s);
+	pthread_mutex_unlock(&classes_lock);
+	return rc;
+}
+
+/* tb_producer_use() under classes_lock.  Async-signal-safe apart from the
+ * registry's robust lock and snprintf of names (docs/DESIGN.md, "Attaching
+ * to a running program"): record --pid's attach runs it from tb_emit(). */
+static int use_locked(struct tb_session *s)
+{
 	if (s && tb_proc_register(s) == -ETIMEDOUT) {
 		/* the registry lock is stuck: no class could ever be registered */
-		pthread_mutex_unlock(&classes_lock);
 		return -ETIMEDOUT; /* tb_errmsg() says which session */
 	}
 	if (s) /* never unmapped from now on (tb_session_close) */
@@ -150,8 +170,88 @@ int tb_producer_use(struct tb_session *s)
 		old->retired_next = retired;
 		retired = old;
 	}
-	pthread_mutex_unlock(&classes_lock);
 	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* record --pid: attach at the first event after a recorder asked          */
+/* ---------------------------------------------------------------------- */
+
+/* 1 while one thread attaches: the others (and a signal handler that
+ * interrupts it and writes an event) drop their event instead of waiting */
+static int attach_busy;
+
+static void attach_answer(int rc)
+{
+	if (rc < 0) {
+		const char *m = tb_errmsg();
+		size_t n = 0;
+		while (n < sizeof tb_attach_request.msg - 1 && m[n]) {
+			tb_attach_request.msg[n] = m[n];
+			n++;
+		}
+		tb_attach_request.msg[n] = 0;
+	}
+	/* relaxed: the recorder reads it with process_vm_readv after it saw
+	 * tb_disabled_mask go back to 0 (released below) */
+	__atomic_store_n(&tb_attach_request.result, rc, __ATOMIC_RELAXED);
+}
+
+/*
+ * Called by tb_emit() when an enabled class finds no producer session:
+ * record --pid asked (producer/attach.h).  One thread wins attach_busy and
+ * attaches, the event that brought each caller here is dropped (it was
+ * written before the attach).  Async-signal-safe as far as the attach can
+ * be (docs/DESIGN.md, "Attaching to a running program"): no malloc (the
+ * session struct is mmap()ed), no stdio, no lock this process may hold
+ * while interrupted: classes_lock is only tried, and when it is taken (a
+ * class being registered, maybe by the very thread this handler
+ * interrupted) the attach waits for a later event.  errno is preserved.
+ */
+__attribute__((noinline, cold)) void tb_attach_poll(void)
+{
+	/* acquire: the recorder wrote the request before this word (two
+	 * process_vm_writev calls in that order; x86-64 keeps stores in order) */
+	if (__atomic_load_n(&tb_disabled_mask, __ATOMIC_ACQUIRE) != TB_ATTACH_REQUESTED)
+		return;
+	int idle = 0;
+	/* acquire/release on attach_busy: the winner sees what the previous
+	 * winner wrote (prod, the masks) */
+	if (!__atomic_compare_exchange_n(&attach_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	int saved = errno;
+	int done = 1;
+	struct tb_attach_request *r = &tb_attach_request;
+	if (__atomic_load_n(&r->magic, __ATOMIC_RELAXED) != TB_ATTACH_MAGIC ||
+	    __atomic_load_n(&r->pid, __ATOMIC_RELAXED) != (uint32_t)getpid()) {
+		/* not a request for this process (a child forked while its parent
+		 * was asked inherits the words): forget it */
+	} else if (tb_producer_session()) {
+		attach_answer(0); /* attached meanwhile */
+	} else if (pthread_mutex_trylock(&classes_lock) != 0) {
+		done = 0; /* a class is being registered: at a later event */
+	} else {
+		char path[TB_ATTACH_PATH_MAX];
+		memcpy(path, r->path, sizeof path);
+		path[sizeof path - 1] = 0;
+		struct tb_session *s = NULL;
+		int rc = tb_session_attach(path, TB_ATTACH_NO_GUARD_ | TB_ATTACH_SIGSAFE_, &s);
+		if (rc == 0 && s->protocol == TB_PROTO_RSEQ && tb_rseq_cpu() < 0)
+			rc = tb_fail(-ENOTSUP, "session %s uses rseq, which this process does not have (valgrind, seccomp, "
+					       "glibc.pthread.rseq=0): run record --pid with TRACEBUF_NO_RSEQ=1", path);
+		if (rc == 0)
+			rc = use_locked(s);
+		if (rc < 0 && s) {
+			/* never published: nobody of this process uses it */
+			tb_session_close(s);
+		}
+		pthread_mutex_unlock(&classes_lock);
+		attach_answer(rc);
+	}
+	if (done) /* release: after prod and every class mask (use_locked) */
+		__atomic_store_n(&tb_disabled_mask, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&attach_busy, 0, __ATOMIC_RELEASE);
+	errno = saved;
 }
 
 /* tb_emit() when it is not one record to one channel by the fast path:
@@ -179,8 +279,12 @@ static __attribute__((noinline)) void emit_slow(struct tb_session *s, struct tb_
 void tb_emit(struct tb_event_class *cls, const void *payload, size_t len, uint32_t truncated)
 {
 	struct tb_session *s = tb_producer_session();
-	if (!s)
+	if (__builtin_expect(!s, 0)) {
+		/* a class enabled with no session: tb_disabled_mask made nonzero
+		 * by record --pid (a tail call: the path above is unchanged) */
+		tb_attach_poll();
 		return;
+	}
 	/* relaxed: the mask points into the session published by the acquire
 	 * load above (tb_producer_use stores the class's mask pointer first) */
 	uint32_t mask = __atomic_load_n(cls->mask, __ATOMIC_RELAXED) & ((1u << s->nchannels) - 1);

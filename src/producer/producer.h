@@ -22,4 +22,9 @@ TB_HIDDEN void tb_thread_name_first(struct tb_session *s, unsigned ch);
  * channel with attribution. */
 TB_HIDDEN void tb_thread_renamed(uint32_t tid, const char *name);
 
+/* record --pid (producer/attach.h): tb_emit() found no producer session
+ * while a class was enabled; attaches when a recorder asked.  As
+ * async-signal-safe as the attach can be (producer.c). */
+TB_HIDDEN void tb_attach_poll(void);
+
 #endif

@@ -3,6 +3,7 @@
 #include "session/registry.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -235,11 +236,14 @@ int tb_proc_register(struct tb_session *s)
 	struct timespec t;
 	clock_gettime(CLOCK_REALTIME, &t);
 	e->attach_realtime_ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-	FILE *f = fopen("/proc/self/comm", "re");
-	if (f) {
-		if (fgets(e->comm, sizeof e->comm, f))
-			e->comm[strcspn(e->comm, "\n")] = 0;
-		fclose(f);
+	/* open/read, not stdio: record --pid's attach runs this from tb_emit(),
+	 * possibly in a signal handler (fopen allocates) */
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t got = read(fd, e->comm, sizeof e->comm - 1);
+		e->comm[got > 0 ? got : 0] = 0;
+		e->comm[strcspn(e->comm, "\n")] = 0;
+		close(fd);
 	}
 	char exe[PATH_MAX];
 	ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);

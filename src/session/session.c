@@ -54,6 +54,31 @@ int tb_map_file(int fd, uint64_t size, int readonly, uint8_t **out)
 	return 0;
 }
 
+/* Zeroed memory for a session struct or its descriptors: calloc(), or with
+ * `sigsafe` an anonymous mapping (async-signal-safe: a system call). */
+static void *sess_alloc(size_t n, int sigsafe)
+{
+	if (!sigsafe)
+		return calloc(1, n);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void sess_free(void *p, size_t n, int sigsafe)
+{
+	if (!sigsafe)
+		free(p);
+	else if (p)
+		munmap(p, n);
+}
+
+static void sess_free_struct(struct tb_session *s)
+{
+	if (s->fast)
+		sess_free(s->fast, (size_t)s->nchannels * s->ncpus * sizeof *s->fast, s->sigsafe_alloc);
+	sess_free(s, sizeof *s, s->sigsafe_alloc);
+}
+
 int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 {
 	*out = NULL;
@@ -109,19 +134,21 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 		rc = tb_fail(rc, "cannot map session file %s: %s", path, strerror(-rc));
 		goto fail;
 	}
-	struct tb_session *s = calloc(1, sizeof *s);
+	int sigsafe = !!(flags & TB_ATTACH_SIGSAFE_);
+	struct tb_session *s = sess_alloc(sizeof *s, sigsafe);
 	if (!s) {
 		munmap(base, (size_t)st.st_size);
 		rc = tb_fail(-ENOMEM, "out of memory");
 		goto fail;
 	}
 	rc = tb_map_validate(base, (uint64_t)st.st_size, s);
+	s->sigsafe_alloc = sigsafe; /* after validate, which fills the struct */
 	if (rc) {
 		char msg[512];
 		snprintf(msg, sizeof msg, "%s", tb_errmsg());
 		tb_fail(rc, "session file %s: %s", path, msg);
 		munmap(base, (size_t)st.st_size);
-		free(s);
+		sess_free_struct(s);
 		goto fail;
 	}
 	/* The creator's uid in the header must be the owner of the file: a
@@ -135,13 +162,13 @@ int tb_session_attach(const char *path, unsigned flags, struct tb_session **out)
 			     "refusing to attach",
 			     path, creator, st.st_uid);
 		munmap(base, (size_t)st.st_size);
-		free(s);
+		sess_free_struct(s);
 		goto fail;
 	}
 	rc = tb_session_fast_init(s);
 	if (rc) {
 		munmap(base, (size_t)st.st_size);
-		free(s);
+		sess_free_struct(s);
 		goto fail;
 	}
 	s->fd = fd;
@@ -163,7 +190,7 @@ fail:
 
 int tb_session_fast_init(struct tb_session *s)
 {
-	s->fast = calloc((size_t)s->nchannels * s->ncpus, sizeof *s->fast);
+	s->fast = sess_alloc((size_t)s->nchannels * s->ncpus * sizeof *s->fast, s->sigsafe_alloc);
 	if (!s->fast)
 		return tb_fail(-ENOMEM, "out of memory for %u x %u ring descriptors", s->nchannels, s->ncpus);
 	for (unsigned ch = 0; ch < s->nchannels; ch++)
@@ -192,12 +219,11 @@ void tb_session_close(struct tb_session *s)
 		return; /* a producer session stays mapped for the life of the process */
 	tb_session_unguard(s); /* before the mapping goes */
 	munmap(s->base, s->size);
-	free(s->fast);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (s->dirfd >= 0)
 		close(s->dirfd);
-	free(s);
+	sess_free_struct(s);
 }
 
 int tb_session_unlink(struct tb_session *s)

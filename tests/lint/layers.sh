@@ -31,6 +31,7 @@ relay/relay.h        record --relay names the relay URL grammar and its errors
 core/labels.h           list checks the enum labels a program declares with the same parser as the producer
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits
 profile/profile_events.h the profiler'"'"'s event layouts, shared with libtracebuf-profile.so
+producer/attach.h       record --pid writes the attach request into a running program: a private protocol between the recorder and the library of its version
 '
 bad=0
 say() { echo "layers: $*"; bad=1; }
