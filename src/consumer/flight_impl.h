@@ -44,6 +44,11 @@ struct tb_flight {
 	size_t nkept, capkept;
 	struct rate rates[NAMES_MAX];
 	struct tb_flight_stats st; /* under lock */
+	struct tb_flight_cond conds[TB_FLIGHT_COND_MAX]; /* cfg.conds points here */
+	struct tb_flight_scan *scan; /* --snapshot-on (flight_scan.c); NULL: none */
+	int scan_stop;            /* under lock */
+	uint8_t cond_pending[TB_FLIGHT_COND_MAX]; /* under lock: a request of that condition waits */
+	uint64_t cond_coalesced;  /* under lock: matches while one of theirs waited */
 };
 
 
@@ -56,6 +61,12 @@ static inline uint64_t tb_flight_realtime_ns(void)
 	clock_gettime(CLOCK_REALTIME, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
+
+/* flight.c: a --snapshot-on match into the queue (one pending per condition) */
+TB_HIDDEN void tb_flight_request_cond(struct tb_flight *f, const struct tb_flight_trigger *t);
+/* flight_scan.c: the scan thread (none without conditions); stop makes a last pass */
+TB_HIDDEN int tb_flight_scan_start(struct tb_flight *f);
+TB_HIDDEN void tb_flight_scan_stop(struct tb_flight *f);
 
 /* flight_store.c: the snapshots directory */
 TB_HIDDEN int tb_flight_scan(struct tb_flight *f);          /* numbering, kept list, leftovers removed */

@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flight_scan.c - the scan thread of --snapshot-on (docs/FLIGHT-RECORDER.md,
+ * "Triggers on an event"): the producers are not touched; the recorder reads
+ * what they committed.
+ *
+ *   scan_ring()   the records committed since the last pass in one ring:
+ *                 copied and checked with tb_ring_peek() (a packet reused
+ *                 during the copy is dropped, never trusted), walked with
+ *                 tb_walk_packet() from where the last pass stopped; only
+ *                 records of a class some condition names are looked at
+ *                 further (one table load by class id); what producers
+ *                 overwrote before the scan reached it is counted (unscanned)
+ *   on_record()   an event condition: evaluated at once; a span begin/end:
+ *                 queued, then sorted by time across rings (a thread that
+ *                 moved to another CPU between its begin and end) and
+ *                 matched per (tid, span) in process_spans()
+ *   scan_main()   a pass every period (20 ms; 1 ms while some ring advanced
+ *                 more than half its size in a period), until stopped, then
+ *                 a last pass
+ *   fire()        a trigger into the flight thread's queue (flight.c): rate
+ *                 limit, window, snapshot as every trigger; one pending
+ *                 request per condition (more matches meanwhile are in that
+ *                 snapshot: coalesced)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tracebuf/session.h>
+
+#include "consumer/flight_impl.h"
+#include "core/classes.h"
+#include "core/walk.h"
+#include "platform/clock.h"
+#include "ring/ring.h"
+
+#define SPAN_SLOTS 4096u     /* open (tid, span) entries tracked; a power of two */
+#define SPAN_DEPTH 4u        /* nested begins of one span on one thread, timed */
+#define SPAN_QUEUE_MIN 4096u /* span records waiting to be sorted across rings: grows */
+#define SPAN_QUEUE_MAX (1u << 20) /* ... up to this (32 MiB); then processed as they are */
+#define HORIZON_NS 2000000ull /* span records younger than this wait a pass (rings read one by one) */
+
+struct ring_scan {
+	uint64_t P;          /* packet being read */
+	uint64_t off;        /* bytes of it walked; 0: not opened yet */
+	uint64_t clock;      /* stream clock at off */
+	uint64_t cnt_next;   /* events of the ring before `off` (cnt_begin + walked) */
+	uint32_t pid, tid;   /* the writer of the records at off (tracebuf:thread) */
+	int started, bad;    /* bad: an undecodable record: the rest of P is skipped */
+	uint64_t last_head;
+};
+
+struct span_rec {
+	uint64_t ts;
+	uint32_t tid, pid, cpu, cls;
+	uint16_t cond;
+	uint8_t end;
+};
+
+struct span_slot {
+	uint32_t tid;        /* 0: free */
+	uint16_t cond;
+	uint16_t depth;
+	uint64_t begin[SPAN_DEPTH];
+};
+
+struct cls_role {
+	uint16_t n;          /* conditions naming this class */
+	uint16_t first;      /* index in scan->uses */
+};
+
+struct cond_use {
+	uint16_t cond;
+	int8_t role;         /* 0 event, 1 span begin, 2 span end */
+	unsigned fidx[TB_FLIGHT_CMP_MAX];
+};
+
+struct tb_flight_scan {
+	struct tb_flight *f;
+	struct tb_session *s;
+	pthread_t th;
+	int started;
+	struct tb_event_desc *ev;  /* the registry's classes so far */
+	uint32_t nev, capev;
+	struct cls_role *role;     /* [capev] */
+	struct cond_use *uses;
+	uint32_t nuses, capuses;
+	struct ring_scan *rings;   /* [nchannels * ncpus] */
+	uint8_t *buf;              /* largest sub-buffer */
+	unsigned ch, cpu;          /* the ring on_record() reads */
+	struct ring_scan *cur;
+	uint64_t advanced_max;     /* this pass: the largest advance / ring size, in 1/1024 */
+	struct span_rec *q;
+	uint32_t nq, capq;
+	struct span_slot *spans;
+	uint32_t nspans;
+	int said_full, said_deep, said_q;
+	uint64_t pass_events, pass_matched, pass_unscanned, pass_invalid, pass_untracked;
+};
+
+static void add_stats(struct tb_flight_scan *x)
+{
+	struct tb_flight *f = x->f;
+	pthread_mutex_lock(&f->lock);
+	f->st.scanned += x->pass_events;
+	f->st.matched += x->pass_matched;
+	f->st.unscanned += x->pass_unscanned;
+	f->st.invalid += x->pass_invalid;
+	f->st.span_untracked += x->pass_untracked;
+	pthread_mutex_unlock(&f->lock);
+	x->pass_events = x->pass_matched = x->pass_unscanned = x->pass_invalid = x->pass_untracked = 0;
+}
+
+static uint64_t ticks_to_ns(const struct tb_session *s, uint64_t t)
+{
+	return (uint64_t)((long double)t * 1e9L / (long double)s->clock_freq);
+}
+
+static uint64_t realtime_of(const struct tb_session *s, uint64_t ticks)
+{
+	long double rt = (long double)s->clock_offset_ns + (long double)ticks * 1e9L / (long double)s->clock_freq;
+	uint64_t now = tb_flight_realtime_ns();
+	return rt > 0 && rt <= (long double)now + 1e9L ? (uint64_t)rt : now;
+}
+
+static void fire(struct tb_flight_scan *x, unsigned ci, uint32_t cls, uint32_t cpu, uint32_t pid, uint32_t tid,
+		 uint64_t ts, uint64_t dur_ns)
+{
+	struct tb_flight *f = x->f;
+	const struct tb_flight_cond *c = &f->cfg.conds[ci];
+	x->pass_matched++;
+	struct tb_flight_trigger t;
+	memset(&t, 0, sizeof t);
+	t.kind = c->kind;
+	snprintf(t.name, sizeof t.name, "%.63s", c->text);
+	snprintf(t.cond, sizeof t.cond, "%s", c->text);
+	snprintf(t.cls, sizeof t.cls, "%s", cls < x->nev ? x->ev[cls].name : "?");
+	t.cond_idx = ci + 1;
+	t.cpu = cpu;
+	t.pid = pid;
+	t.tid = tid;
+	t.ticks = ts;
+	t.dur_ns = dur_ns;
+	t.realtime_ns = realtime_of(x->s, ts);
+	tb_flight_request_cond(f, &t);
+}
+
+/* The classes registered since the last look: copied, and the conditions that name each. */
+static void refresh_classes(struct tb_flight_scan *x)
+{
+	struct tb_session *s = x->s;
+	uint32_t n = tb_registry_count(s);
+	if (n <= x->nev)
+		return;
+	if (n > x->capev) {
+		uint32_t cap = x->capev ? x->capev : 16;
+		while (cap < n)
+			cap *= 2;
+		struct tb_event_desc *ev = realloc(x->ev, (size_t)cap * sizeof *ev);
+		struct cls_role *ro = ev ? realloc(x->role, (size_t)cap * sizeof *ro) : NULL;
+		if (ev)
+			x->ev = ev;
+		if (!ro)
+			return; /* out of memory: these classes stay unknown (their records end a walk) */
+		x->role = ro;
+		x->capev = cap;
+	}
+	uint32_t from = x->nev;
+	uint32_t got = tb_registry_copy_from(s, x->ev, from, x->capev);
+	if (got <= from)
+		return;
+	struct tb_flight *f = x->f;
+	for (uint32_t id = from; id < got; id++) {
+		struct tb_event_desc *e = &x->ev[id];
+		x->role[id].n = 0;
+		x->role[id].first = (uint16_t)x->nuses;
+		if (e->state != 1)
+			continue;
+		for (unsigned ci = 0; ci < f->cfg.nconds; ci++) {
+			struct cond_use u;
+			memset(&u, 0, sizeof u);
+			int role;
+			unsigned bad = 0;
+			const char *why = NULL;
+			int r = tb_flight_cond_class(&f->cfg.conds[ci], e->name, e->fields, e->nfields, u.fidx, &role, &bad,
+						     &why);
+			if (r < 0) {
+				tb_flight_say(f, "--snapshot-on '%s': class %s %s ('%s' at position %u): the condition never "
+					      "fires on its events", f->cfg.conds[ci].text, e->name, why,
+					      f->cfg.conds[ci].cmp[bad].field, f->cfg.conds[ci].cmp[bad].pos + 1);
+				continue;
+			}
+			if (!r)
+				continue;
+			if (x->nuses == x->capuses) {
+				uint32_t cap = x->capuses ? x->capuses * 2 : 16;
+				struct cond_use *nu = realloc(x->uses, (size_t)cap * sizeof *nu);
+				if (!nu)
+					break;
+				x->uses = nu;
+				x->capuses = cap;
+			}
+			u.cond = (uint16_t)ci;
+			u.role = (int8_t)role;
+			if (x->role[id].n == 0)
+				x->role[id].first = (uint16_t)x->nuses;
+			x->uses[x->nuses++] = u;
+			x->role[id].n++;
+		}
+	}
+	x->nev = got;
+}
+
+static uint32_t span_hash(uint32_t tid, uint16_t cond)
+{
+	return ((tid * 0x9E3779B1u) ^ (cond * 0x85EBCA6Bu)) & (SPAN_SLOTS - 1);
+}
+
+static struct span_slot *span_find(struct tb_flight_scan *x, uint32_t tid, uint16_t cond, int create)
+{
+	uint32_t h = span_hash(tid, cond);
+	for (uint32_t i = 0; i < SPAN_SLOTS; i++) {
+		struct span_slot *sl = &x->spans[(h + i) & (SPAN_SLOTS - 1)];
+		if (sl->tid == tid && sl->cond == cond && sl->depth)
+			return sl;
+		if (!sl->depth) {
+			if (!create)
+				return NULL;
+			/* keep one slot in eight free: probes stay short */
+			if (x->nspans >= SPAN_SLOTS - SPAN_SLOTS / 8)
+				return NULL;
+			sl->tid = tid;
+			sl->cond = cond;
+			x->nspans++;
+			return sl;
+		}
+	}
+	return NULL;
+}
+
+/* Backward-shift deletion: linear probing stays exact without tombstones. */
+static void span_remove(struct tb_flight_scan *x, struct span_slot *sl)
+{
+	uint32_t i = (uint32_t)(sl - x->spans);
+	sl->depth = 0;
+	x->nspans--;
+	for (uint32_t j = (i + 1) & (SPAN_SLOTS - 1); x->spans[j].depth; j = (j + 1) & (SPAN_SLOTS - 1)) {
+		uint32_t h = span_hash(x->spans[j].tid, x->spans[j].cond);
+		/* can slot j move to i? when i is cyclically in [h, j) */
+		if (((j - h) & (SPAN_SLOTS - 1)) >= ((j - i) & (SPAN_SLOTS - 1))) {
+			x->spans[i] = x->spans[j];
+			x->spans[j].depth = 0;
+			i = j;
+		}
+	}
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span_rec *p = a, *q = b;
+	return p->ts < q->ts ? -1 : p->ts > q->ts;
+}
+
+/* The queued span records up to `horizon` (ticks), in time order. */
+static void process_spans(struct tb_flight_scan *x, uint64_t horizon)
+{
+	if (!x->nq)
+		return;
+	qsort(x->q, x->nq, sizeof *x->q, cmp_span);
+	uint32_t i = 0;
+	for (; i < x->nq && x->q[i].ts <= horizon; i++) {
+		const struct span_rec *r = &x->q[i];
+		if (!r->end) {
+			struct span_slot *sl = span_find(x, r->tid, r->cond, 1);
+			if (!sl) {
+				x->pass_untracked++;
+				if (!x->said_full++)
+					tb_flight_say(x->f, "%u spans are open at once: a new one is not timed (counted as "
+						      "untracked; said once)", x->nspans);
+				continue;
+			}
+			if (sl->depth < SPAN_DEPTH)
+				sl->begin[sl->depth] = r->ts;
+			else if (!x->said_deep++)
+				tb_flight_say(x->f, "spans of one name nest deeper than %u on thread %" PRIu32 ": the inner "
+					      "ones are not timed (said once)", SPAN_DEPTH, r->tid);
+			if (sl->depth >= SPAN_DEPTH)
+				x->pass_untracked++;
+			sl->depth++;
+			continue;
+		}
+		struct span_slot *sl = span_find(x, r->tid, r->cond, 0);
+		if (!sl)
+			continue; /* an end whose begin the scan did not see: not timed */
+		uint16_t d = --sl->depth;
+		uint64_t b = d < SPAN_DEPTH ? sl->begin[d] : 0;
+		sl->depth = d + 1; /* span_remove() wants it set */
+		if (d == 0)
+			span_remove(x, sl);
+		else
+			sl->depth = d;
+		if (!b || r->ts < b)
+			continue;
+		uint64_t dur = ticks_to_ns(x->s, r->ts - b);
+		if (dur > x->f->cfg.conds[r->cond].dur_ns)
+			fire(x, r->cond, r->cls, r->cpu, r->pid, r->tid, r->ts, dur);
+	}
+	memmove(x->q, x->q + i, (x->nq - i) * sizeof *x->q);
+	x->nq -= i;
+}
+
+static int on_record(void *arg, const struct tb_walk_rec *r)
+{
+	struct tb_flight_scan *x = arg;
+	struct ring_scan *rs = x->cur;
+	if (r->id == TB_EVENT_ID_THREAD) {
+		if (r->payload_len >= 8) {
+			memcpy(&rs->pid, r->payload, 4);
+			memcpy(&rs->tid, r->payload + 4, 4);
+		}
+		return 0;
+	}
+	x->pass_events++;
+	if (r->id >= x->nev || !x->role[r->id].n)
+		return 0; /* the common case: a class no condition names */
+	uint32_t tid = r->vtid ? r->vtid : rs->tid;
+	const struct cls_role *ro = &x->role[r->id];
+	for (unsigned k = 0; k < ro->n; k++) {
+		const struct cond_use *u = &x->uses[ro->first + k];
+		if (u->role == 0) {
+			if (tb_flight_cond_eval(&x->f->cfg.conds[u->cond], u->fidx, &x->ev[r->id], r->payload,
+						r->payload_len))
+				fire(x, u->cond, r->id, x->cpu, rs->pid, tid, r->ts, 0);
+			continue;
+		}
+		if (x->nq == x->capq) {
+			struct span_rec *nq = x->capq < SPAN_QUEUE_MAX ? realloc(x->q, 2 * (size_t)x->capq * sizeof *nq) : NULL;
+			if (nq) {
+				x->q = nq;
+				x->capq *= 2;
+			} else {
+				/* the rings not read yet this pass may hold older
+				 * span records: a thread that moved to another CPU
+				 * between its begin and end may be timed wrong */
+				if (!x->said_q++)
+					tb_flight_say(x->f, "more than %u span records in one scan pass: timed in the order "
+						      "read (said once)", x->capq);
+				process_spans(x, UINT64_MAX);
+			}
+		}
+		x->q[x->nq++] = (struct span_rec){ r->ts, tid, rs->pid, x->cpu, r->id, u->cond, (uint8_t)(u->role == 2) };
+	}
+	return 0;
+}
+
+/* A gap in what the scan saw: a span open across it may have lost its end
+ * (a later end would time the wrong begin), so none stays open. */
+static void spans_gap(struct tb_flight_scan *x)
+{
+	if (!x->nspans)
+		return;
+	x->pass_untracked += x->nspans;
+	memset(x->spans, 0, SPAN_SLOTS * sizeof *x->spans);
+	x->nspans = 0;
+}
+
+static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
+{
+	struct tb_session *s = x->s;
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct ring_scan *rs = &x->rings[ch * s->ncpus + cpu];
+	uint64_t S = cv->sb_size, span = (uint64_t)(cv->sb_count - 1) * S;
+	x->ch = ch;
+	x->cpu = cpu;
+	x->cur = rs;
+	uint64_t head = __atomic_load_n(&tb_ctl_of(s, ch, cpu)->head, __ATOMIC_RELAXED);
+	if (head == 0)
+		return;
+	if (head > rs->last_head) {
+		uint64_t adv = (head - rs->last_head) * 1024 / (cv->ring_mask + 1);
+		if (adv > x->advanced_max)
+			x->advanced_max = adv;
+	}
+	rs->last_head = head;
+	if (!rs->started) {
+		uint64_t cur = head & ~(S - 1);
+		rs->P = cur > span ? cur - span : 0;
+		rs->off = 0;
+		rs->cnt_next = 0;
+		rs->started = 1;
+	}
+	int lost = 0;
+	for (unsigned guard = 0; guard < 2 * cv->sb_count + 4; guard++) {
+		uint64_t end = 0;
+		int closed = 0;
+		struct tb_packet_info info;
+		int rc = tb_ring_peek(s, ch, cpu, rs->P, rs->off, x->buf, &end, &closed, &info);
+		if (rc == 2)
+			return;
+		if (rc == 1) {
+			/* overwritten before (or while) the scan read it: on to the
+			 * oldest packet the ring holds now; the events between are
+			 * counted when its cnt_begin is known */
+			uint64_t h = __atomic_load_n(&tb_ctl_of(s, ch, cpu)->head, __ATOMIC_ACQUIRE);
+			uint64_t cur = h & ~(S - 1), oldest = cur > span ? cur - span : 0;
+			rs->P = oldest > rs->P + S ? oldest : rs->P + S;
+			rs->off = 0;
+			rs->bad = 0;
+			lost = 1;
+			continue;
+		}
+		if (rc < 0) {
+			x->pass_invalid++;
+			rs->P += S;
+			rs->off = 0;
+			rs->bad = 0;
+			continue;
+		}
+		if (rs->off == 0) {
+			if (lost || info.cnt_begin != rs->cnt_next) {
+				if (info.cnt_begin > rs->cnt_next) {
+					x->pass_unscanned += info.cnt_begin - rs->cnt_next;
+					spans_gap(x);
+				}
+				lost = 0;
+			}
+			rs->off = TB_PACKET_HEADER_SIZE;
+			rs->clock = info.ts_begin;
+			rs->cnt_next = info.cnt_begin;
+			rs->pid = rs->tid = 0;
+			rs->bad = 0;
+		}
+		if (!rs->bad && end > rs->off) {
+			/* walk [off, end) as a packet whose records start at off:
+			 * the walker reads nothing before TB_PACKET_HEADER_SIZE */
+			const uint8_t *pkt = x->buf + rs->off - TB_PACKET_HEADER_SIZE;
+			struct tb_walk_result wr;
+			for (int again = 0;; again++) {
+				tb_walk_packet(x->ev, x->nev, pkt, end - rs->off + TB_PACKET_HEADER_SIZE, rs->clock,
+					       tb_walk_ctx(cv->vtid), on_record, x, &wr);
+				rs->off += wr.valid_end - TB_PACKET_HEADER_SIZE;
+				rs->clock = wr.last_ts;
+				rs->cnt_next += wr.events;
+				pkt = x->buf + rs->off - TB_PACKET_HEADER_SIZE;
+				if (!wr.error || again || strcmp(wr.error, "unknown event id") != 0)
+					break;
+				refresh_classes(x); /* a class registered since: once more */
+			}
+			if (wr.error) {
+				x->pass_invalid++;
+				rs->bad = 1;
+			}
+		}
+		if (!closed)
+			return;
+		/* closed and read: the next packet (the events a damaged
+		 * tail hid are not counted as unscanned: they were invalid) */
+		rs->P += S;
+		rs->off = 0;
+		if (rs->bad)
+			lost = 0;
+	}
+}
+
+static void scan_pass(struct tb_flight_scan *x, int last)
+{
+	struct tb_session *s = x->s;
+	/* records committed after this are younger than it minus a few ns:
+	 * the cs that timestamps a record also commits it */
+	uint64_t now = tb_clock_read(s->clock_kind);
+	refresh_classes(x);
+	x->advanced_max = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
+			scan_ring(x, ch, cpu);
+	uint64_t hz = (uint64_t)((long double)HORIZON_NS * (long double)s->clock_freq / 1e9L);
+	process_spans(x, last ? UINT64_MAX : now > hz ? now - hz : 0);
+	if (x->pass_unscanned)
+		tb_flight_say(x->f, "--snapshot-on: %" PRIu64 " events were overwritten before the scan read them (not "
+			      "evaluated: a larger --sb-count, or a lower rate)", x->pass_unscanned);
+	add_stats(x);
+}
+
+static int scan_stopping(struct tb_flight *f)
+{
+	pthread_mutex_lock(&f->lock);
+	int st = f->scan_stop;
+	pthread_mutex_unlock(&f->lock);
+	return st;
+}
+
+static void *scan_main(void *arg)
+{
+	struct tb_flight_scan *x = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	uint64_t period = x->f->cfg.scan_period_ns ? x->f->cfg.scan_period_ns : 20000000ull;
+	while (!scan_stopping(x->f)) {
+		scan_pass(x, 0);
+		/* a ring that advanced more than half its size in one period
+		 * would lap the scan at the next: look sooner */
+		uint64_t wait = x->advanced_max > 512 ? 1000000ull : period;
+		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int tb_flight_scan_start(struct tb_flight *f)
+{
+	if (!f->cfg.nconds)
+		return 0;
+	struct tb_session *s = f->s;
+	struct tb_flight_scan *x = calloc(1, sizeof *x);
+	if (!x)
+		return tb_fail(-ENOMEM, "out of memory");
+	x->f = f;
+	x->s = s;
+	uint64_t maxsb = 0;
+	for (unsigned ch = 0; ch < s->nchannels; ch++)
+		if (s->chan[ch].sb_size > maxsb)
+			maxsb = s->chan[ch].sb_size;
+	x->rings = calloc((size_t)s->nchannels * s->ncpus, sizeof *x->rings);
+	x->buf = malloc(maxsb + 8);
+	x->capq = SPAN_QUEUE_MIN;
+	x->q = malloc(SPAN_QUEUE_MIN * sizeof *x->q);
+	x->spans = calloc(SPAN_SLOTS, sizeof *x->spans);
+	if (!x->rings || !x->buf || !x->q || !x->spans) {
+		f->scan = x;
+		tb_flight_scan_stop(f);
+		return tb_fail(-ENOMEM, "out of memory");
+	}
+	f->scan = x;
+	int rc = pthread_create(&x->th, NULL, scan_main, x);
+	if (rc) {
+		tb_flight_scan_stop(f);
+		return tb_fail(-rc, "cannot start the --snapshot-on scan thread: %s", strerror(rc));
+	}
+	x->started = 1;
+	return 0;
+}
+
+void tb_flight_scan_stop(struct tb_flight *f)
+{
+	struct tb_flight_scan *x = f->scan;
+	if (!x)
+		return;
+	if (x->started) {
+		pthread_mutex_lock(&f->lock);
+		f->scan_stop = 1;
+		pthread_mutex_unlock(&f->lock);
+		pthread_join(x->th, NULL);
+		x->started = 0;
+		scan_pass(x, 1); /* what was written up to now: the program is gone */
+	}
+	f->scan = NULL;
+	free(x->ev);
+	free(x->role);
+	free(x->uses);
+	free(x->rings);
+	free(x->buf);
+	free(x->q);
+	free(x->spans);
+	free(x);
+}
