@@ -337,8 +337,8 @@ int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, 
 	if (fo->nconds && (!quiet || st.unscanned || st.invalid))
 		fprintf(stderr, "tracebuf record: flight recorder: --snapshot-on scanned %" PRIu64 " events, %" PRIu64
 				" met a condition, %" PRIu64 " unscanned (overwritten before the scan read them), %" PRIu64
-				" undecodable, %" PRIu64 " span begins not timed\n",
-			st.scanned, st.matched, st.unscanned, st.invalid, st.span_untracked);
+				" undecodable, %" PRIu64 " span begins not timed; the scan took %.3f s of CPU\n",
+			st.scanned, st.matched, st.unscanned, st.invalid, st.span_untracked, (double)st.scan_cpu_ns / 1e9);
 	tb_flight_destroy(f);
 	return st.skipped ? 1 : 0;
 }

@@ -154,6 +154,7 @@ struct tb_flight_stats {
 	uint64_t unscanned;    /* events overwritten before the scan read them: never evaluated */
 	uint64_t invalid;      /* records the scan could not decode (damage) */
 	uint64_t span_untracked; /* span begins not tracked (table full, nesting too deep) */
+	uint64_t scan_cpu_ns;  /* CPU time of the scan thread */
 };
 
 TB_HIDDEN int tb_flight_create(struct tb_session *s, const struct tb_flight_cfg *cfg, struct tb_flight **out);

@@ -7,9 +7,10 @@
  *   scan_ring()   the records committed since the last pass in one ring:
  *                 copied and checked with tb_ring_peek() (a packet reused
  *                 during the copy is dropped, never trusted), walked with
- *                 tb_walk_packet() from where the last pass stopped; only
- *                 records of a class some condition names are looked at
- *                 further (one table load by class id); what producers
+ *                 tb_walk_packet_want() from where the last pass stopped:
+ *                 only records of a class some condition names reach
+ *                 on_record() (the others take the walk's fast path, as
+ *                 when a snapshot validates them); what producers
  *                 overwrote before the scan reached it is counted (unscanned)
  *   on_record()   an event condition: evaluated at once; a span begin/end:
  *                 queued, then sorted by time across rings (a thread that
@@ -90,6 +91,7 @@ struct tb_flight_scan {
 	struct tb_event_desc *ev;  /* the registry's classes so far */
 	uint32_t nev, capev;
 	struct cls_role *role;     /* [capev] */
+	uint8_t *want;             /* [capev]: on_record() wants this class (tracebuf:thread, or some condition names it) */
 	struct cond_use *uses;
 	uint32_t nuses, capuses;
 	struct ring_scan *rings;   /* [nchannels * ncpus] */
@@ -167,9 +169,12 @@ static void refresh_classes(struct tb_flight_scan *x)
 		struct cls_role *ro = ev ? realloc(x->role, (size_t)cap * sizeof *ro) : NULL;
 		if (ev)
 			x->ev = ev;
-		if (!ro)
+		if (ro)
+			x->role = ro;
+		uint8_t *wa = ro ? realloc(x->want, cap) : NULL;
+		if (!wa)
 			return; /* out of memory: these classes stay unknown (their records end a walk) */
-		x->role = ro;
+		x->want = wa;
 		x->capev = cap;
 	}
 	uint32_t from = x->nev;
@@ -181,6 +186,7 @@ static void refresh_classes(struct tb_flight_scan *x)
 		struct tb_event_desc *e = &x->ev[id];
 		x->role[id].n = 0;
 		x->role[id].first = (uint16_t)x->nuses;
+		x->want[id] = 0;
 		if (e->state != 1)
 			continue;
 		for (unsigned ci = 0; ci < f->cfg.nconds; ci++) {
@@ -215,6 +221,8 @@ static void refresh_classes(struct tb_flight_scan *x)
 			x->role[id].n++;
 		}
 	}
+	for (uint32_t id = from; id < got; id++)
+		x->want[id] = id == TB_EVENT_ID_THREAD || x->role[id].n;
 	x->nev = got;
 }
 
@@ -327,7 +335,6 @@ static int on_record(void *arg, const struct tb_walk_rec *r)
 		}
 		return 0;
 	}
-	x->pass_events++;
 	if (r->id >= x->nev || !x->role[r->id].n)
 		return 0; /* the common case: a class no condition names */
 	uint32_t tid = r->vtid ? r->vtid : rs->tid;
@@ -443,8 +450,9 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 			const uint8_t *pkt = x->buf + rs->off - TB_PACKET_HEADER_SIZE;
 			struct tb_walk_result wr;
 			for (int again = 0;; again++) {
-				tb_walk_packet(x->ev, x->nev, pkt, end - rs->off + TB_PACKET_HEADER_SIZE, rs->clock,
-					       tb_walk_ctx(cv->vtid), on_record, x, &wr);
+				tb_walk_packet_want(x->ev, x->nev, pkt, end - rs->off + TB_PACKET_HEADER_SIZE, rs->clock,
+						    tb_walk_ctx(cv->vtid), on_record, x, x->want, x->nev, &wr);
+				x->pass_events += wr.events;
 				rs->off += wr.valid_end - TB_PACKET_HEADER_SIZE;
 				rs->clock = wr.last_ts;
 				rs->cnt_next += wr.events;
@@ -511,6 +519,12 @@ static void *scan_main(void *arg)
 		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
 		nanosleep(&ts, NULL);
 	}
+	/* what the scan cost (the summary says it) */
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	pthread_mutex_lock(&x->f->lock);
+	x->f->st.scan_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+	pthread_mutex_unlock(&x->f->lock);
 	return NULL;
 }
 
@@ -564,6 +578,7 @@ void tb_flight_scan_stop(struct tb_flight *f)
 	f->scan = NULL;
 	free(x->ev);
 	free(x->role);
+	free(x->want);
 	free(x->uses);
 	free(x->rings);
 	free(x->buf);
