@@ -74,7 +74,7 @@ struct span_slot {
 
 struct cls_role {
 	uint16_t n;          /* conditions naming this class */
-	uint16_t first;      /* index in scan->uses */
+	uint32_t first;      /* index in scan->uses */
 };
 
 struct cond_use {
@@ -185,7 +185,7 @@ static void refresh_classes(struct tb_flight_scan *x)
 	for (uint32_t id = from; id < got; id++) {
 		struct tb_event_desc *e = &x->ev[id];
 		x->role[id].n = 0;
-		x->role[id].first = (uint16_t)x->nuses;
+		x->role[id].first = x->nuses;
 		x->want[id] = 0;
 		if (e->state != 1)
 			continue;
@@ -216,7 +216,7 @@ static void refresh_classes(struct tb_flight_scan *x)
 			u.cond = (uint16_t)ci;
 			u.role = (int8_t)role;
 			if (x->role[id].n == 0)
-				x->role[id].first = (uint16_t)x->nuses;
+				x->role[id].first = x->nuses;
 			x->uses[x->nuses++] = u;
 			x->role[id].n++;
 		}
