@@ -16,9 +16,10 @@
  *                 queued, then sorted by time across rings (a thread that
  *                 moved to another CPU between its begin and end) and
  *                 matched per (tid, span) in process_spans()
- *   scan_main()   a pass every period (20 ms; 1 ms while some ring advanced
- *                 more than half its size in a period), until stopped, then
- *                 a last pass
+ *   scan_main()   a pass every period (20 ms; sooner, down to 1 ms, when the
+ *                 fastest ring would advance more than a quarter of its size
+ *                 meanwhile at the rate it had), until stopped, then a last
+ *                 pass
  *   fire()        a trigger into the flight thread's queue (flight.c): rate
  *                 limit, window, snapshot as every trigger; one pending
  *                 request per condition (more matches meanwhile are in that
@@ -53,6 +54,7 @@ struct ring_scan {
 	uint64_t off;        /* bytes of it walked; 0: not opened yet */
 	uint64_t clock;      /* stream clock at off */
 	uint64_t cnt_next;   /* events of the ring before `off` (cnt_begin + walked) */
+	uint64_t pos_done;   /* ring position up to which records were walked (or skipped as invalid) */
 	uint32_t pid, tid;   /* the writer of the records at off (tracebuf:thread) */
 	int started, bad;    /* bad: an undecodable record: the rest of P is skipped */
 	uint64_t last_head;
@@ -401,6 +403,7 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 		rs->P = cur > span ? cur - span : 0;
 		rs->off = 0;
 		rs->cnt_next = 0;
+		rs->pos_done = 0;
 		rs->started = 1;
 	}
 	int lost = 0;
@@ -426,6 +429,7 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 		if (rc < 0) {
 			x->pass_invalid++;
 			rs->P += S;
+			rs->pos_done = rs->P; /* its events are undecodable, not unscanned */
 			rs->off = 0;
 			rs->bad = 0;
 			continue;
@@ -433,7 +437,12 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 		if (rs->off == 0) {
 			if (lost || info.cnt_begin != rs->cnt_next) {
 				if (info.cnt_begin > rs->cnt_next) {
-					x->pass_unscanned += info.cnt_begin - rs->cnt_next;
+					/* the descriptor is shared memory: no more events
+					 * than the skipped bytes could hold (a record is
+					 * at least a 4-byte header) */
+					uint64_t n = info.cnt_begin - rs->cnt_next;
+					uint64_t most = rs->P > rs->pos_done ? (rs->P - rs->pos_done) / TB_COMPACT_HDR_SIZE : 0;
+					x->pass_unscanned += n < most ? n : most;
 					spans_gap(x);
 				}
 				lost = 0;
@@ -454,6 +463,7 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 						    tb_walk_ctx(cv->vtid), on_record, x, x->want, x->nev, &wr);
 				x->pass_events += wr.events;
 				rs->off += wr.valid_end - TB_PACKET_HEADER_SIZE;
+				rs->pos_done = rs->P + rs->off;
 				rs->clock = wr.last_ts;
 				rs->cnt_next += wr.events;
 				pkt = x->buf + rs->off - TB_PACKET_HEADER_SIZE;
@@ -472,6 +482,7 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 		 * tail hid are not counted as unscanned: they were invalid) */
 		rs->P += S;
 		rs->off = 0;
+		rs->pos_done = rs->P;
 		if (rs->bad)
 			lost = 0;
 	}
@@ -511,11 +522,19 @@ static void *scan_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	uint64_t period = x->f->cfg.scan_period_ns ? x->f->cfg.scan_period_ns : 20000000ull;
+	uint64_t last = tb_mono_ns();
 	while (!scan_stopping(x->f)) {
+		uint64_t start = tb_mono_ns(), elapsed = start - last;
+		last = start;
 		scan_pass(x, 0);
-		/* a ring that advanced more than half its size in one period
-		 * would lap the scan at the next: look sooner */
-		uint64_t wait = x->advanced_max > 512 ? 1000000ull : period;
+		/* come back before the fastest ring advances a quarter of its
+		 * size at the rate it just had (a ring lapping the scan loses
+		 * records to it), between 1 ms and the period */
+		uint64_t wait = period;
+		if (x->advanced_max && elapsed * 256 / x->advanced_max < period)
+			wait = elapsed * 256 / x->advanced_max;
+		if (wait < 1000000ull)
+			wait = 1000000ull;
 		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
 		nanosleep(&ts, NULL);
 	}
