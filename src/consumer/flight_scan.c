@@ -105,7 +105,7 @@ struct tb_flight_scan {
 	uint32_t nq, capq;
 	struct span_slot *spans;
 	uint32_t nspans;
-	int said_full, said_deep, said_q;
+	int said_full, said_deep, said_q, said_notid;
 	uint64_t pass_events, pass_matched, pass_unscanned, pass_invalid, pass_untracked;
 };
 
@@ -347,6 +347,15 @@ static int on_record(void *arg, const struct tb_walk_rec *r)
 			if (tb_flight_cond_eval(&x->f->cfg.conds[u->cond], u->fidx, &x->ev[r->id], r->payload,
 						r->payload_len))
 				fire(x, u->cond, r->id, x->cpu, rs->pid, tid, r->ts, 0);
+			continue;
+		}
+		if (!tid) {
+			/* a channel without attribution or vtid: whose span is it? */
+			x->pass_untracked += u->role == 1;
+			if (!x->said_notid++)
+				tb_flight_say(x->f, "--snapshot-on '%s': records of channel %s say no thread (no attribution, "
+					      "no vtid): its spans are not timed (said once)", x->f->cfg.conds[u->cond].text,
+					      x->s->chan[x->ch].name);
 			continue;
 		}
 		if (x->nq == x->capq) {

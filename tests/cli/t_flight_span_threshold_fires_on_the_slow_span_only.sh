@@ -60,4 +60,19 @@ if [ $BT = 1 ]; then
 	j=$span/trigger.json
 	check_accounting "$span/trace" $(( $("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["events"] + d["lost"])' "$j") ))
 fi
+
+# a vtid channel without attribution records: the thread of each record is its vtid
+S=$T/vtid
+"$CLI" record --mode overwrite --vtid --no-attribution --snapshot-dir "$S" --snapshot-on 'workload:request>500ms' -- \
+	"$WL" --requests --events 2000 --slow-at 100 --slow-ms 1000 > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "record --vtid exited $?"; }
+mapfile -t snaps < <(snapshots "$S")
+[ ${#snaps[@]} -eq 1 ] || { cat "$T/err"; fail "--vtid: ${#snaps[@]} snapshots (want 1)"; }
+"$PY" -c 'import json,sys; t=json.load(open(sys.argv[1]))["trigger"]; assert t["kind"]=="span" and t["tid"] and t["duration_ns"]>=1e9, t' \
+	"${snaps[0]}/trigger.json" || fail "--vtid: the span's trigger"
+# neither: no thread to time a span on; said, nothing fired
+S=$T/nothread
+"$CLI" record --mode overwrite --no-attribution --snapshot-dir "$S" --snapshot-on 'workload:request>500ms' -- \
+	"$WL" --requests --events 2000 --slow-at 100 --slow-ms 1000 > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "record exited $?"; }
+[ "$(snapshots "$S" | wc -l)" = 0 ] || fail "a span timed without knowing its thread"
+grep -q "say no thread (no attribution, no vtid): its spans are not timed" "$T/err" || { cat "$T/err"; fail "not said"; }
 echo PASS
