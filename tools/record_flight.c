@@ -226,6 +226,26 @@ int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe
 		}
 		unsigned at = (unsigned)(strstr(c.text, c.pattern) - c.text);
 		char msg[512];
+		/* a provider CMD declares none of may be a library's it loads:
+		 * checked when its classes register, not refused */
+		size_t plen = (size_t)(strchr(c.pattern, ':') - c.pattern);
+		int provider = 0;
+		for (size_t k = 0; k < ev.n && !provider; k++) {
+			char prov[TB_NAME_MAX];
+			snprintf(prov, sizeof prov, "%.*s", (int)plen, c.pattern);
+			const char *colon = strchr(ev.names[k], ':');
+			if (colon && (size_t)(colon - ev.names[k]) < sizeof prov) {
+				char theirs[TB_NAME_MAX];
+				snprintf(theirs, sizeof theirs, "%.*s", (int)(colon - ev.names[k]), ev.names[k]);
+				provider = !fnmatch(prov, theirs, 0);
+			}
+		}
+		if (!provider && ((c.kind == TB_FLIGHT_SPAN && !(begin && end)) || (c.kind == TB_FLIGHT_EVENT && !nmatch))) {
+			fprintf(stderr, "tracebuf record: --snapshot-on '%s': %s declares no class of provider '%.*s' (a library "
+					"it loads may): checked when the classes register (said in the log)\n",
+				fo->conds[i], exe, (int)plen, c.pattern);
+			continue;
+		}
 		if (c.kind == TB_FLIGHT_SPAN && !(begin && end)) {
 			snprintf(msg, sizeof msg, "%s declares no class %s_%s (a span is a pair of classes NAME_begin and "
 				 "NAME_end; tracebuf list %s)", exe, c.pattern, begin ? "end" : "begin", exe);

@@ -3,8 +3,9 @@
 # be right is refused before anything runs (exit 2, nothing created, the command not started),
 # with a message naming the text, the position (1-based, and a caret under it) and why: a bad
 # operator, a string compared with an integer field or a number with a string field, a field or
-# a class the program does not declare (its tracebuf_events section), a span without its
-# begin/end classes, a duration without a unit, no ':' in the class.  A program that declares
+# a class the program does not declare (its tracebuf_events section; a class of a provider it
+# declares none of may be a library's: not refused, said, checked when it registers), a span
+# without its begin/end classes, a duration without a unit, no ':' in the class.  A program that declares
 # no classes (a script wrapping it) cannot be checked before it runs: the condition is checked
 # as the classes register, and the log says it never fires.
 set -u
@@ -37,6 +38,12 @@ refused 'workload:request_end[route==5]' 22 "'route': class workload:request_end
 refused 'workload:nosuch[status>=500]' 1 "declares no class named like 'workload:nosuch'"
 refused 'workload:nospan>10ms' 1 'declares no class workload:nospan_begin'
 refused 'workload:tick>10ms' 1 'declares no class workload:tick_begin'
+
+# a provider the program does not declare may be a library's: not refused, checked later
+S=$T/lib
+"$CLI" record --mode overwrite --snapshot-dir "$S" --snapshot-on 'libfoo:request_end[status>=500]' -- "$WL" --requests --events 10 \
+	> "$T/out" 2> "$T/err" || { cat "$T/err"; fail "a class of another provider was refused"; }
+grep -q "declares no class of provider 'libfoo' (a library it loads may)" "$T/err" || { cat "$T/err"; fail "not said"; }
 
 # a glob: fine when one class it names has the field
 S=$T/glob
