@@ -7,8 +7,8 @@
  *                     never published, or hold any bytes)
  *   flight_main()     the flight thread: wait, window, rate limit, snapshot
  *   rate_ok()         --min-interval per trigger name
- *   tb_flight_request_cond()  a --snapshot-on match (flight_scan.c: the scan
- *                     thread that evaluates the conditions) into the queue
+ *   request_cond()    a --snapshot-on match (flight_scan.c: the scan thread
+ *                     that evaluates the conditions) into the queue
  *   the snapshots directory (writing one, the limits): flight_store.c
  */
 #define _GNU_SOURCE
@@ -200,6 +200,8 @@ static int next_pending(struct tb_flight *f, struct tb_flight_trigger *t)
 	return got;
 }
 
+static void request_cond(struct tb_flight *f, const struct tb_flight_trigger *t);
+
 static int stopping(struct tb_flight *f)
 {
 	pthread_mutex_lock(&f->lock);
@@ -298,7 +300,7 @@ int tb_flight_start(struct tb_flight *f)
 	if (rc)
 		return tb_fail(-rc, "cannot start the flight recorder thread: %s", strerror(rc));
 	f->started = 1;
-	if ((rc = tb_flight_scan_start(f)) < 0) {
+	if ((rc = tb_flight_scan_start(f, request_cond)) < 0) {
 		tb_flight_stop(f);
 		return rc;
 	}
@@ -326,7 +328,8 @@ void tb_flight_request(struct tb_flight *f, const struct tb_flight_trigger *t)
 	tb_futex_wake_all(&f->s->map->trig_futex);
 }
 
-void tb_flight_request_cond(struct tb_flight *f, const struct tb_flight_trigger *t)
+/* A --snapshot-on match (the scan thread, flight_scan.c) into the queue. */
+static void request_cond(struct tb_flight *f, const struct tb_flight_trigger *t)
 {
 	unsigned ci = t->cond_idx - 1;
 	pthread_mutex_lock(&f->lock);

@@ -15,7 +15,8 @@
  *   on_record()   an event condition: evaluated at once; a span begin/end:
  *                 queued, then sorted by time across rings (a thread that
  *                 moved to another CPU between its begin and end) and
- *                 matched per (tid, span) in process_spans()
+ *                 matched per (tid, span) in process_spans() (the table:
+ *                 flight_span.c)
  *   scan_main()   a pass every period (20 ms; sooner, down to 1 ms, when the
  *                 fastest ring would advance more than a quarter of its size
  *                 meanwhile at the rate it had), until stopped, then a last
@@ -43,8 +44,6 @@
 #include "platform/clock.h"
 #include "ring/ring.h"
 
-#define SPAN_SLOTS 4096u     /* open (tid, span) entries tracked; a power of two */
-#define SPAN_DEPTH 4u        /* nested begins of one span on one thread, timed */
 #define SPAN_QUEUE_MIN 4096u /* span records waiting to be sorted across rings: grows */
 #define SPAN_QUEUE_MAX (1u << 20) /* ... up to this (32 MiB); then processed as they are */
 #define HORIZON_NS 2000000ull /* span records younger than this wait a pass (rings read one by one) */
@@ -67,12 +66,6 @@ struct span_rec {
 	uint8_t end;
 };
 
-struct span_slot {
-	uint32_t tid;        /* 0: free */
-	uint16_t cond;
-	uint16_t depth;
-	uint64_t begin[SPAN_DEPTH];
-};
 
 struct cls_role {
 	uint16_t n;          /* conditions naming this class */
@@ -103,8 +96,8 @@ struct tb_flight_scan {
 	uint64_t advanced_max;     /* this pass: the largest advance / ring size, in 1/1024 */
 	struct span_rec *q;
 	uint32_t nq, capq;
-	struct span_slot *spans;
-	uint32_t nspans;
+	struct tb_span_table *spans;
+	void (*request)(struct tb_flight *f, const struct tb_flight_trigger *t);
 	int said_full, said_deep, said_q, said_notid;
 	uint64_t pass_events, pass_matched, pass_unscanned, pass_invalid, pass_untracked;
 };
@@ -153,7 +146,7 @@ static void fire(struct tb_flight_scan *x, unsigned ci, uint32_t cls, uint32_t c
 	t.ticks = ts;
 	t.dur_ns = dur_ns;
 	t.realtime_ns = realtime_of(x->s, ts);
-	tb_flight_request_cond(f, &t);
+	x->request(f, &t);
 }
 
 /* The classes registered since the last look: copied, and the conditions that name each. */
@@ -228,50 +221,6 @@ static void refresh_classes(struct tb_flight_scan *x)
 	x->nev = got;
 }
 
-static uint32_t span_hash(uint32_t tid, uint16_t cond)
-{
-	return ((tid * 0x9E3779B1u) ^ (cond * 0x85EBCA6Bu)) & (SPAN_SLOTS - 1);
-}
-
-static struct span_slot *span_find(struct tb_flight_scan *x, uint32_t tid, uint16_t cond, int create)
-{
-	uint32_t h = span_hash(tid, cond);
-	for (uint32_t i = 0; i < SPAN_SLOTS; i++) {
-		struct span_slot *sl = &x->spans[(h + i) & (SPAN_SLOTS - 1)];
-		if (sl->tid == tid && sl->cond == cond && sl->depth)
-			return sl;
-		if (!sl->depth) {
-			if (!create)
-				return NULL;
-			/* keep one slot in eight free: probes stay short */
-			if (x->nspans >= SPAN_SLOTS - SPAN_SLOTS / 8)
-				return NULL;
-			sl->tid = tid;
-			sl->cond = cond;
-			x->nspans++;
-			return sl;
-		}
-	}
-	return NULL;
-}
-
-/* Backward-shift deletion: linear probing stays exact without tombstones. */
-static void span_remove(struct tb_flight_scan *x, struct span_slot *sl)
-{
-	uint32_t i = (uint32_t)(sl - x->spans);
-	sl->depth = 0;
-	x->nspans--;
-	for (uint32_t j = (i + 1) & (SPAN_SLOTS - 1); x->spans[j].depth; j = (j + 1) & (SPAN_SLOTS - 1)) {
-		uint32_t h = span_hash(x->spans[j].tid, x->spans[j].cond);
-		/* can slot j move to i? when i is cyclically in [h, j) */
-		if (((j - h) & (SPAN_SLOTS - 1)) >= ((j - i) & (SPAN_SLOTS - 1))) {
-			x->spans[i] = x->spans[j];
-			x->spans[j].depth = 0;
-			i = j;
-		}
-	}
-}
-
 static int cmp_span(const void *a, const void *b)
 {
 	const struct span_rec *p = a, *q = b;
@@ -288,35 +237,20 @@ static void process_spans(struct tb_flight_scan *x, uint64_t horizon)
 	for (; i < x->nq && x->q[i].ts <= horizon; i++) {
 		const struct span_rec *r = &x->q[i];
 		if (!r->end) {
-			struct span_slot *sl = span_find(x, r->tid, r->cond, 1);
-			if (!sl) {
-				x->pass_untracked++;
-				if (!x->said_full++)
-					tb_flight_say(x->f, "%u spans are open at once: a new one is not timed (counted as "
-						      "untracked; said once)", x->nspans);
-				continue;
-			}
-			if (sl->depth < SPAN_DEPTH)
-				sl->begin[sl->depth] = r->ts;
-			else if (!x->said_deep++)
+			int rc = tb_span_begin(x->spans, r->tid, r->cond, r->ts);
+			if (rc < 0 && !x->said_full++)
+				tb_flight_say(x->f, "%u spans are open at once: a new one is not timed (counted as "
+					      "untracked; said once)", tb_span_open(x->spans));
+			if (rc > 0 && !x->said_deep++)
 				tb_flight_say(x->f, "spans of one name nest deeper than %u on thread %" PRIu32 ": the inner "
-					      "ones are not timed (said once)", SPAN_DEPTH, r->tid);
-			if (sl->depth >= SPAN_DEPTH)
-				x->pass_untracked++;
-			sl->depth++;
+					      "ones are not timed (said once)", TB_SPAN_DEPTH, r->tid);
+			x->pass_untracked += rc != 0;
 			continue;
 		}
-		struct span_slot *sl = span_find(x, r->tid, r->cond, 0);
-		if (!sl)
-			continue; /* an end whose begin the scan did not see: not timed */
-		uint16_t d = --sl->depth;
-		uint64_t b = d < SPAN_DEPTH ? sl->begin[d] : 0;
-		sl->depth = d + 1; /* span_remove() wants it set */
-		if (d == 0)
-			span_remove(x, sl);
-		else
-			sl->depth = d;
-		if (!b || r->ts < b)
+		uint64_t b = 0;
+		if (!tb_span_end(x->spans, r->tid, r->cond, &b))
+			continue; /* an end whose begin the scan did not see, or too deep: not timed */
+		if (r->ts < b)
 			continue;
 		uint64_t dur = ticks_to_ns(x->s, r->ts - b);
 		if (dur > x->f->cfg.conds[r->cond].dur_ns)
@@ -382,11 +316,7 @@ static int on_record(void *arg, const struct tb_walk_rec *r)
  * (a later end would time the wrong begin), so none stays open. */
 static void spans_gap(struct tb_flight_scan *x)
 {
-	if (!x->nspans)
-		return;
-	x->pass_untracked += x->nspans;
-	memset(x->spans, 0, SPAN_SLOTS * sizeof *x->spans);
-	x->nspans = 0;
+	x->pass_untracked += tb_span_clear(x->spans);
 }
 
 static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
@@ -556,7 +486,7 @@ static void *scan_main(void *arg)
 	return NULL;
 }
 
-int tb_flight_scan_start(struct tb_flight *f)
+int tb_flight_scan_start(struct tb_flight *f, void (*request)(struct tb_flight *f, const struct tb_flight_trigger *t))
 {
 	if (!f->cfg.nconds)
 		return 0;
@@ -566,6 +496,7 @@ int tb_flight_scan_start(struct tb_flight *f)
 		return tb_fail(-ENOMEM, "out of memory");
 	x->f = f;
 	x->s = s;
+	x->request = request;
 	uint64_t maxsb = 0;
 	for (unsigned ch = 0; ch < s->nchannels; ch++)
 		if (s->chan[ch].sb_size > maxsb)
@@ -574,7 +505,7 @@ int tb_flight_scan_start(struct tb_flight *f)
 	x->buf = malloc(maxsb + 8);
 	x->capq = SPAN_QUEUE_MIN;
 	x->q = malloc(SPAN_QUEUE_MIN * sizeof *x->q);
-	x->spans = calloc(SPAN_SLOTS, sizeof *x->spans);
+	x->spans = tb_span_table_new();
 	if (!x->rings || !x->buf || !x->q || !x->spans) {
 		f->scan = x;
 		tb_flight_scan_stop(f);
@@ -611,6 +542,6 @@ void tb_flight_scan_stop(struct tb_flight *f)
 	free(x->rings);
 	free(x->buf);
 	free(x->q);
-	free(x->spans);
+	tb_span_table_free(x->spans);
 	free(x);
 }
