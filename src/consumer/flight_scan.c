@@ -22,9 +22,9 @@
  *                 meanwhile at the rate it had), until stopped, then a last
  *                 pass
  *   fire()        a trigger into the flight thread's queue (flight.c): rate
- *                 limit, window, snapshot as every trigger; one pending
- *                 request per condition (more matches meanwhile are in that
- *                 snapshot: coalesced)
+ *                 limit, window, snapshot as every trigger; one request per
+ *                 condition and pass, and one pending per condition (more
+ *                 matches meanwhile are in that snapshot: coalesced)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -99,7 +99,8 @@ struct tb_flight_scan {
 	struct tb_span_table *spans;
 	void (*request)(struct tb_flight *f, const struct tb_flight_trigger *t);
 	int said_full, said_deep, said_q, said_notid;
-	uint64_t pass_events, pass_matched, pass_unscanned, pass_invalid, pass_untracked;
+	uint64_t pass_events, pass_matched, pass_unscanned, pass_invalid, pass_untracked, pass_coalesced;
+	uint8_t fired[TB_FLIGHT_COND_MAX]; /* this pass: a request of that condition was made */
 };
 
 static void add_stats(struct tb_flight_scan *x)
@@ -111,8 +112,12 @@ static void add_stats(struct tb_flight_scan *x)
 	f->st.unscanned += x->pass_unscanned;
 	f->st.invalid += x->pass_invalid;
 	f->st.span_untracked += x->pass_untracked;
+	f->st.triggers += x->pass_coalesced;
+	f->st.coalesced += x->pass_coalesced;
 	pthread_mutex_unlock(&f->lock);
 	x->pass_events = x->pass_matched = x->pass_unscanned = x->pass_invalid = x->pass_untracked = 0;
+	x->pass_coalesced = 0;
+	memset(x->fired, 0, sizeof x->fired);
 }
 
 static uint64_t ticks_to_ns(const struct tb_session *s, uint64_t t)
@@ -133,6 +138,13 @@ static void fire(struct tb_flight_scan *x, unsigned ci, uint32_t cls, uint32_t c
 	struct tb_flight *f = x->f;
 	const struct tb_flight_cond *c = &f->cfg.conds[ci];
 	x->pass_matched++;
+	if (x->fired[ci]) {
+		/* one request per condition and pass: the others are in the
+		 * snapshot it takes (coalesced), and cost no wake */
+		x->pass_coalesced++;
+		return;
+	}
+	x->fired[ci] = 1;
 	struct tb_flight_trigger t;
 	memset(&t, 0, sizeof t);
 	t.kind = c->kind;
