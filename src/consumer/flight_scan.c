@@ -99,6 +99,7 @@ struct tb_flight_scan {
 	struct tb_span_table *spans;
 	void (*request)(struct tb_flight *f, const struct tb_flight_trigger *t);
 	int said_full, said_deep, said_q, said_notid;
+	uint64_t unsaid, said_at; /* unscanned events not said yet; when last said (monotonic) */
 	uint64_t pass_events, pass_matched, pass_unscanned, pass_invalid, pass_untracked, pass_coalesced;
 	uint8_t fired[TB_FLIGHT_COND_MAX]; /* this pass: a request of that condition was made */
 };
@@ -452,9 +453,15 @@ static void scan_pass(struct tb_flight_scan *x, int last)
 			scan_ring(x, ch, cpu);
 	uint64_t hz = (uint64_t)((long double)HORIZON_NS * (long double)s->clock_freq / 1e9L);
 	process_spans(x, last ? UINT64_MAX : now > hz ? now - hz : 0);
-	if (x->pass_unscanned)
+	/* said at most once a second (a pass can come every ms) */
+	x->unsaid += x->pass_unscanned;
+	uint64_t mono = tb_mono_ns();
+	if (x->unsaid && (last || mono - x->said_at >= 1000000000ull)) {
 		tb_flight_say(x->f, "--snapshot-on: %" PRIu64 " events were overwritten before the scan read them (not "
-			      "evaluated: a larger --sb-count, or a lower rate)", x->pass_unscanned);
+			      "evaluated: a larger --sb-count, or a lower rate)", x->unsaid);
+		x->unsaid = 0;
+		x->said_at = mono;
+	}
 	add_stats(x);
 }
 
