@@ -84,19 +84,19 @@ enum { TB_CMP_EQ = 1, TB_CMP_NE, TB_CMP_LT, TB_CMP_LE, TB_CMP_GT, TB_CMP_GE };
 
 struct tb_flight_cmp {
 	char field[TB_FIELD_NAME_MAX];
+	uint64_t ival;        /* integer VALUE: its magnitude */
 	unsigned op;          /* TB_CMP_* */
 	int is_str;           /* VALUE was quoted or a bare word: a string */
-	int neg;              /* integer: -ival */
-	uint64_t ival;
-	char str[128];        /* string VALUE */
+	int neg;              /* integer: the value is -ival */
 	unsigned pos;         /* of FIELD in the text (error messages) */
+	char str[128];        /* string VALUE */
 };
 
 struct tb_flight_cond {
 	char text[TB_FLIGHT_COND_TEXT];
-	unsigned kind;        /* TB_FLIGHT_EVENT or TB_FLIGHT_SPAN */
 	char pattern[TB_NAME_MAX]; /* EVENT: class glob; SPAN: span name */
 	uint64_t dur_ns;      /* SPAN: fires when longer than this */
+	unsigned kind;        /* TB_FLIGHT_EVENT or TB_FLIGHT_SPAN */
 	unsigned ncmp;
 	struct tb_flight_cmp cmp[TB_FLIGHT_CMP_MAX];
 };

@@ -348,7 +348,7 @@ int tb_flight_cond_eval(const struct tb_flight_cond *c, const unsigned fidx[TB_F
 			uint32_t t = e->fields[fidx[k]].type;
 			switch (t) {
 			case TB_FT_U8: case TB_FT_BOOL: x = v[0]; break;
-			case TB_FT_I8: x = (int8_t)v[0]; break;
+			case TB_FT_I8: x = (int8_t)v[0]; break; // NOLINT(bugprone-signed-char-misuse,cert-str34-c): an i8 field is signed
 			case TB_FT_U16: { uint16_t u; memcpy(&u, v, 2); x = u; break; }
 			case TB_FT_I16: { int16_t u; memcpy(&u, v, 2); x = u; break; }
 			case TB_FT_U32: { uint32_t u; memcpy(&u, v, 4); x = u; break; }

@@ -520,7 +520,8 @@ int tb_flight_scan_start(struct tb_flight *f, void (*request)(struct tb_flight *
 	for (unsigned ch = 0; ch < s->nchannels; ch++)
 		if (s->chan[ch].sb_size > maxsb)
 			maxsb = s->chan[ch].sb_size;
-	x->rings = calloc((size_t)s->nchannels * s->ncpus, sizeof *x->rings);
+	size_t nrings = (size_t)s->nchannels * s->ncpus;
+	x->rings = calloc(nrings ? nrings : 1, sizeof *x->rings);
 	x->buf = malloc(maxsb + 8);
 	x->capq = SPAN_QUEUE_MIN;
 	x->q = malloc(SPAN_QUEUE_MIN * sizeof *x->q);
