@@ -134,6 +134,22 @@ struct tb_reader;
 /* qsort() for arrays that may be empty: qsort(NULL, 0, ...) is undefined
  * (C11 7.22.5: the pointer must be valid even for 0 elements; UBSan says
  * so), and an empty table's array is NULL.  Use it for every sort. */
+/* cli_elf.c: the tracebuf_events entries of an ELF file (names[i], then its
+ * "{FIELDS}" after its NUL; a class used in several translation units is
+ * there once per unit) */
+#define CLI_ELF_SECS_MAX 64
+struct cli_elf_events {
+	const char **names;
+	size_t n;
+	int found;                       /* it has a tracebuf_events section */
+	char *secs[CLI_ELF_SECS_MAX];    /* the sections read (names point into them) */
+	size_t nsec;
+};
+/* 0: `path` is not an ELF file (nothing to free); 1: it is: *why NULL and
+ * ev filled, or *why says why it cannot be read; cli_elf_events_free() after. */
+int cli_elf_events_read(const char *path, struct cli_elf_events *ev, const char **why);
+void cli_elf_events_free(struct cli_elf_events *ev);
+
 void cli_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* The name in a metadata env value "comm=NAME exe=EXE ..." (written by

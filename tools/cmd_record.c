@@ -994,6 +994,8 @@ int cmd_record(int argc, char **argv)
 	char exe[PATH_MAX];
 	if (resolve_cmd(o.cmd[0], exe, sizeof exe))
 		return TB_EXIT_FAIL;
+	if (o.flight.nconds && (rc = record_flight_check_exe(&o.flight, exe)))
+		return rc;
 	struct stat sb;
 	if (o.out && stat(o.out, &sb) == 0 && !S_ISDIR(sb.st_mode))
 		return cli_error(rec_name, "output %s exists and is not a directory", o.out);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -52,6 +53,16 @@ static int parse_signal(const char *a)
 	return -1;
 }
 
+/* a condition refused: the text, the place (a caret under it) and why */
+static int bad_cond(const char *arg, unsigned pos, const char *why)
+{
+	fprintf(stderr, "tracebuf record: --snapshot-on '%s': at position %u: %s\n", arg, pos + 1, why);
+	fprintf(stderr, "  %s\n  %*s^\n", arg, (int)pos, "");
+	fprintf(stderr, "(a condition is 'provider:event[field>=500 && name==\"x\"]' or 'provider:span>10ms'; "
+			"tracebuf record --help)\n");
+	return TB_EXIT_USAGE;
+}
+
 int record_flight_option(struct record_flight_opts *fo, int opt, const char *arg)
 {
 	fo->given = 1;
@@ -82,6 +93,17 @@ int record_flight_option(struct record_flight_opts *fo, int opt, const char *arg
 			return usage("--snapshot-on-signal %s: want USR1, USR2 or RTMIN+N (the others are forwarded to "
 				     "the command or end the recording)", arg);
 		return 0;
+	case OPT_SNAPSHOT_ON: {
+		struct tb_flight_cond c;
+		unsigned pos;
+		const char *why;
+		if (tb_flight_cond_parse(arg, &c, &pos, &why) < 0)
+			return bad_cond(arg, pos, why);
+		if (fo->nconds == sizeof fo->conds / sizeof fo->conds[0])
+			return usage("--snapshot-on %s: at most 16 conditions", arg);
+		fo->conds[fo->nconds++] = arg;
+		return 0;
+	}
 	case OPT_NO_SNAPSHOT_ON_CRASH: fo->no_crash = 1; return 0;
 	case OPT_SNAPSHOT_ON_FAILURE: fo->on_failure = 1; return 0;
 	}
@@ -107,6 +129,141 @@ int record_flight_check(const struct record_flight_opts *fo, const struct tb_cha
 	return 0;
 }
 
+/* The fields of a tracebuf_events entry, "{(u32, id), (str, path), (enum,
+ * e, (A, B))}", as the registry would describe them: their count, or -1 when
+ * the text does not parse (then nothing is checked against that class). */
+static int entry_fields(const char *t, struct tb_field_desc *f)
+{
+	static const struct { const char *n; uint32_t ft; } types[] = {
+		{ "u8", TB_FT_U8 },   { "u16", TB_FT_U16 },   { "u32", TB_FT_U32 },     { "u64", TB_FT_U64 },
+		{ "i8", TB_FT_I8 },   { "i16", TB_FT_I16 },   { "i32", TB_FT_I32 },     { "i64", TB_FT_I64 },
+		{ "f64", TB_FT_F64 }, { "f32", TB_FT_F32 },   { "bool", TB_FT_BOOL },   { "enum", TB_FT_ENUM },
+		{ "str", TB_FT_STRING }, { "strn", TB_FT_STRING }, { "bytes", TB_FT_BYTES }, { "u64s", TB_FT_U64SEQ },
+	};
+	int n = 0;
+	if (*t++ != '{')
+		return -1;
+	for (;;) {
+		while (*t == ' ' || *t == ',' || *t == '\t' || *t == '\n')
+			t++;
+		if (*t == '}' || !*t)
+			return n;
+		if (*t != '(' || n == (int)TB_MAX_FIELDS)
+			return -1;
+		t++;
+		char ty[16], nm[TB_FIELD_NAME_MAX];
+		size_t k = 0;
+		while (*t == ' ')
+			t++;
+		for (; *t && *t != ',' && *t != ' ' && *t != ')'; t++)
+			if (k + 1 < sizeof ty)
+				ty[k++] = *t;
+		ty[k] = 0;
+		while (*t == ' ' || *t == ',')
+			t++;
+		k = 0;
+		for (; *t && *t != ',' && *t != ' ' && *t != ')'; t++)
+			if (k + 1 < sizeof nm)
+				nm[k++] = *t;
+		nm[k] = 0;
+		/* the rest of the group (a bound, enum labels in parentheses) */
+		for (int depth = 1; *t && depth; t++)
+			depth += *t == '(' ? 1 : *t == ')' ? -1 : 0;
+		uint32_t ft = 0;
+		for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+			if (!strcmp(ty, types[i].n))
+				ft = types[i].ft;
+		if (!ft || !nm[0])
+			return -1;
+		memset(&f[n], 0, sizeof f[n]);
+		snprintf(f[n].name, sizeof f[n].name, "%s", nm);
+		f[n].type = ft;
+		n++;
+	}
+}
+
+int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe)
+{
+	struct cli_elf_events ev;
+	const char *bad;
+	int elf = cli_elf_events_read(exe, &ev, &bad);
+	if (!elf || bad || !ev.found) {
+		if (elf)
+			cli_elf_events_free(&ev);
+		fprintf(stderr, "tracebuf record: --snapshot-on: %s declares no event classes (not a program using "
+				"TB_EVENT, or its classes are in a library it loads): the conditions are checked as the "
+				"classes register (said in the log)\n", exe);
+		return 0;
+	}
+	int rc = 0;
+	for (unsigned i = 0; i < fo->nconds && !rc; i++) {
+		struct tb_flight_cond c;
+		unsigned pos = 0, nmatch = 0, nok = 0, badk = 0;
+		const char *why = NULL, *badcls = NULL;
+		tb_flight_cond_parse(fo->conds[i], &c, &pos, &why); /* parsed when given */
+		int begin = 0, end = 0;
+		for (size_t k = 0; k < ev.n; k++) {
+			struct tb_field_desc f[TB_MAX_FIELDS];
+			int nf = entry_fields(ev.names[k] + strlen(ev.names[k]) + 1, f);
+			unsigned fidx[TB_FLIGHT_CMP_MAX], b = 0;
+			int role;
+			const char *w = NULL;
+			int r = tb_flight_cond_class(&c, ev.names[k], f, nf < 0 ? 0 : (unsigned)nf, fidx, &role, &b, &w);
+			if (c.kind == TB_FLIGHT_SPAN) {
+				begin |= role == 1;
+				end |= role == 2;
+				continue;
+			}
+			if (!fnmatch(c.pattern, ev.names[k], 0))
+				nmatch++;
+			if (r > 0 || (r < 0 && nf < 0))
+				nok++;
+			else if (r < 0 && !badcls) {
+				badcls = ev.names[k];
+				badk = b;
+				why = w;
+			}
+		}
+		unsigned at = (unsigned)(strstr(c.text, c.pattern) - c.text);
+		char msg[512];
+		/* a provider CMD declares none of may be a library's it loads:
+		 * checked when its classes register, not refused */
+		size_t plen = (size_t)(strchr(c.pattern, ':') - c.pattern);
+		int provider = 0;
+		for (size_t k = 0; k < ev.n && !provider; k++) {
+			char prov[TB_NAME_MAX];
+			snprintf(prov, sizeof prov, "%.*s", (int)plen, c.pattern);
+			const char *colon = strchr(ev.names[k], ':');
+			if (colon && (size_t)(colon - ev.names[k]) < sizeof prov) {
+				char theirs[TB_NAME_MAX];
+				snprintf(theirs, sizeof theirs, "%.*s", (int)(colon - ev.names[k]), ev.names[k]);
+				provider = !fnmatch(prov, theirs, 0);
+			}
+		}
+		if (!provider && ((c.kind == TB_FLIGHT_SPAN && !(begin && end)) || (c.kind == TB_FLIGHT_EVENT && !nmatch))) {
+			fprintf(stderr, "tracebuf record: --snapshot-on '%s': %s declares no class of provider '%.*s' (a library "
+					"it loads may): checked when the classes register (said in the log)\n",
+				fo->conds[i], exe, (int)plen, c.pattern);
+			continue;
+		}
+		if (c.kind == TB_FLIGHT_SPAN && !(begin && end)) {
+			snprintf(msg, sizeof msg, "%s declares no class %s_%s (a span is a pair of classes NAME_begin and "
+				 "NAME_end; tracebuf list %s)", exe, c.pattern, begin ? "end" : "begin", exe);
+			rc = bad_cond(fo->conds[i], at, msg);
+		} else if (c.kind == TB_FLIGHT_EVENT && !nmatch) {
+			snprintf(msg, sizeof msg, "%s declares no class named like '%s' (tracebuf list %s)", exe, c.pattern,
+				 exe);
+			rc = bad_cond(fo->conds[i], at, msg);
+		} else if (c.kind == TB_FLIGHT_EVENT && !nok) {
+			snprintf(msg, sizeof msg, "'%s': class %s %s (tracebuf list --fields %s)", c.cmp[badk].field,
+				 badcls, why, exe);
+			rc = bad_cond(fo->conds[i], c.cmp[badk].pos, msg);
+		}
+	}
+	cli_elf_events_free(&ev);
+	return rc;
+}
+
 static void log_line(void *arg, const char *sentence)
 {
 	(void)arg;
@@ -116,6 +273,15 @@ static void log_line(void *arg, const char *sentence)
 struct tb_flight *record_flight_start(struct tb_session *s, const struct record_flight_opts *fo, int quiet)
 {
 	(void)quiet; /* what the flight recorder does is its log: said even with -q */
+	struct tb_flight_cond conds[16];
+	for (unsigned i = 0; i < fo->nconds; i++) {
+		unsigned pos;
+		const char *why;
+		if (tb_flight_cond_parse(fo->conds[i], &conds[i], &pos, &why) < 0) { /* checked when given */
+			bad_cond(fo->conds[i], pos, why);
+			return NULL;
+		}
+	}
 	struct tb_flight_cfg cfg = {
 		.dir = fo->dir,
 		.after_ns = fo->after_ns,
@@ -124,6 +290,8 @@ struct tb_flight *record_flight_start(struct tb_session *s, const struct record_
 		.max_size = fo->max_size,
 		.recorder = "tracebuf record (flight recorder)",
 		.log = log_line,
+		.conds = conds,
+		.nconds = fo->nconds,
 	};
 	struct tb_flight *f;
 	if (tb_flight_create(s, &cfg, &f) < 0) {
@@ -186,6 +354,11 @@ int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, 
 			st.triggers, st.triggers == 1 ? "" : "s", st.snapshots, st.snapshots == 1 ? "" : "s",
 			st.suppressed, st.coalesced, st.skipped, st.removed, fo->dir, st.kept,
 			(double)st.kept_bytes / 1048576.0);
+	if (fo->nconds && (!quiet || st.unscanned || st.invalid))
+		fprintf(stderr, "tracebuf record: flight recorder: --snapshot-on scanned %" PRIu64 " events, %" PRIu64
+				" met a condition, %" PRIu64 " unscanned (overwritten before the scan read them), %" PRIu64
+				" undecodable, %" PRIu64 " span begins not timed; the scan took %.3f s of CPU\n",
+			st.scanned, st.matched, st.unscanned, st.invalid, st.span_untracked, (double)st.scan_cpu_ns / 1e9);
 	tb_flight_destroy(f);
 	return st.skipped ? 1 : 0;
 }

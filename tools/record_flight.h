@@ -18,8 +18,8 @@ struct tb_flight;
 enum {
 	OPT_FLIGHT_FIRST_ = 512,
 	OPT_SNAPSHOT_DIR = OPT_FLIGHT_FIRST_, OPT_AFTER, OPT_MIN_INTERVAL, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE,
-	OPT_SNAPSHOT_ON_SIGNAL, OPT_NO_SNAPSHOT_ON_CRASH, OPT_SNAPSHOT_ON_FAILURE,
-	OPT_FLIGHT_LAST_ = OPT_SNAPSHOT_ON_FAILURE,
+	OPT_SNAPSHOT_ON_SIGNAL, OPT_NO_SNAPSHOT_ON_CRASH, OPT_SNAPSHOT_ON_FAILURE, OPT_SNAPSHOT_ON,
+	OPT_FLIGHT_LAST_ = OPT_SNAPSHOT_ON,
 };
 #define RECORD_FLIGHT_LONG_OPTIONS                                                              \
 	{ "snapshot-dir", required_argument, 0, OPT_SNAPSHOT_DIR },                              \
@@ -29,7 +29,8 @@ enum {
 	{ "max-size", required_argument, 0, OPT_MAX_SIZE },                                      \
 	{ "snapshot-on-signal", required_argument, 0, OPT_SNAPSHOT_ON_SIGNAL },                  \
 	{ "no-snapshot-on-crash", no_argument, 0, OPT_NO_SNAPSHOT_ON_CRASH },                    \
-	{ "snapshot-on-failure", no_argument, 0, OPT_SNAPSHOT_ON_FAILURE }
+	{ "snapshot-on-failure", no_argument, 0, OPT_SNAPSHOT_ON_FAILURE },                      \
+	{ "snapshot-on", required_argument, 0, OPT_SNAPSHOT_ON }
 
 #define RECORD_FLIGHT_USAGE                                                                             \
 	"Flight recorder (--mode overwrite): snapshots taken by themselves, docs/FLIGHT-RECORDER.md\n"  \
@@ -44,7 +45,13 @@ enum {
 	"  --snapshot-on-signal SIG  a signal to the recorder takes a snapshot: USR1, USR2, RTMIN+N\n"  \
 	"  --no-snapshot-on-crash    no snapshot when CMD dies of SIGSEGV, SIGBUS, SIGABRT, SIGILL,\n"  \
 	"                            SIGFPE, SIGSYS or SIGTRAP (taken by default)\n"                    \
-	"  --snapshot-on-failure     also a snapshot when CMD exits with a non-zero status\n"
+	"  --snapshot-on-failure     also a snapshot when CMD exits with a non-zero status\n"          \
+	"  --snapshot-on COND        a snapshot when an event meets COND (repeatable, up to 16):\n"    \
+	"                            'prov:event[field>=500 && name==\"x\"]' (globs in the class;\n" \
+	"                            == != < <= > >= on integer fields, == != on strings), or a span\n" \
+	"                            longer than a duration: 'prov:name>10ms' (prov:name_begin ..\n"   \
+	"                            prov:name_end on one thread). The recorder scans the rings every\n" \
+	"                            20 ms; events overwritten before it are counted (unscanned)\n"
 
 struct record_flight_opts {
 	const char *dir;
@@ -53,6 +60,8 @@ struct record_flight_opts {
 	int signo;       /* --snapshot-on-signal, 0: none */
 	int no_crash;
 	int on_failure;
+	const char *conds[16]; /* --snapshot-on, checked when given */
+	unsigned nconds;
 	int given;       /* some flight option was given */
 };
 
@@ -63,6 +72,10 @@ int record_flight_check(const struct record_flight_opts *fo, const struct tb_cha
 			int attach);
 /* Creates and starts the flight recorder of session s: NULL with the error printed. */
 struct tb_flight *record_flight_start(struct tb_session *s, const struct record_flight_opts *fo, int quiet);
+/* --snapshot-on: the classes and fields the conditions name, against those
+ * executable `exe` declares (its tracebuf_events section; nothing to check
+ * when it has none): 0, or the error printed (usage, exit 2). */
+int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe);
 /* The recorder got signal si (the --snapshot-on-signal one): a snapshot is asked for. */
 void record_flight_signal(struct tb_flight *f, const siginfo_t *si);
 /* CMD (pid) ended with wait status `status`: pending triggers handled, a crash (or failure)

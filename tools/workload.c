@@ -18,6 +18,12 @@
  * place of `workload:tick`: make bench's equal-load group gives both tracers
  * the same event stream.  The `workload:` line also gives proc_cpu_ns, the
  * CPU time of the whole process (every thread) while the writers ran.
+ * --requests writes each event as a request, a span (docs/CONVERT.md):
+ * `workload:request_begin` (seq) then `workload:request_end` (seq, status,
+ * route) with status 200 + seq % 300 (200..499) and route "/ok"; request
+ * --error-at N of thread 0 ends with status 500 and route "/fail", request
+ * --slow-at N of thread 0 lasts --slow-ms MS (the others: no wait between
+ * begin and end).  `written:` then counts both events of each request.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +47,8 @@
 TB_EVENT(workload, tick, (u32, thread), (u64, seq), (u64, value), (u64, check))
 TB_EVENT(workload, signal, (u32, thread), (u64, seq), (u64, value), (u64, check))
 TB_EVENT(workload, ev16, (u64, seq), (u64, value))
+TB_EVENT(workload, request_begin, (u64, seq))
+TB_EVENT(workload, request_end, (u64, seq), (u32, status), (str, route))
 
 #define GOLDEN 0x9E3779B97F4A7C15ull
 
@@ -61,7 +69,10 @@ static struct {
 	const char *wait_file;  /* after writing: print written, then wait until it exists */
 	const char *until_file; /* write until it exists (then stop: --events is a bound) */
 	int floor;              /* write nothing: the floor loop (floor_write) */
-} opt = { .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1, .payload = 28 };
+	int requests;           /* --requests: request_begin/request_end pairs */
+	uint64_t error_at, slow_at; /* request of thread 0 with status 500 / lasting slow_ms; UINT64_MAX: none */
+	unsigned slow_ms;
+} opt = { .error_at = UINT64_MAX, .slow_at = UINT64_MAX, .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1, .payload = 28 };
 
 static int chan_idx = -1;
 static int id_tick = -1, id_signal = -1, id_ev16 = -1;
@@ -147,6 +158,19 @@ static void write_one(int is_signal, uint32_t thread, uint64_t seq, uint64_t val
 	}
 }
 
+/* --requests: one request, a span of two events */
+static void write_request(uint32_t thread, uint64_t seq)
+{
+	tb_workload_request_begin(seq);
+	if (thread == 0 && seq == opt.slow_at && opt.slow_ms) {
+		struct timespec ts = { (time_t)(opt.slow_ms / 1000), (long)(opt.slow_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+	int err = thread == 0 && seq == opt.error_at;
+	tb_workload_request_end(seq, err ? 500u : 200u + (uint32_t)(seq % 300), err ? "/fail" : "/ok");
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -215,7 +239,10 @@ static void *run(void *arg)
 			pace(start_ns, i);
 		if (opt.until_file && i % 256 == 0 && access(opt.until_file, F_OK) == 0)
 			break;
-		write_one(0, w->thread, i, xorshift(&w->rng));
+		if (opt.requests)
+			write_request(w->thread, i);
+		else
+			write_one(0, w->thread, i, xorshift(&w->rng));
 		w->ticks = i + 1;
 		if (opt.hop && i % 1024 == 1023)
 			hop(ncpu, i / 1024 + w->thread);
@@ -239,7 +266,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tracebuf-workload [--threads N] [--events N] [--signals] [--signal-us US]\n"
 		"                         [--hop] [--pin CPU] [--sleep-us US] [--rate N] [--payload 16|28]\n"
-		"                         [--quiet-ms MS]\n"
+		"                         [--quiet-ms MS] [--requests [--error-at N] [--slow-at N --slow-ms MS]]\n"
 		"                         [--procs N] [--channel NAME] [--until-file F] [--wait-file F] [--floor]\n"
 		"  Writes workload:tick (and workload:signal from SIGALRM handlers) into the\n"
 		"  tracebuf session named by $TRACEBUF_SESSION; prints `written: N` last.\n"
@@ -250,7 +277,11 @@ static void usage(FILE *f)
 		"  --channel   write with tb_write() to that channel instead of TB_EVENT\n"
 		"  --until-file F  stop writing once file F exists (--events stays a bound)\n"
 		"  --wait-file F   after writing, print `written: N`, then wait (alive) until F exists\n"
-		"  --floor     trace nothing: rdtsc and a 32-byte store per event instead (make bench's floor)\n");
+		"  --floor     trace nothing: rdtsc and a 32-byte store per event instead (make bench's floor)\n"
+		"  --requests  each event is a request: workload:request_begin (seq), then workload:request_end\n"
+		"              (seq, status 200 + seq %% 300, route \"/ok\"); `written:` counts both events\n"
+		"  --error-at N  request N of thread 0 ends with status 500, route \"/fail\"\n"
+		"  --slow-at N --slow-ms MS  request N of thread 0 lasts MS ms (the others do not wait)\n");
 }
 
 /* an option's number (decimal, 0x hex); exits with a usage error when it is not one */
@@ -274,7 +305,8 @@ int main(int argc, char **argv)
 		{ "quiet-ms", 1, 0, 'q' }, { "sleep-us", 1, 0, 'u' }, { "procs", 1, 0, 'P' },
 		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' },
 		{ "until-file", 1, 0, 'U' }, { "wait-file", 1, 0, 'W' }, { "floor", 0, 0, 'F' },
-		{ "rate", 1, 0, 'R' }, { "payload", 1, 0, 'L' }, { 0, 0, 0, 0 }
+		{ "rate", 1, 0, 'R' }, { "payload", 1, 0, 'L' }, { "requests", 0, 0, 'Q' },
+		{ "error-at", 1, 0, 'E' }, { "slow-at", 1, 0, 'D' }, { "slow-ms", 1, 0, 'M' }, { 0, 0, 0, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -295,6 +327,10 @@ int main(int argc, char **argv)
 		case 'F': opt.floor = 1; break;
 		case 'R': opt.rate = num(optarg, 1000000000); break;
 		case 'L': opt.payload = (unsigned)num(optarg, UINT_MAX); break;
+		case 'Q': opt.requests = 1; break;
+		case 'E': opt.error_at = num(optarg, UINT64_MAX - 1); break;
+		case 'D': opt.slow_at = num(optarg, UINT64_MAX - 1); break;
+		case 'M': opt.slow_ms = (unsigned)num(optarg, 3600000); break;
 		case 'H': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -307,6 +343,14 @@ int main(int argc, char **argv)
 	if (opt.payload != 16 && opt.payload != 28) {
 		fprintf(stderr, "tracebuf-workload: --payload %u: 16 (workload:ev16) or 28 (workload:tick, the default)\n",
 			opt.payload);
+		return 2;
+	}
+	if (opt.requests && (opt.channel || opt.floor || opt.payload != 28)) {
+		fprintf(stderr, "tracebuf-workload: --requests writes its own events: not with --channel, --floor or --payload\n");
+		return 2;
+	}
+	if (!opt.requests && (opt.error_at != UINT64_MAX || opt.slow_at != UINT64_MAX || opt.slow_ms)) {
+		fprintf(stderr, "tracebuf-workload: --error-at, --slow-at and --slow-ms go with --requests\n");
 		return 2;
 	}
 	if (opt.channel) {
@@ -352,6 +396,7 @@ int main(int argc, char **argv)
 			if (opt.hop) av[a++] = "--hop";
 			if (opt.rate) { av[a++] = "--rate"; av[a++] = rt; }
 			if (opt.payload == 16) { av[a++] = "--payload"; av[a++] = "16"; }
+			if (opt.requests) av[a++] = "--requests";
 			if (opt.channel) { av[a++] = "--channel"; av[a++] = (char *)opt.channel; }
 			if (opt.until_file) { av[a++] = "--until-file"; av[a++] = (char *)opt.until_file; }
 			av[a] = NULL;
@@ -386,7 +431,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
 	stop_signals = 1;
 	for (unsigned i = 0; i < opt.threads; i++)
-		total += w[i].ticks + w[i].sigs;
+		total += w[i].ticks * (opt.requests ? 2u : 1u) + w[i].sigs;
 	for (unsigned k = 0; k < nk; k++) {
 		char buf[256] = { 0 };
 		FILE *f = fdopen(pipes[k], "r");

@@ -7,6 +7,8 @@
  *                     never published, or hold any bytes)
  *   flight_main()     the flight thread: wait, window, rate limit, snapshot
  *   rate_ok()         --min-interval per trigger name
+ *   request_cond()    a --snapshot-on match (flight_scan.c: the scan thread
+ *                     that evaluates the conditions) into the queue
  *   the snapshots directory (writing one, the limits): flight_store.c
  */
 #define _GNU_SOURCE
@@ -191,10 +193,14 @@ static int next_pending(struct tb_flight *f, struct tb_flight_trigger *t)
 	if (got) {
 		*t = f->pending[0];
 		memmove(f->pending, f->pending + 1, --f->npending * sizeof *f->pending);
+		if (t->cond_idx && t->cond_idx <= TB_FLIGHT_COND_MAX)
+			f->cond_pending[t->cond_idx - 1] = 0; /* its next match queues a request again */
 	}
 	pthread_mutex_unlock(&f->lock);
 	return got;
 }
+
+static void request_cond(struct tb_flight *f, const struct tb_flight_trigger *t);
 
 static int stopping(struct tb_flight *f)
 {
@@ -261,6 +267,13 @@ int tb_flight_create(struct tb_session *s, const struct tb_flight_cfg *cfg, stru
 		return tb_fail(-ENOMEM, "out of memory");
 	f->s = s;
 	f->cfg = *cfg;
+	if (cfg->nconds > TB_FLIGHT_COND_MAX) {
+		free(f);
+		return tb_fail(-EINVAL, "at most %u --snapshot-on conditions (%u given)", TB_FLIGHT_COND_MAX, cfg->nconds);
+	}
+	if (cfg->nconds)
+		memcpy(f->conds, cfg->conds, cfg->nconds * sizeof *f->conds);
+	f->cfg.conds = f->conds;
 	snprintf(f->dir, sizeof f->dir, "%s", cfg->dir);
 	f->cfg.dir = f->dir;
 	pthread_mutex_init(&f->lock, NULL);
@@ -287,6 +300,10 @@ int tb_flight_start(struct tb_flight *f)
 	if (rc)
 		return tb_fail(-rc, "cannot start the flight recorder thread: %s", strerror(rc));
 	f->started = 1;
+	if ((rc = tb_flight_scan_start(f, request_cond)) < 0) {
+		tb_flight_stop(f);
+		return rc;
+	}
 	return 0;
 }
 
@@ -311,10 +328,43 @@ void tb_flight_request(struct tb_flight *f, const struct tb_flight_trigger *t)
 	tb_futex_wake_all(&f->s->map->trig_futex);
 }
 
+/* A --snapshot-on match (the scan thread, flight_scan.c) into the queue. */
+static void request_cond(struct tb_flight *f, const struct tb_flight_trigger *t)
+{
+	unsigned ci = t->cond_idx - 1;
+	pthread_mutex_lock(&f->lock);
+	f->st.triggers++;
+	if (f->cond_pending[ci]) {
+		/* one of its requests waits: the snapshot it takes comes after
+		 * this event too (the scan reads what is already in the rings) */
+		f->st.coalesced++;
+		f->cond_coalesced++;
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	int ok = f->npending < PENDING_MAX;
+	if (ok) {
+		f->pending[f->npending] = *t;
+		f->pending[f->npending].seen_mono_ns = tb_mono_ns();
+		f->npending++;
+		f->cond_pending[ci] = 1;
+	} else {
+		f->st.skipped++;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (!ok)
+		tb_flight_say(f, "trigger '%s' dropped: %u requests already wait for a snapshot", t->name, PENDING_MAX);
+	/* release: the queue above before the new value (flight_main's acquire) */
+	__atomic_fetch_add(&f->s->map->trig_futex, 1, __ATOMIC_RELEASE);
+	tb_futex_wake_all(&f->s->map->trig_futex);
+}
+
 void tb_flight_stop(struct tb_flight *f)
 {
 	if (!f || !f->started)
 		return;
+	/* the scan's last pass first: its matches are handled below */
+	tb_flight_scan_stop(f);
 	pthread_mutex_lock(&f->lock);
 	f->stop = 1;
 	pthread_mutex_unlock(&f->lock);

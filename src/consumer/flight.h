@@ -48,6 +48,11 @@ struct tb_flight_cfg {
 	const char *recorder;     /* metadata env "recorder" */
 	void (*log)(void *arg, const char *sentence);
 	void *log_arg;
+	/* --snapshot-on: conditions the scan thread evaluates on every event of
+	 * the classes they name (none: no scan thread, no cost) */
+	const struct tb_flight_cond *conds;
+	unsigned nconds;
+	uint64_t scan_period_ns; /* 0: 20 ms */
 };
 
 enum tb_flight_kind {
@@ -55,7 +60,67 @@ enum tb_flight_kind {
 	TB_FLIGHT_SIGNAL,      /* a signal to the recorder */
 	TB_FLIGHT_CRASH,       /* the traced command died of a signal */
 	TB_FLIGHT_EXIT,        /* the traced command exited with a non-zero status */
+	TB_FLIGHT_EVENT,       /* --snapshot-on 'CLASS[FIELD OP VALUE && ...]' matched an event */
+	TB_FLIGHT_SPAN,        /* --snapshot-on 'SPAN>DUR': a span longer than DUR ended */
 };
+
+/*
+ * --snapshot-on conditions (flight_cond.c; the scan that evaluates them:
+ * flight_scan.c).  Grammar (spaces allowed between the parts):
+ *   event:  CLASS [ '[' CMP ( '&&' CMP )* ']' ]
+ *           CLASS  "provider:event", '*' and '?' globs allowed
+ *           CMP    FIELD OP VALUE; OP one of == != < <= > >= on an integer
+ *                  field (u8..u64, i8..i64, bool, enum: VALUE a decimal or 0x
+ *                  integer, negative allowed), == != on a string field
+ *                  (VALUE "quoted" or 'quoted', or a bare word)
+ *   span:   SPAN '>' DURATION   SPAN "provider:name" (classes SPAN_begin and
+ *           SPAN_end, docs/CONVERT.md), DURATION a number with ns, us, ms or s
+ */
+#define TB_FLIGHT_COND_MAX 16u
+#define TB_FLIGHT_CMP_MAX 8u
+#define TB_FLIGHT_COND_TEXT 256u
+
+enum { TB_CMP_EQ = 1, TB_CMP_NE, TB_CMP_LT, TB_CMP_LE, TB_CMP_GT, TB_CMP_GE };
+
+struct tb_flight_cmp {
+	char field[TB_FIELD_NAME_MAX];
+	uint64_t ival;        /* integer VALUE: its magnitude */
+	unsigned op;          /* TB_CMP_* */
+	int is_str;           /* VALUE was quoted or a bare word: a string */
+	int neg;              /* integer: the value is -ival */
+	unsigned pos;         /* of FIELD in the text (error messages) */
+	char str[128];        /* string VALUE */
+};
+
+struct tb_flight_cond {
+	char text[TB_FLIGHT_COND_TEXT];
+	char pattern[TB_NAME_MAX]; /* EVENT: class glob; SPAN: span name */
+	uint64_t dur_ns;      /* SPAN: fires when longer than this */
+	unsigned kind;        /* TB_FLIGHT_EVENT or TB_FLIGHT_SPAN */
+	unsigned ncmp;
+	struct tb_flight_cmp cmp[TB_FLIGHT_CMP_MAX];
+};
+
+/* Parses one condition: 0, or -EINVAL with *pos (byte of `text`) and *why
+ * (a static phrase) saying what is wrong there. */
+TB_HIDDEN int tb_flight_cond_parse(const char *text, struct tb_flight_cond *c, unsigned *pos, const char **why);
+
+/*
+ * Does condition c apply to class `name` with fields f[0..nf)?  1: yes, and
+ * fidx[k] is the field of comparison k (EVENT), or *role is 1 for SPAN_begin,
+ * 2 for SPAN_end (SPAN); 0: not this class; -1: the class is named by c but
+ * comparison *bad cannot be made on it (*why: no such field, or a string
+ * compared with an integer field...).
+ */
+TB_HIDDEN int tb_flight_cond_class(const struct tb_flight_cond *c, const char *name, const struct tb_field_desc *f,
+				   unsigned nf, unsigned fidx[TB_FLIGHT_CMP_MAX], int *role, unsigned *bad,
+				   const char **why);
+
+/* Evaluates the comparisons of EVENT condition c on a payload of class e
+ * (fidx from tb_flight_cond_class): 1 all hold, 0 not (or a payload too
+ * short for them). */
+TB_HIDDEN int tb_flight_cond_eval(const struct tb_flight_cond *c, const unsigned fidx[TB_FLIGHT_CMP_MAX],
+				  const struct tb_event_desc *e, const uint8_t *payload, uint64_t len);
 
 struct tb_flight_trigger {
 	unsigned kind;         /* enum tb_flight_kind */
@@ -66,6 +131,12 @@ struct tb_flight_trigger {
 	uint64_t ticks;        /* PROGRAM: the session clock when it was claimed; else 0 */
 	uint64_t realtime_ns;  /* when it fired (PROGRAM: from ticks when plausible, else when seen) */
 	uint64_t seen_mono_ns; /* when the recorder saw it (monotonic) */
+	/* EVENT, SPAN: the condition (its text is also `name`, cut) and the event */
+	char cond[TB_FLIGHT_COND_TEXT];
+	char cls[TB_NAME_MAX]; /* the event's class (SPAN: the _end event's) */
+	uint32_t cpu;
+	uint64_t dur_ns;       /* SPAN: its duration */
+	unsigned cond_idx;     /* EVENT, SPAN: 1 + index in cfg.conds */
 };
 
 struct tb_flight_stats {
@@ -77,6 +148,13 @@ struct tb_flight_stats {
 	uint64_t removed;      /* older snapshots removed by the limits */
 	uint64_t kept;         /* snapshots in the directory now */
 	uint64_t kept_bytes;   /* their disk blocks */
+	/* --snapshot-on (flight_scan.c) */
+	uint64_t scanned;      /* events read by the scan */
+	uint64_t matched;      /* events (spans) that met a condition */
+	uint64_t unscanned;    /* events overwritten before the scan read them: never evaluated */
+	uint64_t invalid;      /* records the scan could not decode (damage) */
+	uint64_t span_untracked; /* span begins not tracked (table full, nesting too deep) */
+	uint64_t scan_cpu_ns;  /* CPU time of the scan thread */
 };
 
 TB_HIDDEN int tb_flight_create(struct tb_session *s, const struct tb_flight_cfg *cfg, struct tb_flight **out);

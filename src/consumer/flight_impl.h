@@ -44,6 +44,11 @@ struct tb_flight {
 	size_t nkept, capkept;
 	struct rate rates[NAMES_MAX];
 	struct tb_flight_stats st; /* under lock */
+	struct tb_flight_cond conds[TB_FLIGHT_COND_MAX]; /* cfg.conds points here */
+	struct tb_flight_scan *scan; /* --snapshot-on (flight_scan.c); NULL: none */
+	int scan_stop;            /* under lock */
+	uint8_t cond_pending[TB_FLIGHT_COND_MAX]; /* under lock: a request of that condition waits */
+	uint64_t cond_coalesced;  /* under lock: matches while one of theirs waited */
 };
 
 
@@ -56,6 +61,27 @@ static inline uint64_t tb_flight_realtime_ns(void)
 	clock_gettime(CLOCK_REALTIME, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
+
+/* flight_scan.c: the scan thread (none without conditions); each match goes
+ * to request() (flight.c's queue: one pending per condition); stop makes a
+ * last pass */
+TB_HIDDEN int tb_flight_scan_start(struct tb_flight *f,
+				   void (*request)(struct tb_flight *f, const struct tb_flight_trigger *t));
+TB_HIDDEN void tb_flight_scan_stop(struct tb_flight *f);
+
+/* flight_span.c: the open spans, per (tid, condition) */
+#define TB_SPAN_SLOTS 4096u /* a power of two; at most 7/8 used */
+#define TB_SPAN_DEPTH 4u    /* nested begins of one span on one thread that are timed */
+struct tb_span_table;
+TB_HIDDEN struct tb_span_table *tb_span_table_new(void);
+TB_HIDDEN void tb_span_table_free(struct tb_span_table *t);
+/* A begin at ts: 0 timed, 1 counted but nested too deep to be timed, -1 the table is full (not tracked). */
+TB_HIDDEN int tb_span_begin(struct tb_span_table *t, uint32_t tid, uint32_t cond, uint64_t ts);
+/* An end: 1 and *begin (its begin's time), or 0 (no open begin, or one too deep to be timed). */
+TB_HIDDEN int tb_span_end(struct tb_span_table *t, uint32_t tid, uint32_t cond, uint64_t *begin);
+TB_HIDDEN uint32_t tb_span_open(const struct tb_span_table *t);
+/* Forgets every open span; returns how many there were. */
+TB_HIDDEN uint32_t tb_span_clear(struct tb_span_table *t);
 
 /* flight_store.c: the snapshots directory */
 TB_HIDDEN int tb_flight_scan(struct tb_flight *f);          /* numbering, kept list, leftovers removed */

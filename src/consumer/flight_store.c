@@ -249,6 +249,8 @@ static const char *kind_name(unsigned k)
 	       : k == TB_FLIGHT_SIGNAL ? "signal"
 	       : k == TB_FLIGHT_CRASH  ? "crash"
 	       : k == TB_FLIGHT_EXIT   ? "exit"
+	       : k == TB_FLIGHT_EVENT  ? "event"
+	       : k == TB_FLIGHT_SPAN   ? "span"
 				       : "unknown";
 }
 
@@ -273,8 +275,19 @@ static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num
 	json_str(j, t->name);
 	fprintf(j, ",\n    \"time\": \"%s.%09" PRIu64 "Z\",\n    \"realtime_ns\": %" PRIu64 ",\n", when,
 		(uint64_t)(t->realtime_ns % 1000000000ull), t->realtime_ns);
-	if (t->kind == TB_FLIGHT_PROGRAM)
+	if (t->kind == TB_FLIGHT_PROGRAM || t->kind == TB_FLIGHT_EVENT || t->kind == TB_FLIGHT_SPAN)
 		fprintf(j, "    \"clock_ticks\": %" PRIu64 ",\n", t->ticks);
+	if (t->kind == TB_FLIGHT_EVENT || t->kind == TB_FLIGHT_SPAN) {
+		/* the event that met the condition (a span: its end; time,
+		 * clock_ticks, pid and tid above and below are that event's) */
+		fprintf(j, "    \"condition\": ");
+		json_str(j, t->cond);
+		fprintf(j, ",\n    \"class\": ");
+		json_str(j, t->cls);
+		fprintf(j, ",\n    \"cpu\": %" PRIu32 ",\n", t->cpu);
+		if (t->kind == TB_FLIGHT_SPAN)
+			fprintf(j, "    \"duration_ns\": %" PRIu64 ",\n", t->dur_ns);
+	}
 	if (t->signo)
 		fprintf(j, "    \"signal\": \"%s\",\n    \"signo\": %d,\n", tb_flight_signame(t->signo, sb, sizeof sb),
 			t->signo);
@@ -287,8 +300,8 @@ static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num
 	else
 		fprintf(j, "    \"tid\": null,\n");
 	fprintf(j, "    \"suppressed_before\": %" PRIu64 "\n  },\n", suppressed);
-	fprintf(j, "  \"after_ns\": %" PRIu64 ",\n", t->kind == TB_FLIGHT_PROGRAM || t->kind == TB_FLIGHT_SIGNAL
-							  ? f->cfg.after_ns : 0);
+	fprintf(j, "  \"after_ns\": %" PRIu64 ",\n", t->kind == TB_FLIGHT_CRASH || t->kind == TB_FLIGHT_EXIT
+							  ? 0 : f->cfg.after_ns);
 	fprintf(j, "  \"copy_realtime_ns\": %" PRIu64 ",\n", copy_ns);
 	uint64_t lost_all = 0;
 	for (unsigned c = 0; c < TB_LOSS_NCAUSES; c++)

@@ -71,6 +71,13 @@ static uint32_t fixed_size(const struct tb_event_desc *e)
 int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
 		   uint64_t ts_begin, uint32_t ctx, tb_walk_fn fn, void *arg, struct tb_walk_result *res)
 {
+	return tb_walk_packet_want(events, nevents, pkt, end, ts_begin, ctx, fn, arg, NULL, 0, res);
+}
+
+int tb_walk_packet_want(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
+			uint64_t ts_begin, uint32_t ctx, tb_walk_fn fn, void *arg, const uint8_t *want, uint32_t nwant,
+			struct tb_walk_result *res)
+{
 	uint32_t cache[WALK_CACHE]; /* 0: not computed; else fixed size + 1, or UINT32_MAX: variable */
 	memset(cache, 0, sizeof cache);
 	memset(res, 0, sizeof *res);
@@ -88,10 +95,11 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 		 * wrap overflows) of a class
 		 * already proven valid and of fixed size in this walk (cache,
 		 * filled below only after every check), whole inside `end`.
-		 * Without a callback only: nothing else wants the record.  The
+		 * Without a callback, or for the classes `want` says the
+		 * callback does not want: nothing else wants the record.  The
 		 * general path below decides everything else, and any doubt.
 		 */
-		if (!fn && end - off >= TB_COMPACT_HDR_SIZE) {
+		if ((!fn || want) && end - off >= TB_COMPACT_HDR_SIZE) {
 			/*
 			 * In locals (the counters in *res could alias pkt: the
 			 * compiler would store and reload them every record),
@@ -109,6 +117,8 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 					uint32_t c = cache[fid];
 					if (fid == TB_EXTENDED_ID || c - 1u >= UINT32_MAX - 1u)
 						break;
+					if (want && (fid >= nwant || want[fid]))
+						break; /* the callback's: the general path */
 					/* a run of one class (the usual packet): the
 					 * next record's place does not wait for this
 					 * one's load */
@@ -188,7 +198,7 @@ int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const u
 		if (id != TB_EVENT_ID_THREAD)
 			res->events++;
 		res->last_ts = ts;
-		if (fn) {
+		if (fn && (!want || id >= nwant || want[id])) {
 			int rc = fn(arg, &r);
 			if (rc)
 				return rc;

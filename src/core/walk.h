@@ -48,6 +48,13 @@ TB_HIDDEN int tb_payload_size(const struct tb_event_desc *e, const uint8_t *p, u
 TB_HIDDEN int tb_walk_packet(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt, uint64_t end,
 			     uint64_t ts_begin, uint32_t ctx, tb_walk_fn fn, void *arg, struct tb_walk_result *res);
 
+/* The same, calling fn only for the records of the classes with want[id]
+ * set (ids >= nwant: called too); the others go the walk's fast path, as
+ * without a callback (the flight recorder's scan: src/consumer/flight_scan.c). */
+TB_HIDDEN int tb_walk_packet_want(const struct tb_event_desc *events, uint32_t nevents, const uint8_t *pkt,
+				  uint64_t end, uint64_t ts_begin, uint32_t ctx, tb_walk_fn fn, void *arg,
+				  const uint8_t *want, uint32_t nwant, struct tb_walk_result *res);
+
 /* Bytes of event context in a record of a channel with (1) or without (0) vtid. */
 static inline uint32_t tb_walk_ctx(uint32_t vtid)
 {

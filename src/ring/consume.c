@@ -251,6 +251,74 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 	return 0;
 }
 
+int tb_ring_peek(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t P, uint64_t from, uint8_t *buf,
+		 uint64_t *end, int *closed, struct tb_packet_info *info)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	struct tb_ctl *c = tb_ctl_of(s, ch, cpu);
+	uint64_t S = cv->sb_size, ring = cv->ring_mask + 1;
+	/* Acquire pairs with the producer's commit store of head (the final
+	 * store of its append or switch critical section): every record
+	 * below head, and a closed packet's context, are visible. */
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	if (P & (S - 1))
+		return -EBADMSG;
+	if (head == 0 || head < P + TB_PACKET_HEADER_SIZE)
+		return 2;
+	if (head - P >= ring)
+		return 1; /* its sub-buffer holds a later packet now */
+	uint64_t cur = head & ~(S - 1);
+	const uint8_t *src = tb_sb_at(s, ch, cpu, P);
+	memcpy(buf, src, TB_PACKET_HEADER_SIZE);
+	struct tb_packet_header h;
+	memcpy(&h, buf, sizeof h);
+	uint64_t e;
+	if (cur > P) {
+		e = h.content_size / 8;
+		if (h.content_size % 8 || e < TB_PACKET_HEADER_SIZE || e > S)
+			e = TB_PACKET_HEADER_SIZE; /* decided after the re-check below */
+	} else {
+		e = head - cur;
+	}
+	if (from < TB_PACKET_HEADER_SIZE)
+		from = TB_PACKET_HEADER_SIZE;
+	if (e > from)
+		memcpy(buf + from, src + from, e - from);
+	struct tb_packet_info d;
+	read_desc(s, ch, cpu, P, &d);
+	/* Seqlock-style re-check, as take_packet() does for a snapshot: the
+	 * acquire fence orders the copies above before the re-reads.  A
+	 * producer reusing this sub-buffer writes its new header (sequence
+	 * number) before any record (program order, TSO), so a copy that saw
+	 * new bytes sees a new sequence number or a head a ring ahead here. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	uint64_t seq_now;
+	memcpy(&seq_now, src + TB_PKT_OFF_SEQ, 8);
+	uint64_t head_now = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
+	if (seq_now != P >> cv->sb_shift || head_now - P >= ring)
+		return 1;
+	if (cv->mode == TB_MODE_OVERWRITE && cur > P) {
+		/* a closed packet the overwrite loss total already covers may be
+		 * half rewritten by an aborted switch (take_packet(): pairs with
+		 * the store order of prepare_switch(), src/ring/append.c) */
+		uint64_t ow = __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
+		const struct tb_sbdesc *nd = &tb_sbdesc_of(s, ch, cpu)[((P + S) >> cv->sb_shift) & (cv->sb_count - 1)];
+		if (ow >= __atomic_load_n(&nd->cnt_begin, __ATOMIC_RELAXED))
+			return 1;
+	}
+	if (h.magic != TB_CTF_MAGIC || memcmp(h.uuid, s->uuid, 16) || h.packet_seq_num != P >> cv->sb_shift ||
+	    h.stream_instance_id != (((uint64_t)ch << 32) | cpu) || h.cpu_id != cpu)
+		return tb_fail(-EBADMSG, "channel %s CPU %u packet %" PRIu64 ": not a packet of this ring", cv->name, cpu,
+			       P >> cv->sb_shift);
+	*end = e > from ? e : from;
+	*closed = cur > P;
+	info->seq = h.packet_seq_num;
+	info->ts_begin = h.timestamp_begin;
+	info->cnt_begin = d.cnt_begin;
+	info->cpu = cpu;
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* snapshots and dead rings                                                */
 /* ---------------------------------------------------------------------- */

@@ -150,6 +150,23 @@ TB_HIDDEN int tb_ring_snapshot(struct tb_session *s, unsigned ch, unsigned cpu, 
 			       void *arg, uint64_t *torn);
 
 /*
+ * tb_ring_peek - the flight recorder's scan (src/consumer/flight_scan.c):
+ * copy the records committed so far in the packet at position P of ring
+ * (ch, cpu), from byte `from` of the packet on (at least its header), while
+ * producers keep writing and lapping (overwrite mode).  buf (sb_size bytes)
+ * gets the packet header and bytes [from, *end): *end is the content of a
+ * closed packet, or where head is in the current one; *closed: head is past
+ * P.  The copy is then checked as a snapshot checks one (sequence number and
+ * head re-read after it): a packet reused meanwhile is never trusted.
+ * info: seq, ts_begin, cnt_begin (events committed to the ring before P).
+ * Return: 0; 1 P is no longer in the ring (overwritten before or during the
+ * copy); 2 P is not opened yet; -EBADMSG its header is not this ring's
+ * packet (damage: the caller skips it).
+ */
+TB_HIDDEN int tb_ring_peek(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t P, uint64_t from, uint8_t *buf,
+			   uint64_t *end, int *closed, struct tb_packet_info *info);
+
+/*
  * tb_ring_drain_dead - for a session whose producers are all gone (after
  * the command exited, or `recover`): emit every complete packet from the
  * consumer position on, then the current partial one closed like a

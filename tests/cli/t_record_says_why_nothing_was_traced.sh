@@ -26,11 +26,11 @@ why "$T/e127.err" | grep -q 'exited with status 127 .*did not find a library' ||
 	{ cat "$T/e127.err"; fail "exit 127: no reason given"; }
 
 "$CLI" record -q --events 'nosuch:*' -o "$T/filt" -- "$WL" --events 10 > /dev/null 2> "$T/filt.err" || fail "record --events"
-why "$T/filt.err" | grep -q "\-\-events 'nosuch:\*' selected none of the 3 event classes the program registered: workload:" ||
+why "$T/filt.err" | grep -q "\-\-events 'nosuch:\*' selected none of the 5 event classes the program registered: workload:" ||
 	{ cat "$T/filt.err"; fail "--events filtering every class: no reason given"; }
 
 "$CLI" record -q -o "$T/none" -- "$WL" --events 0 > /dev/null 2> "$T/none.err" || fail "record --events 0"
-why "$T/none.err" | grep -q '1 process attached (tracebuf-worklo.*) and registered 3 event classes (workload:.*) but wrote none' ||
+why "$T/none.err" | grep -q '1 process attached (tracebuf-worklo.*) and registered 5 event classes (workload:.*) but wrote none' ||
 	{ cat "$T/none.err"; fail "classes registered, none written: no reason given"; }
 
 "$CLI" record -q -o "$T/some" -- "$WL" --events 10 > /dev/null 2> "$T/some.err" || fail "record the workload"
