@@ -868,7 +868,7 @@ int cmd_report(int argc, char **argv)
 		case 'i':
 			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||
 			    interval_ns > 3600000000000ull)
-				return cli_error("report", "--interval %s: a duration from 10ms to 1h", optarg),
+				return cli_error("report", "--interval %s: a duration from 10ms to 1h (" CLI_DURATION_UNITS ")", optarg),
 				       TB_EXIT_USAGE;
 			break;
 		case 'h': usage(stdout); return TB_EXIT_OK;

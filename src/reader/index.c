@@ -430,8 +430,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		}
 		if (p.p.valid && bad_run > 1)
 			rd_diag(r, s->path, bad_from, -EBADMSG,
-			     "%" PRIu64 " more damaged packets after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
-			     bad_run - 1, bad_from, off);
+			     "%" PRIu64 " more damaged packet%s after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
+			     bad_run - 1, bad_run == 2 ? "" : "s", bad_from, off);
 		if (p.p.valid)
 			bad_run = 0;
 		if (bad_run >= bad_max) {
@@ -465,8 +465,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 	}
 	if (bad_run > 1)
 		rd_diag(r, s->path, bad_from, -EBADMSG,
-		     "%" PRIu64 " more damaged packets after it skipped, to the end of the file (bytes %" PRIu64 "..%" PRIu64
-		     ")", bad_run - 1, bad_from, s->size);
+		     "%" PRIu64 " more damaged packet%s after it skipped, to the end of the file (bytes %" PRIu64
+		     "..%" PRIu64 ")", bad_run - 1, bad_run == 2 ? "" : "s", bad_from, s->size);
 	return 0;
 }
 
