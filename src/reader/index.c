@@ -758,9 +758,10 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 			continue;
 		/* directories are no streams; anything else gets a stream slot,
 		 * so that the open below says, with its path, why a FIFO, a
-		 * device or an empty file (never left by the recorder) is not
-		 * read */
-		if (fstatat(dirfd(d), de->d_name, &st, 0) || S_ISDIR(st.st_mode))
+		 * device, an empty file (never left by the recorder), or a
+		 * symbolic link that leads nowhere (dangling, a loop: the stat
+		 * fails) is not read */
+		if (!fstatat(dirfd(d), de->d_name, &st, 0) && S_ISDIR(st.st_mode))
 			continue;
 		if (nn == capn) {
 			capn = capn ? capn * 2 : 16;
