@@ -293,6 +293,28 @@ static void end_against_next(struct tb_reader *r, struct rd_stream *s, uint64_t 
 	return;
 }
 
+/*
+ * Where is the packet after a damaged header when the stream's packet size
+ * is not known yet (no valid packet before it: a damaged first packet_size
+ * cost the whole file)?  The recorder writes a stream's packets one after
+ * the other, each the sub-buffer size P (a power of two, 4 KiB to 256 MiB),
+ * so at multiples of P: for each possible P, the next multiple of it after
+ * off holds a header that passes the structural checks with packet_size P,
+ * or P is not the size.  18 places looked at (never a scan: a sparse tail of
+ * gigabytes costs nothing); the nearest found, 0 when none.
+ */
+static uint64_t find_next_header(const struct tb_reader *r, const struct rd_stream *s, uint64_t off)
+{
+	uint64_t best = 0;
+	for (uint64_t sz = 4096; sz <= TB_MAX_SB_SIZE; sz *= 2) {
+		uint64_t at = (off / sz + 1) * sz;
+		struct hdr q;
+		if (at < s->size && (!best || at < best) && peek_hdr(r, s, at, &q) && q.psize == sz)
+			best = at;
+	}
+	return best;
+}
+
 static int index_stream(struct tb_reader *r, struct rd_stream *s)
 {
 	uint64_t off = 0, usual = 0;
@@ -305,6 +327,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 	 * packet) */
 	uint64_t bad_run = 0, bad_from = 0;
 	const uint64_t bad_max = 1024;
+	int grid_tried = 0; /* find_next_header() looked, in this run of damaged packets */
+	struct hdr gq;
 	while (off < s->size) {
 		const struct rd_packet *prev = prev_i == SIZE_MAX ? NULL : &s->pk[prev_i];
 		uint64_t left = s->size - off;
@@ -433,7 +457,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			     "%" PRIu64 " more damaged packet%s after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
 			     bad_run - 1, bad_run == 2 ? "" : "s", bad_from, off);
 		if (p.p.valid)
-			bad_run = 0;
+			bad_run = 0, grid_tried = 0;
 		if (bad_run >= bad_max) {
 			rd_diag(r, s->path, bad_from, -EBADMSG,
 			     "%" PRIu64 " damaged packets in a row from byte %" PRIu64 ": the rest of the file (%" PRIu64
@@ -449,12 +473,36 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			r->total_valid++;
 		}
 		/* where is the next packet? */
-		uint64_t step;
-		if (size_ok && (magic == TB_CTF_MAGIC || psize == usual || !usual))
+		uint64_t step, at = 0;
+		/* the grid is searched after the last valid packet (a size too
+		 * large by a byte put this damaged place past the next packet's
+		 * start), never at this same place: progress */
+		uint64_t from = prev_i == SIZE_MAX ? off : s->pk[prev_i].p.offset;
+		/* a damaged packet's own size is trusted only when no other is known
+		 * (packet_size 160 mid-stream put the next read inside a packet, and
+		 * every later one out of step) */
+		if (size_ok && (magic == TB_CTF_MAGIC || psize == usual || !usual) && (!why[0] || !usual || psize == usual))
 			step = psize;
-		else if (usual && usual <= left)
+		else if (usual && usual <= left && (grid_tried || peek_hdr(r, s, off + usual, &gq) ||
+						     !(at = find_next_header(r, s, from)) || at == off))
 			step = usual; /* all packets of a stream have the sub-buffer size */
-		else {
+		else if (usual && usual <= left) {
+			/* the usual size leads to no header, the recorder's grid to one:
+			 * the size was a damaged packet's (the first one's, read as valid) */
+			grid_tried = 1; /* once per run of damaged packets: bounded work on garbage */
+			rd_diag(r, s->path, off, -EBADMSG,
+			     "no packet where the stream's packet size (%" PRIu64 " bytes, a damaged packet's?) puts the "
+			     "next one; the next packet found by its header at byte %" PRIu64, usual, at);
+			if (at < off && s->npk && !s->pk[s->npk - 1].p.valid)
+				s->npk--; /* (said) the index stays in file order */
+			off = at; /* after the last valid packet: maybe before this damaged place */
+			continue;
+		} else if (!usual && !grid_tried && (grid_tried = 1, step = find_next_header(r, s, off)) > off) {
+			rd_diag(r, s->path, off, -EBADMSG,
+			     "the next packet found by its header at byte %" PRIu64 " (the stream's packet size not known "
+			     "yet): bytes %" PRIu64 "..%" PRIu64 " skipped", step, off, step);
+			step -= off;
+		} else {
 			if (!strstr(why, "truncated"))
 				rd_diag(r, s->path, off, -EBADMSG,
 				     "cannot find the next packet after this damaged header: rest of the file (%" PRIu64
