@@ -31,6 +31,8 @@ relay/relay.h        record --relay names the relay URL grammar and its errors
 core/labels.h           list checks the enum labels a program declares with the same parser as the producer
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits
 profile/profile_events.h the profiler'"'"'s event layouts, shared with libtracebuf-profile.so
+core/format.h           the session'"'"'s timing bounds checked with record'"'"'s arguments (exit 2, not 1 at creation), the ids of the kernel'"'"'s classes (report), the trigger slots (record)
+core/view.h             record reads the map'"'"'s trigger area to say the tb_trigger() calls a recording that is not a flight recorder ignored
 '
 bad=0
 say() { echo "layers: $*"; bad=1; }
