@@ -67,8 +67,12 @@ const char *cli_flight_trace_dir(const char *cmd, const char *dir, char *buf, si
 
 /* "256K", "4M", "1G", "65536": bytes.  Return 0 or -EINVAL. */
 int cli_parse_size(const char *str, uint64_t *out);
-/* "250ms", "1s", "500us", "100ns"; a bare number is milliseconds.  Return 0 or -EINVAL. */
+/* "250ms", "1s", "500us", "100ns", "2min", "1h"; a bare number is milliseconds.  Return 0,
+ * -EINVAL (not a duration) or -ERANGE (longer than CLI_DURATION_MAX_NS). */
 int cli_parse_duration(const char *str, uint64_t *ns);
+#define CLI_DURATION_MAX_NS (100000ull * 3600 * 1000000000) /* 100000h, ~11 years */
+/* What the messages of duration options say of the syntax */
+#define CLI_DURATION_UNITS "units ns, us, ms, s, min, h; a bare number is ms"
 /* A decimal number, digits only, at most max: "4294967296" for a CPU is
  * out of range, not CPU 0.  Return 0, -EINVAL (not a number) or -ERANGE. */
 int cli_parse_uint(const char *str, uint64_t max, uint64_t *out);

@@ -71,9 +71,16 @@ int cli_parse_duration(const char *str, uint64_t *ns)
 	char *end;
 	if (!str || ((*str < '0' || *str > '9') && *str != '.'))
 		return -EINVAL;
+	/* a decimal number: strtod also takes hexadecimal ("0x10s" was 16 s) */
+	if (strpbrk(str, "xX"))
+		return -EINVAL;
 	errno = 0;
 	double v = strtod(str, &end);
-	if (errno || v < 0)
+	if (end == str || v < 0 || v != v)
+		return -EINVAL;
+	if (errno == ERANGE && v > 1)
+		return -ERANGE; /* "1e400s" */
+	if (errno)
 		return -EINVAL;
 	double mul;
 	if (!*end || !strcmp(end, "ms"))
@@ -84,10 +91,14 @@ int cli_parse_duration(const char *str, uint64_t *ns)
 		mul = 1e3;
 	else if (!strcmp(end, "ns"))
 		mul = 1;
+	else if (!strcmp(end, "min"))
+		mul = 60e9;
+	else if (!strcmp(end, "h"))
+		mul = 3600e9;
 	else
 		return -EINVAL;
-	if (v * mul > 1e18)
-		return -EINVAL;
+	if (v * mul > (double)CLI_DURATION_MAX_NS)
+		return -ERANGE;
 	*ns = (uint64_t)(v * mul + 0.5);
 	return 0;
 }

@@ -236,7 +236,14 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 	fprintf(f, "  %-20s %12s\n", "truncated", rpt_grp(a, t->c.truncated));
 	fprintf(f, "  %-20s %12s\n", over, rpt_grp(a, t->c.overruns));
 
-	if (!pr->all.samples) {
+	if (!t->samples) {
+		/* an empty profile is a profile, as an empty trace is a trace to
+		 * `report`: exit 0, and the reason in words (the exit status 1 of
+		 * report --profile and convert --to folded/speedscope is for a trace
+		 * that is no profile at all) */
+		fprintf(f, "\nno samples: a sample is taken per period of CPU time%s%s%s: a program that ran "
+			   "shorter than that, or only waited, has none\n", hz[0] ? " (1/" : "", hz, hz[0] ? " s)" : "");
+	} else if (!pr->all.samples) {
 		fprintf(f, "\nno sample with a valid PC\n");
 	} else {
 		fprintf(f, "\nself: samples whose PC is in the function (%% of the %s with a valid PC)\n", rpt_grp(a, pr->all.periods));
@@ -253,11 +260,12 @@ static void profile_text(const struct preport *pr, FILE *f, size_t top, int thre
 			char qn[256], tnx[4 * 16 + 1];
 			cli_tx(qn, sizeof qn, q ? q->name : "?");
 			if (tn && *tn)
-				fprintf(f, "\nthread %s (tid %" PRIu32 "; pid %" PRIu32 " %s): %s samples\n",
-					cli_tx(tnx, sizeof tnx, tn), th->tid, th->pid, qn, rpt_grp(a, th->agg.periods));
+				fprintf(f, "\nthread %s (tid %" PRIu32 "; pid %" PRIu32 " %s): %s sample%s\n",
+					cli_tx(tnx, sizeof tnx, tn), th->tid, th->pid, qn, rpt_grp(a, th->agg.periods),
+					cli_s(th->agg.periods));
 			else
-				fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s samples\n", th->tid, th->pid, qn,
-					rpt_grp(a, th->agg.periods));
+				fprintf(f, "\nthread %" PRIu32 " (pid %" PRIu32 " %s): %s sample%s\n", th->tid, th->pid, qn,
+					rpt_grp(a, th->agg.periods), cli_s(th->agg.periods));
 			fprintf(f, "  self\n");
 			text_table(pr, f, &th->agg, 0, top, "    ");
 			fprintf(f, "  total\n");

@@ -52,6 +52,13 @@ static void usage(FILE *f)
 struct dump_diag {
 	int quiet;
 	int growing; /* --follow, the trace still being written: diagnostics of its growing end are not said */
+	/* --follow: each pass opens the trace anew and its reader reports again
+	 * what an earlier one did: what was said (a hash of file, offset and
+	 * text; open addressing, 0 free), so that it is said once; and whether
+	 * anything was (the output may then lack what was skipped: exit 3) */
+	uint64_t *said;
+	size_t nsaid, capsaid;
+	int damaged;
 };
 
 static void on_diag(void *arg, const struct tb_rd_diag *d)
@@ -555,6 +562,40 @@ static int check_patterns(const struct dump_run *d, const struct tb_reader *r)
 
 #define FOLLOW_POLL_US 100000
 
+/* 1 when (file, offset, what) was said by an earlier pass; else remembers it (0) */
+static int said_before(struct dump_diag *dd, const struct tb_rd_diag *d)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = d->file; p && *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	h = (h ^ d->offset) * 0x100000001b3ull;
+	for (const char *p = d->what; p && *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	h |= 1; /* never 0, the free slot */
+	if (2 * (dd->nsaid + 1) > dd->capsaid) {
+		size_t cap = dd->capsaid ? 2 * dd->capsaid : 256;
+		uint64_t *v = calloc(cap, sizeof *v);
+		if (!v)
+			return 0; /* said again rather than not at all */
+		for (size_t i = 0; i < dd->capsaid; i++)
+			for (size_t j = dd->said[i] & (cap - 1); dd->said[i]; j = (j + 1) & (cap - 1))
+				if (!v[j]) {
+					v[j] = dd->said[i];
+					break;
+				}
+		free(dd->said);
+		dd->said = v;
+		dd->capsaid = cap;
+	}
+	size_t j = h & (dd->capsaid - 1);
+	for (; dd->said[j]; j = (j + 1) & (dd->capsaid - 1))
+		if (dd->said[j] == h)
+			return 1;
+	dd->said[j] = h;
+	dd->nsaid++;
+	return 0;
+}
+
 static void follow_diag(void *arg, const struct tb_rd_diag *d)
 {
 	/* while the trace grows, a packet being appended looks truncated, and
@@ -562,6 +603,9 @@ static void follow_diag(void *arg, const struct tb_rd_diag *d)
 	struct dump_diag *dd = arg;
 	if (dd->growing && (d->err == -ENODATA || strstr(d->what, "empty file")))
 		return;
+	if (said_before(dd, d))
+		return;
+	dd->damaged = 1;
 	on_diag(arg, d);
 }
 
@@ -590,8 +634,8 @@ static int dump_follow(struct dump_run *d, const char *dir)
 		if (orc == 0) {
 			uint64_t bound = final ? UINT64_MAX : progress;
 			int prc = dump_pass(d, r, bound);
-			if (final && tb_reader_ndiags(r))
-				rc = TB_EXIT_PARTIAL;
+			if (final && (tb_reader_ndiags(r) || d->dd.damaged))
+				rc = TB_EXIT_PARTIAL; /* also what an earlier pass skipped and said */
 			/* the classes are known once the trace is: said at the end */
 			if (final && prc == 0 && check_patterns(d, r))
 				rc = TB_EXIT_FAIL;
@@ -615,6 +659,9 @@ static int dump_follow(struct dump_run *d, const char *dir)
 		}
 		usleep(FOLLOW_POLL_US);
 	}
+	free(d->dd.said);
+	d->dd.said = NULL;
+	d->dd.nsaid = d->dd.capsaid = 0;
 	return rc;
 }
 

@@ -36,6 +36,7 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
+#include "core/format.h"
 #include "kernel/kernel.h"
 #include "relay/relay.h"
 #include "record_flight.h"
@@ -322,8 +323,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->dflt.events = optarg;
 			break;
 		case OPT_FLUSH:
-			if (cli_parse_duration(optarg, &o->dflt.flush_period_ns) < 0 || !o->dflt.flush_period_ns)
-				return usage_error("--flush-period %s: want a duration such as 250ms or 1s", optarg);
+			if (cli_parse_duration(optarg, &o->dflt.flush_period_ns) < 0 || !o->dflt.flush_period_ns ||
+			    o->dflt.flush_period_ns > TB_MAX_FLUSH_PERIOD_NS)
+				return usage_error("--flush-period %s: want a duration above 0 and up to 1h, such as 250ms or 1s (" CLI_DURATION_UNITS ")", optarg);
 			break;
 		case OPT_WATERMARK:
 			if (cli_parse_size(optarg, &v) < 0 || v == 0 || v > UINT32_MAX)
@@ -331,8 +333,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->dflt.watermark = (uint32_t)v;
 			break;
 		case OPT_BLOCK_TIMEOUT:
-			if (cli_parse_duration(optarg, &o->dflt.block_timeout_ns) < 0)
-				return usage_error("--block-timeout %s: want a duration such as 100ms", optarg);
+			if (cli_parse_duration(optarg, &o->dflt.block_timeout_ns) < 0 ||
+			    o->dflt.block_timeout_ns > TB_MAX_BLOCK_TIMEOUT_NS)
+				return usage_error("--block-timeout %s: want a duration up to 10s, such as 100ms (" CLI_DURATION_UNITS ")", optarg);
 			break;
 		case OPT_NO_ATTR: o->dflt.no_attribution = 1; break;
 		case OPT_VTID: o->dflt.vtid = 1; break;
@@ -378,12 +381,12 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			break;
 		case OPT_LIVE_TIMER:
 			if (cli_parse_duration(optarg, &o->live_ns) < 0 || o->live_ns > 3600000000000ull)
-				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; a bare number is ms; 0: off)", optarg);
+				return usage_error("--live-timer %s: not a duration up to 1h (e.g. 1s, 500ms; " CLI_DURATION_UNITS "; 0: off)", optarg);
 			break;
 		case OPT_LIVE_PERIOD:
 			if (cli_parse_duration(optarg, &o->live_period_ns) < 0 || o->live_period_ns > 3600000000000ull ||
 			    (o->live_period_ns && o->live_period_ns < 10000000ull))
-				return usage_error("--live-period %s: want a duration from 10ms to 1h (e.g. 1s, 500ms; a bare number is ms; 0: off)",
+				return usage_error("--live-period %s: want a duration from 10ms to 1h (e.g. 1s, 500ms; " CLI_DURATION_UNITS "; 0: off)",
 						   optarg);
 			if (!o->live_period_ns)
 				o->live_period_ns = UINT64_MAX;
@@ -391,7 +394,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case OPT_RELAY_TIMEOUT:
 			if (cli_parse_duration(optarg, &o->relay_timeout_ns) < 0 || o->relay_timeout_ns < 10000000ull ||
 			    o->relay_timeout_ns > 600000000000ull)
-				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s; a bare number is ms)", optarg);
+				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s; " CLI_DURATION_UNITS ")", optarg);
 			break;
 		default:
 			if (c >= OPT_FLIGHT_FIRST_ && c <= OPT_FLIGHT_LAST_) {
@@ -770,6 +773,7 @@ static int run_attach(struct rec_opts *o)
 		tb_session_close(s);
 		return cli_error(rec_name, "session %s is already drained by process %u; stop it first", path, cpid);
 	}
+	uint64_t triggers0 = record_triggers_claimed(s); /* those before we attached are not ours to count */
 	int created = 0;
 	if (o->out && tb_output_dir(o->out, &created) < 0) {
 		tb_session_close(s);
@@ -816,6 +820,7 @@ static int run_attach(struct rec_opts *o)
 	record_print_warnings(e);
 	if (!o->quiet)
 		record_summary(s, e, o->out, record_now_s() - t0, !live);
+	record_say_ignored_triggers(s, triggers0);
 	if (rc < 0)
 		cli_error(rec_name, "%s", tb_engine_errmsg(e));
 	int code = rc < 0 || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
@@ -1154,6 +1159,8 @@ int cmd_record(int argc, char **argv)
 	if (o.out && o.out == o.outbuf && !o.quiet)
 		fprintf(stderr, "tracebuf %s: trace in %s (tracebuf report %s)\n", rec_name, o.out, o.out);
 	record_explain_empty(s, e, exe, status, o.dflt.events);
+	if (!o.flight.dir)
+		record_say_ignored_triggers(s, 0); /* a new session: every trigger was CMD's */
 	int code = exit_code_of(status);
 	if (rc < 0) {
 		cli_error(rec_name, "%s", tb_engine_errmsg(e));

@@ -28,6 +28,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "core/format.h" /* TB_KERNEL_ID_BASE: the ids of the kernel's classes */
 #include "cli_demangle.h"
 #include "cli_map.h"
 #include "cli_report.h"
@@ -88,6 +89,21 @@ struct thr {
 	uint64_t key; /* pid << 32 | tid */
 	uint64_t n;
 	char name[16]; /* the thread's latest name (tracebuf:thread_name), "" none */
+	int kernel;    /* the row of the kernel's events (key 0): rp->kthr_tab says by thread */
+};
+
+/*
+ * The kernel's sched events (record --kernel, stream class 2) carry no
+ * thread record: they are counted by the thread they are about, as their
+ * own fields name it: sched_switch the thread switched out (the one that
+ * was running when it fired), sched_process_fork the parent, the others
+ * their `tid` (woken, migrated, exec'd, exiting), with the comm of the
+ * record (sched_process_exec has none: the latest seen for that tid).
+ */
+struct kthr {
+	uint64_t key; /* tid; 1 << 32: no tid field */
+	uint64_t n;
+	char comm[16];
 };
 
 struct loss {
@@ -123,6 +139,8 @@ struct report {
 	struct cli_table thr_tab; /* (pid, tid) -> struct thr, while reading */
 	struct thr *thr;          /* then: thr_tab's records, sorted */
 	size_t thr_n;
+	struct cli_table kthr_tab; /* kernel events: tid -> struct kthr (the order of thr) */
+	uint64_t kernel_events;
 	struct loss *loss;
 	size_t nloss, loss_cap;
 	struct cpu_stat *cpus;
@@ -248,9 +266,43 @@ static int cmp_cls(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_kthr(const void *a, const void *b)
+{
+	const struct kthr *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* A kernel event: counted by the thread it is about (struct kthr). */
+static int add_kernel_event(struct report *rp, const struct tb_rd_event *e)
+{
+	static const char *const who[][2] = { { "prev_tid", "prev_comm" }, { "parent_tid", "parent_comm" },
+					      { "tid", "comm" } };
+	int ti = -1, ci = -1;
+	for (size_t k = 0; k < sizeof who / sizeof who[0] && ti < 0; k++) {
+		ti = tb_rd_field_index(e, who[k][0]);
+		ci = ti < 0 ? -1 : tb_rd_field_index(e, who[k][1]);
+	}
+	int64_t tid = ti < 0 ? -1 : tb_rd_i64(e, (unsigned)ti);
+	uint64_t key = tid < 0 || tid > UINT32_MAX ? 1ull << 32 : (uint64_t)tid;
+	struct kthr *k = cli_table_get(&rp->kthr_tab, 0, key, NULL);
+	if (!k)
+		return -ENOMEM;
+	k->key = key;
+	k->n++;
+	size_t n;
+	const char *c = ci < 0 ? NULL : tb_rd_str(e, (unsigned)ci, &n);
+	if (c && n)
+		snprintf(k->comm, sizeof k->comm, "%.*s", (int)(n < 15 ? n : 15), c);
+	rp->kernel_events++;
+	return 0;
+}
+
 static int collect(struct report *rp)
 {
 	struct tb_reader *r = rp->r;
+	rp->kthr_tab = (struct cli_table)CLI_TABLE_INIT(struct kthr);
 	unsigned ns = tb_reader_nstreams(r);
 	rp->ncls = tb_reader_nclass_ids(r);
 	rp->cls = calloc(rp->ncls, sizeof *rp->cls);
@@ -295,6 +347,16 @@ static int collect(struct report *rp)
 		}
 		rp->stream_events[tb_rd_stream(e)]++;
 		uint64_t key = (uint64_t)tb_rd_pid(e) << 32 | tb_rd_tid(e);
+		if (!key && id >= TB_KERNEL_ID_BASE) {
+			/* the row of the kernel's events: a key no (pid, tid) has */
+			struct thr *k = cli_table_get(&rp->thr_tab, 1ull << 32, 0, NULL);
+			if (!k || add_kernel_event(rp, e))
+				return -ENOMEM;
+			k->kernel = 1;
+			k->n++;
+			last_thr = NULL; /* the table may have moved */
+			goto counted;
+		}
 		/* !last_thr: a first record whose pid and tid are both 0xffffffff
 		 * (damaged) has the key last_key starts with */
 		if (!last_thr || key != last_key) {
@@ -305,6 +367,7 @@ static int collect(struct report *rp)
 			last_key = key;
 		}
 		last_thr->n++;
+	counted:;
 		int64_t b = rpt_diff(tb_rd_ns(e), rp->ns0) / NS;
 		if (b != rp->bucket) {
 			rp->bucket = b;
@@ -341,6 +404,7 @@ static int collect(struct report *rp)
 		snprintf(rp->thr[i].name, sizeof rp->thr[i].name, "%s", tn ? tn : "");
 	}
 	cli_sort(rp->thr, rp->thr_n, sizeof *rp->thr, cmp_thr);
+	cli_sort(rp->kthr_tab.v, rp->kthr_tab.n, sizeof(struct kthr), cmp_kthr);
 	return 0;
 }
 
@@ -453,7 +517,8 @@ static void print_json(const struct report *rp, FILE *f)
 	for (size_t i = 0; i < rp->thr_n; i++) {
 		uint32_t pid = (uint32_t)(rp->thr[i].key >> 32), tid = (uint32_t)rp->thr[i].key;
 		const char *pn = pid ? proc_name(rp, pid) : NULL;
-		fprintf(f, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "", pid, tid);
+		fprintf(f, "%s{%s\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"process\":", i ? "," : "",
+			rp->thr[i].kernel ? "\"kernel\":true," : "", pid, tid);
 		if (pn)
 			rpt_jstr(f, pn);
 		else
@@ -464,6 +529,22 @@ static void print_json(const struct report *rp, FILE *f)
 		else
 			fputs("null", f);
 		fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f}", rp->thr[i].n, rate_v(rp, rp->thr[i].n));
+	}
+	/* the kernel's events by the thread they are about (struct kthr) */
+	fputs("],\"kernel_threads\":[", f);
+	for (size_t i = 0; i < rp->kthr_tab.n; i++) {
+		const struct kthr *k = cli_table_at(&rp->kthr_tab, i);
+		fputs(i ? ",{\"tid\":" : "{\"tid\":", f);
+		if (k->key >> 32)
+			fputs("null", f);
+		else
+			fprintf(f, "%" PRIu64, k->key);
+		fputs(",\"comm\":", f);
+		if (k->comm[0])
+			rpt_jstr(f, k->comm);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"events\":%" PRIu64 ",\"rate_per_s\":%.3f}", k->n, rate_v(rp, k->n));
 	}
 	uint64_t lev = 0, lpk = 0, lun = 0, lcu = 0, cause[TB_RD_LOST_NCAUSES] = { 0 };
 	for (size_t i = 0; i < rp->ncpus; i++) {
@@ -610,6 +691,11 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		fprintf(f, "\n%-18s %9s %9s %13s %12s  %s\n", "process", "pid", "tid", "events", "per s", "thread");
 		for (size_t i = 0; i < show; i++) {
 			uint32_t pid = (uint32_t)(rp->thr[i].key >> 32), tid = (uint32_t)rp->thr[i].key;
+			if (rp->thr[i].kernel) {
+				fprintf(f, "  %-16s %9s %9s %13s %12s  (by thread below)\n", "(kernel events)", "-", "-",
+					rpt_grp(a, rp->thr[i].n), rate(b, rp, rp->thr[i].n));
+				continue;
+			}
 			if (!tid && !pid) {
 				fprintf(f, "  %-16s %9s %9s %13s %12s\n", "(no thread record)", "-", "-", rpt_grp(a, rp->thr[i].n),
 					rate(b, rp, rp->thr[i].n));
@@ -624,6 +710,24 @@ static void print_text(const struct report *rp, FILE *f, size_t max_threads, siz
 		if (show < rp->thr_n)
 			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", rp->thr_n - show,
 				rp->thr_n - show == 1 ? "" : "s");
+	}
+	if (rp->kthr_tab.n) {
+		size_t nk = rp->kthr_tab.n, show = max_threads && max_threads < nk ? max_threads : nk;
+		fprintf(f, "\nkernel events by thread (sched_switch: the thread switched out; fork: the parent; the "
+			   "others: the thread they name)\n");
+		fprintf(f, "%10s  %-16s %13s %12s\n", "tid", "comm", "events", "per s");
+		for (size_t i = 0; i < show; i++) {
+			const struct kthr *k = cli_table_at(&rp->kthr_tab, i);
+			char tb[24], cb[4 * sizeof k->comm];
+			if (k->key >> 32)
+				snprintf(tb, sizeof tb, "?");
+			else
+				snprintf(tb, sizeof tb, "%" PRIu64, k->key);
+			fprintf(f, "%10s  %-16s %13s %12s\n", tb, k->comm[0] ? cli_tx(cb, sizeof cb, k->comm) : "?",
+				rpt_grp(a, k->n), rate(b, rp, k->n));
+		}
+		if (show < nk)
+			fprintf(f, "  ... %zu more thread%s (--threads 0 shows all)\n", nk - show, nk - show == 1 ? "" : "s");
 	}
 
 	if (lev || lpk || lun) {
@@ -681,6 +785,7 @@ static void report_free(struct report *rp)
 	free(rp->cls);
 	free(rp->stream_events);
 	cli_table_free(&rp->thr_tab); /* rp->thr is its array */
+	cli_table_free(&rp->kthr_tab);
 	free(rp->loss);
 	free(rp->cpus);
 	free(rp->procs);
@@ -868,7 +973,7 @@ int cmd_report(int argc, char **argv)
 		case 'i':
 			if (cli_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 10000000ull ||
 			    interval_ns > 3600000000000ull)
-				return cli_error("report", "--interval %s: a duration from 10ms to 1h", optarg),
+				return cli_error("report", "--interval %s: a duration from 10ms to 1h (" CLI_DURATION_UNITS ")", optarg),
 				       TB_EXIT_USAGE;
 			break;
 		case 'h': usage(stdout); return TB_EXIT_OK;

@@ -102,9 +102,9 @@ void cli_flight_show_trigger(const char *dir, FILE *out)
 	for (int i = 0; i < 9; i++)
 		cli_tx(t[i], sizeof t[i], field(buf, keys[i], v[i], sizeof v[i]));
 	int sig = *t[6] && strcmp(t[6], t[2]);
-	fprintf(out, "Snapshot %s: %s trigger '%s'%s%s at %s, pid %s, thread %s; %s events", t[0], t[1], t[2],
+	fprintf(out, "Snapshot %s: %s trigger '%s'%s%s at %s, pid %s, thread %s; %s event%s", t[0], t[1], t[2],
 		sig ? " " : "", sig ? t[6] : "", t[3], *t[4] ? t[4] : "?",
-		*t[5] && strcmp(t[5], "null") ? t[5] : "unknown", *t[7] ? t[7] : "?");
+		*t[5] && strcmp(t[5], "null") ? t[5] : "unknown", *t[7] ? t[7] : "?", strcmp(t[7], "1") ? "s" : "");
 	if (*t[8] && strcmp(t[8], "0"))
 		fprintf(out, ", copied %.3f s after it (--after)", strtod(t[8], NULL) / 1e9);
 	fprintf(out, " (%s/trigger.json)\n\n", dir);

@@ -69,11 +69,11 @@ int cmd_stat(int argc, char **argv)
 	fputs("session ", stdout);
 	cli_puttx(stdout, path);
 	putchar('\n');
-	printf("  protocol %s, %u CPUs, %u channels, state %s, %u live processes\n",
-	       tb_session_uses_rseq(s) ? "rseq" : "fallback", ncpus, nch,
+	printf("  protocol %s, %u CPU%s, %u channel%s, state %s, %u live process%s\n",
+	       tb_session_uses_rseq(s) ? "rseq" : "fallback", ncpus, cli_s(ncpus), nch, cli_s(nch),
 	       st.state == TB_SESSION_ACTIVE ? "active" : st.state == TB_SESSION_STOPPING ? "stopping" :
 	       st.state == TB_SESSION_STOPPED ? "stopped" : "?",
-	       st.live_processes);
+	       st.live_processes, st.live_processes == 1 ? "" : "es");
 	if (st.consumer_pid && st.consumer_seen_ns != UINT64_MAX)
 		printf("  consumer pid %u, last seen %.1f s ago\n", st.consumer_pid, (double)st.consumer_seen_ns / 1e9);
 	else if (st.consumer_pid)

@@ -74,11 +74,11 @@ int record_flight_option(struct record_flight_opts *fo, int opt, const char *arg
 		return 0;
 	case OPT_AFTER:
 		if (cli_parse_duration(arg, &fo->after_ns) < 0 || fo->after_ns > 3600000000000ull)
-			return usage("--after %s: want a duration up to 3600s (e.g. 200ms, 2s; a bare number is ms; 0: none)", arg);
+			return usage("--after %s: want a duration up to 1h (e.g. 200ms, 2s; " CLI_DURATION_UNITS "; 0: none)", arg);
 		return 0;
 	case OPT_MIN_INTERVAL:
 		if (cli_parse_duration(arg, &fo->min_interval_ns) < 0)
-			return usage("--min-interval %s: want a duration (e.g. 10s, 500ms; a bare number is ms; 0: no limit)", arg);
+			return usage("--min-interval %s: want a duration (e.g. 10s, 500ms; " CLI_DURATION_UNITS "; at most 100000h; 0: no limit)", arg);
 		return 0;
 	case OPT_MAX_SNAPSHOTS:
 		if (cli_parse_uint(arg, UINT32_MAX, &fo->max_snapshots) < 0)

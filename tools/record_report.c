@@ -27,6 +27,8 @@
 
 #include "cli.h"
 #include "consumer/engine.h"
+#include "core/format.h"
+#include "core/view.h"
 #include "kernel/kernel.h"
 #include "record_report.h"
 
@@ -301,6 +303,47 @@ int record_damaged_input(struct tb_engine *e)
 	struct tb_stream_stats st;
 	tb_engine_stats(e, -1, -1, &st);
 	return st.bad || st.lost[TB_LOSS_INVALID] || st.resyncs;
+}
+
+uint64_t record_triggers_claimed(struct tb_session *s)
+{
+	/* relaxed: a count read once, nothing else read through it (the slot
+	 * below is checked against it and read as hostile input) */
+	return __atomic_load_n(&s->map->trig_seq, __ATOMIC_RELAXED);
+}
+
+/*
+ * tb_trigger() under a recording without --snapshot-dir is only counted in
+ * the session (include/tracebuf/trigger.h): the program asked for snapshots
+ * that nobody takes.  Said once, at the end, so that it is not silent.  The
+ * map is written by the traced programs: the count is a difference of what
+ * we read, the name is shown only when its slot is the last claimed one
+ * (seq == count, acquire: pairs with the release store of step D in
+ * src/producer/trigger.c, so the name is complete) and escaped.
+ */
+void record_say_ignored_triggers(struct tb_session *s, uint64_t since)
+{
+	uint64_t now = record_triggers_claimed(s);
+	if (now <= since)
+		return;
+	uint64_t n = now - since;
+	const struct tb_trig_slot *t = &s->map->trig[(now - 1) % TB_TRIG_SLOTS];
+	char name[TB_TRIG_NAME_MAX], nx[4 * TB_TRIG_NAME_MAX + 8], last[sizeof nx + 64] = "";
+	uint64_t seq = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < TB_TRIG_NAME_MAX; i++)
+		name[i] = __atomic_load_n(&t->name[i], __ATOMIC_RELAXED);
+	name[TB_TRIG_NAME_MAX - 1] = 0;
+	uint32_t pid = __atomic_load_n(&t->pid, __ATOMIC_RELAXED);
+	/* the copy before the second load of seq: pairs with the release fence
+	 * after step B of src/producer/trigger.c (a rewrite under way is seen) */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* the slot unchanged while we copied it: the copy is one trigger's */
+	if (seq == now && __atomic_load_n(&t->seq, __ATOMIC_RELAXED) == seq && name[0])
+		snprintf(last, sizeof last, " (the last: '%s' of pid %" PRIu32 ")", cli_tx(nx, sizeof nx, name), pid);
+	fprintf(stderr, "tracebuf %s: %" PRIu64 " tb_trigger() call%s%s ignored: this recording is not a flight "
+			"recorder, so no snapshot was taken; `tracebuf record --mode overwrite --snapshot-dir DIR` "
+			"keeps one per trigger (docs/FLIGHT-RECORDER.md)\n",
+		NAME, n, n == 1 ? "" : "s", last);
 }
 
 void record_print_warnings(struct tb_engine *e)

@@ -30,6 +30,12 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 			  const char *patterns);
 /* The name the messages give the command: "record" (the default) or "profile". */
 void record_set_name(const char *name);
+/* Triggers claimed in the session so far (tb_trigger() calls: the map's trig_seq). */
+uint64_t record_triggers_claimed(struct tb_session *s);
+/* A recording that is not a flight recorder: the tb_trigger() calls made since `since`
+ * (record_triggers_claimed() at its start) went nowhere; said once, with the last one's
+ * name and pid, and how to keep snapshots of them. */
+void record_say_ignored_triggers(struct tb_session *s, uint64_t since);
 /* The engine's warnings, one line each. */
 void record_print_warnings(struct tb_engine *e);
 

@@ -1075,9 +1075,10 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 	if (!rc && !quiet) {
 		char a[32], d[64], k[32];
 		fprintf(stderr, "tracebuf report: %s event%s -> %s: %zu lane%s x %" PRIu32 " buckets of %s, %zu of %" PRIu64
-				" spans, %s single event%s, %zu loss notice%s%s; %zu bytes of data\n",
+				" span%s, %s single event%s, %zu loss notice%s%s; %zu bytes of data\n",
 			rpt_grp(a, total), cli_s(total), out, h.nlanes, cli_s(h.nlanes), h.nb, rpt_dur(d, h.bucket_ns), h.nspans, h.spans_total,
-			h.ev_kept == h.ev_total ? "every" : rpt_grp(k, h.ev_kept), h.ev_kept == h.ev_total ? "" : "s",
+			cli_s(h.spans_total), h.ev_kept == h.ev_total ? "every" : rpt_grp(k, h.ev_kept),
+			h.ev_kept == h.ev_total || h.ev_kept == 1 ? "" : "s",
 			h.nlost, cli_s(h.nlost), h.nnodes ? ", a flame graph" : "", dlen);
 	}
 	if (!rc && h.ev_kept < h.ev_total) { /* even with -q: events left out are never silent */

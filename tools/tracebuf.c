@@ -2,6 +2,8 @@
 /* tracebuf.c - subcommand dispatch and the one usage table; helpers of cli.h. */
 #include <errno.h>
 #include <fnmatch.h>
+#include <signal.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdarg.h>
@@ -176,6 +178,39 @@ static void usage(FILE *f)
 		   "record/profile exit with the command's status (128+N for signal N)\n");
 }
 
+/*
+ * The readers map the files they read (stream files, ELF files): a file
+ * that another process shrinks while it is read (truncated by hand, a
+ * linker rewriting a binary `list` reads, a recorder removing a killed
+ * one's partial packet) makes the next access to its lost pages a SIGBUS.
+ * Not a crash without a word: said, exit 1.  Only write() and _exit() here
+ * (async-signal-safe); what stdout had buffered is lost, so the output may
+ * end mid-line, which the message says.
+ */
+static char sigbus_msg[256];
+static size_t sigbus_len;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	ssize_t w = write(2, sigbus_msg, sigbus_len);
+	(void)w;
+	_exit(TB_EXIT_FAIL);
+}
+
+static void catch_sigbus(const char *cmd)
+{
+	int n = snprintf(sigbus_msg, sizeof sigbus_msg,
+			 "\ntracebuf %s: a file being read shrank under it (truncated by another process): stopped; "
+			 "the output before this may end mid-line. Run it again once nothing rewrites the file.\n", cmd);
+	sigbus_len = n < 0 ? 0 : (size_t)n < sizeof sigbus_msg ? (size_t)n : sizeof sigbus_msg - 1;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -197,5 +232,7 @@ int main(int argc, char **argv)
 	/* the readers of whole traces: --progress / --no-progress (cli_progress.c) */
 	if (fn == cmd_dump || fn == cmd_report || fn == cmd_convert)
 		cli_progress_init(argv[0], &argc, argv);
+	if (fn == cmd_dump || fn == cmd_report || fn == cmd_convert || fn == cmd_list || fn == cmd_snapshots)
+		catch_sigbus(argv[0]);
 	return fn(argc, argv);
 }

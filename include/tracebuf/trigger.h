@@ -12,7 +12,8 @@
  * (docs/FLIGHT-RECORDER.md).  The recorder applies its own limits (a
  * post-trigger window, a minimum interval per trigger name, a count and a
  * size bound); without a flight recorder attached, a trigger is only
- * counted in the session.
+ * counted in the session (`tracebuf record` says at its end how many it
+ * ignored, and the last one's name).
  */
 #ifndef TRACEBUF_TRIGGER_H
 #define TRACEBUF_TRIGGER_H

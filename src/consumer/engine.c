@@ -257,8 +257,8 @@ static void dead_ring(struct tb_engine *e, unsigned ch, unsigned cpu)
 	int rc = tb_ring_drain_dead(e->s, ch, cpu, emit_packet, &x, &bad);
 	tb_stat_add(&tb_stream_at(e, ch, cpu)->st.bad, bad);
 	if (bad)
-		tb_engine_warn(e, "%s cpu %u: %" PRIu64 " packets could not be proved valid and were cut",
-			       e->s->chan[ch].name, cpu, bad);
+		tb_engine_warn(e, "%s cpu %u: %" PRIu64 " packet%s could not be proved valid and %s cut",
+			       e->s->chan[ch].name, cpu, bad, bad == 1 ? "" : "s", bad == 1 ? "was" : "were");
 	if (rc < 0)
 		tb_engine_warn(e, "%s cpu %u: drain failed: %s", e->s->chan[ch].name, cpu, tb_errmsg());
 }

@@ -126,9 +126,10 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 	if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
 		tb_engine_warn(e,
 			       "%s cpu %u: packet %" PRIu64 " cut at byte %" PRIu64 ": %s; %" PRIu64 " of its %" PRIu64
-			       " events kept, the rest counted as invalid (later packets of this ring with problems "
+			       " event%s kept, the rest counted as invalid (later packets of this ring with problems "
 			       "are only counted)",
-			       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, end, why, w.events, committed);
+			       s->chan[ch].name, cpu, pos >> s->chan[ch].sb_shift, end, why, w.events, committed,
+			       committed == 1 ? "" : "s");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -236,7 +237,8 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			tb_stat_add(&st->st.resyncs, 1);
 			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
 			tb_engine_warn(e, "%s cpu %u: control block inconsistent (%s); resynchronised, "
-					  "%" PRIu64 " sub-buffers skipped", s->chan[ch].name, cpu, msg, skipped);
+					  "%" PRIu64 " sub-buffer%s skipped", s->chan[ch].name, cpu, msg, skipped,
+					  skipped == 1 ? "" : "s");
 			if (++resyncs > 1)
 				break; /* hostile or broken: try again at the next pass */
 			continue;

@@ -91,7 +91,7 @@ int tb_engine_next_warning(struct tb_engine *e, char *buf, unsigned len)
 		e->warn_tail++;
 		got = 1;
 	} else if (e->warn_lost) {
-		snprintf(buf, len, "%" PRIu64 " more warnings not shown", e->warn_lost);
+		snprintf(buf, len, "%" PRIu64 " more warning%s not shown", e->warn_lost, e->warn_lost == 1 ? "" : "s");
 		e->warn_lost = 0;
 		got = 1;
 	}

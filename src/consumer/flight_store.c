@@ -362,8 +362,9 @@ int tb_flight_take(struct tb_flight *f, const struct tb_flight_trigger *t, uint6
 	pthread_mutex_lock(&f->lock);
 	f->st.snapshots++;
 	pthread_mutex_unlock(&f->lock);
-	tb_flight_say(f, "snapshot %s: %s '%s', %" PRIu64 " events in %" PRIu64 " packets (%.2f MiB)%s", fin, kind_name(t->kind),
-	    t->name, o.st.events, o.st.packets, (double)bytes / 1048576.0,
+	tb_flight_say(f, "snapshot %s: %s '%s', %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB)%s", fin,
+	    kind_name(t->kind), t->name, o.st.events, o.st.events == 1 ? "" : "s", o.st.packets,
+	    o.st.packets == 1 ? "" : "s", (double)bytes / 1048576.0,
 	    o.st.torn ? " (sub-buffers reused during the copy dropped and counted)" : "");
 	if (keep(f, num, name, bytes) < 0)
 		tb_flight_say(f, "out of memory: snapshot %s is not counted by the limits", fin);

@@ -416,9 +416,9 @@ static int stream_account(struct tb_engine *e, unsigned ch, unsigned cpu, struct
 		tb_stat_add(&st->st.bad, 1);
 		if (__atomic_load_n(&st->st.bad, __ATOMIC_RELAXED) == 1)
 			tb_engine_warn(e, "%s cpu %u: packet %" PRIu64 " dropped: %s (%" PRIu64 "..%" PRIu64 "); its %" PRIu64
-					  " events are counted as invalid (later packets of this ring with problems are only counted)",
+					  " event%s counted as invalid (later packets of this ring with problems are only counted)",
 				       e->s->chan[ch].name, cpu, in->seq, why, in->ts_begin, in->ts_end,
-				       in->cnt_end - in->cnt_begin);
+				       in->cnt_end - in->cnt_begin, in->cnt_end - in->cnt_begin == 1 ? " is" : "s are");
 		return 0;
 	}
 	note_seen(st, info);
@@ -672,8 +672,8 @@ static int give_up_last_packet(struct tb_engine *e, unsigned ch, struct tb_strea
 	    ftruncate(st->fd, (off_t)(st->size - st->last_bytes)) != 0)
 		return 0;
 	tb_engine_warn(e, "%s: the stream file cannot grow (file size limit): its last packet (%" PRIu64
-			  " events) gave its place to the packet that counts what was lost",
-		       e->s->chan[ch].name, st->last_events);
+			  " event%s) gave its place to the packet that counts what was lost",
+		       e->s->chan[ch].name, st->last_events, st->last_events == 1 ? "" : "s");
 	st->size -= st->last_bytes;
 	st->lost[TB_LOSS_DISK] += st->last_events;
 	tb_stat_add(&st->st.events, (uint64_t)0 - st->last_events);

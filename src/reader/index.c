@@ -149,6 +149,172 @@ static int seq_out_of_line(const struct rd_stream *s, const struct rd_packet *pr
 	return p->p.seq <= prev->p.seq || ns < p->p.seq;
 }
 
+/*
+ * The evidence of a packet's neighbours.  One forged number must cost one
+ * packet (or one number), never the packets after it: a first packet whose
+ * packet_seq_num is 10^9 would make every genuine number after it "go back",
+ * a timestamp_end of 2^63 every later packet's begin.  So a packet is judged
+ * not only against the previous valid one but also against the next two
+ * packets of the file: when those two agree with each other (and with the
+ * previous packet) and this one disagrees with both, this one is the odd one
+ * out.  Deterministic: the file alone decides, nothing of the machine.
+ */
+struct hdr {
+	uint64_t psize, csize, seq, tsb, tse, inst;
+	uint32_t sid, cpu;
+};
+
+/* The header at off when the structural checks of index_stream() would take
+ * it (magic, uuid, a stream class, sizes, begin <= end): 1, else 0. */
+static int peek_hdr(const struct tb_reader *r, const struct rd_stream *s, uint64_t off, struct hdr *q)
+{
+	const uint32_t hsz = r->m.pkt_hdr_size;
+	const struct tb_tsdl_pkt_off *o = &r->m.off;
+	if (off >= s->size || s->size - off < hsz)
+		return 0;
+	const uint8_t *h = s->base + off;
+	uint64_t pb = ld64(h + o->packet), cb = ld64(h + o->content);
+	q->sid = ld32(h + TB_PKT_OFF_STREAM_ID);
+	q->psize = pb / 8;
+	q->csize = cb / 8;
+	q->seq = ld64(h + o->seq);
+	q->tsb = ld64(h + o->ts_begin);
+	q->tse = ld64(h + o->ts_end);
+	q->inst = ld64(h + TB_PKT_OFF_INSTANCE);
+	uint64_t cpu = o->cpu_bytes == 8 ? ld64(h + o->cpu) : ld32(h + o->cpu);
+	q->cpu = (uint32_t)cpu;
+	return ld32(h + TB_PKT_OFF_MAGIC) == TB_CTF_MAGIC && !(pb % 8) && q->psize >= hsz &&
+	       q->psize <= s->size - off && !(cb % 8) && q->csize >= hsz && q->csize <= q->psize &&
+	       (!r->m.has_uuid || !memcmp(h + TB_PKT_OFF_UUID, r->m.uuid, 16)) && q->sid < TB_NSTREAM_CLASSES &&
+	       ((r->m.streams >> q->sid) & 1) && cpu <= UINT32_MAX && q->tsb <= q->tse;
+}
+
+/* The next two packets after the one at off of size psize: how many found (0-2). */
+static int peek_next(const struct tb_reader *r, const struct rd_stream *s, uint64_t off, uint64_t psize,
+		     struct hdr n[2])
+{
+	if (psize > s->size - off || !peek_hdr(r, s, off + psize, &n[0]))
+		return 0;
+	return 1 + peek_hdr(r, s, off + psize + n[0].psize, &n[1]);
+}
+
+static int same_stream(const struct hdr *a, const struct hdr *b)
+{
+	return a->sid == b->sid && a->inst == b->inst && a->cpu == b->cpu;
+}
+
+/* b's number may follow a's: greater, or equal when either is empty (a
+ * loss record, header only, shares its number: docs/CTF.md) */
+static int seq_follows(const struct hdr *a, const struct hdr *b, uint32_t hsz)
+{
+	return b->seq > a->seq || (b->seq == a->seq && (a->csize == hsz || b->csize == hsz));
+}
+
+static int follows(const struct hdr *a, const struct hdr *b, uint32_t hsz)
+{
+	return same_stream(a, b) && seq_follows(a, b, hsz) && b->tsb >= a->tse;
+}
+
+/*
+ * The first packet of a stream has no packet before it to be judged by: its
+ * number, its timestamps and its identity (stream instance, CPU) set what the
+ * packets after it are checked against.  When the next two packets follow
+ * each other and this one precedes neither, this one is out of line: its
+ * number alone (everything else follows the next packet) is taken as the one
+ * before the next packet's; its end alone (begin at or before the next
+ * packet's) is brought back to the next packet's begin, its records checked
+ * against that (each said); anything else refuses the packet (why).
+ */
+static void first_against_next(struct tb_reader *r, struct rd_stream *s, uint64_t off, struct rd_packet *p,
+			      char *why, size_t whysz)
+{
+	const uint32_t hsz = r->m.pkt_hdr_size;
+	struct hdr h, n[2];
+	if (!peek_hdr(r, s, off, &h) || peek_next(r, s, off, h.psize, n) < 2 || !follows(&n[0], &n[1], hsz) ||
+	    follows(&h, &n[0], hsz) || follows(&h, &n[1], hsz))
+		return;
+	if (same_stream(&h, &n[0]) && h.tsb <= n[0].tsb && h.tse <= n[0].tsb && n[0].seq > 0) {
+		rd_diag(r, s->path, off + r->m.off.seq, -EBADMSG,
+		     "packet_seq_num %" PRIu64 " of the stream's first readable packet out of line with the two packets after it "
+		     "(%" PRIu64 ", %" PRIu64 "): this number alone is damaged, the packet is read as number %" PRIu64,
+		     h.seq, n[0].seq, n[1].seq, n[0].seq - 1);
+		p->p.seq = n[0].seq - 1;
+		return;
+	}
+	if (same_stream(&h, &n[0]) && seq_follows(&h, &n[0], hsz) && h.tsb <= n[0].tsb) {
+		rd_diag(r, s->path, off + r->m.off.ts_end, -ERANGE,
+		     "timestamp_end %" PRIu64 " of the stream's first readable packet after the begin of the two packets after it "
+		     "(%" PRIu64 ", %" PRIu64 "): this end alone is damaged, taken as %" PRIu64 "; its records are read",
+		     h.tse, n[0].tsb, n[1].tsb, n[0].tsb);
+		p->p.ts_end = n[0].tsb;
+		p->end_check = n[0].tsb;
+		return;
+	}
+	snprintf(why, whysz, "the stream's first readable packet (packet_seq_num %" PRIu64 ", timestamps %" PRIu64 "..%" PRIu64
+		 ", cpu_id %" PRIu32 ") precedes neither of the two packets after it, which follow each other "
+		 "(packet_seq_num %" PRIu64 ", %" PRIu64 "; cpu_id %" PRIu32 ")",
+		 h.seq, h.tsb, h.tse, h.cpu, n[0].seq, n[1].seq, n[0].cpu);
+	return;
+}
+
+/*
+ * A packet that follows the previous valid one but whose timestamp_end
+ * passes the begin of the next packet (and of the one after that), while
+ * the next packet follows the previous one: this end alone is damaged (a
+ * flipped bit, 2^63), where trusting it would refuse every later packet as
+ * "timestamps go back".  The end is brought back to the next packet's begin
+ * (the records are checked against that) when the begin is at or before it;
+ * else the packet's times are wrong as a whole and it is refused (why).
+ */
+static void end_against_next(struct tb_reader *r, struct rd_stream *s, uint64_t off, const struct rd_packet *prev,
+			    struct rd_packet *p, char *why, size_t whysz)
+{
+	struct hdr h, n[2];
+	/* the usual case first, one header read: the next packet begins at or after this end */
+	if (!peek_hdr(r, s, off, &h) || h.psize > s->size - off || !peek_hdr(r, s, off + h.psize, &n[0]) ||
+	    n[0].tsb >= h.tse)
+		return;
+	int k = peek_next(r, s, off, h.psize, n);
+	if (k < 1 || !same_stream(&h, &n[0]) || n[0].tsb < prev->p.ts_end || n[0].seq <= prev->p.seq ||
+	    (k == 2 && h.tse <= n[1].tsb))
+		return;
+	if (h.tsb <= n[0].tsb) {
+		rd_diag(r, s->path, off + r->m.off.ts_end, -ERANGE,
+		     "timestamp_end %" PRIu64 " after the begin of the next packet (%" PRIu64 "), which follows the "
+		     "previous packet (its end %" PRIu64 "): this end alone is damaged, taken as %" PRIu64
+		     "; its records are read",
+		     h.tse, n[0].tsb, prev->p.ts_end, n[0].tsb);
+		p->p.ts_end = n[0].tsb;
+		p->end_check = n[0].tsb;
+		return;
+	}
+	snprintf(why, whysz, "timestamps %" PRIu64 "..%" PRIu64 " out of line with the packets around it (the previous "
+		 "one ends at %" PRIu64 ", the next begins at %" PRIu64 ")", h.tsb, h.tse, prev->p.ts_end, n[0].tsb);
+	return;
+}
+
+/*
+ * Where is the packet after a damaged header when the stream's packet size
+ * is not known yet (no valid packet before it: a damaged first packet_size
+ * cost the whole file)?  The recorder writes a stream's packets one after
+ * the other, each the sub-buffer size P (a power of two, 4 KiB to 256 MiB),
+ * so at multiples of P: for each possible P, the next multiple of it after
+ * off holds a header that passes the structural checks with packet_size P,
+ * or P is not the size.  18 places looked at (never a scan: a sparse tail of
+ * gigabytes costs nothing); the nearest found, 0 when none.
+ */
+static uint64_t find_next_header(const struct tb_reader *r, const struct rd_stream *s, uint64_t off)
+{
+	uint64_t best = 0;
+	for (uint64_t sz = 4096; sz <= TB_MAX_SB_SIZE; sz *= 2) {
+		uint64_t at = (off / sz + 1) * sz;
+		struct hdr q;
+		if (at < s->size && (!best || at < best) && peek_hdr(r, s, at, &q) && q.psize == sz)
+			best = at;
+	}
+	return best;
+}
+
 static int index_stream(struct tb_reader *r, struct rd_stream *s)
 {
 	uint64_t off = 0, usual = 0;
@@ -161,6 +327,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 	 * packet) */
 	uint64_t bad_run = 0, bad_from = 0;
 	const uint64_t bad_max = 1024;
+	int grid_tried = 0; /* find_next_header() looked, in this run of damaged packets */
+	struct hdr gq;
 	while (off < s->size) {
 		const struct rd_packet *prev = prev_i == SIZE_MAX ? NULL : &s->pk[prev_i];
 		uint64_t left = s->size - off;
@@ -183,6 +351,7 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		uint64_t psize = psize_bits / 8, csize = csize_bits / 8;
 		p.p.ts_begin = ld64(h + o->ts_begin);
 		p.p.ts_end = ld64(h + o->ts_end);
+		p.end_check = p.p.ts_end; /* records are checked against it (unless the end is mended below) */
 		p.p.seq = ld64(h + o->seq);
 		p.p.events_discarded = ld64(h + o->discarded);
 		uint64_t cpu = o->cpu_bytes == 8 ? ld64(h + o->cpu) : ld32(h + o->cpu);
@@ -232,6 +401,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 				 " before the previous packet's timestamp_end %" PRIu64, p.p.ts_begin, prev->p.ts_end);
 		if (!why[0] && !seq_alone && prev && p.p.seq > prev->p.seq + 1)
 			seq_alone = seq_out_of_line(s, prev, &p, off, hsz, o->seq, psize, &seq_next);
+		if (!why[0] && !prev)
+			first_against_next(r, s, off, &p, why, sizeof why);
+		else if (!why[0] && !seq_alone)
+			end_against_next(r, s, off, prev, &p, why, sizeof why);
 		if (!why[0] && seq_alone) {
 			/* the next packet follows the previous one: this number alone is
 			 * wrong; the packet is read on its other checks, no loss counted */
@@ -281,10 +454,10 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 		}
 		if (p.p.valid && bad_run > 1)
 			rd_diag(r, s->path, bad_from, -EBADMSG,
-			     "%" PRIu64 " more damaged packets after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
-			     bad_run - 1, bad_from, off);
+			     "%" PRIu64 " more damaged packet%s after it skipped (bytes %" PRIu64 "..%" PRIu64 ")",
+			     bad_run - 1, bad_run == 2 ? "" : "s", bad_from, off);
 		if (p.p.valid)
-			bad_run = 0;
+			bad_run = 0, grid_tried = 0;
 		if (bad_run >= bad_max) {
 			rd_diag(r, s->path, bad_from, -EBADMSG,
 			     "%" PRIu64 " damaged packets in a row from byte %" PRIu64 ": the rest of the file (%" PRIu64
@@ -292,7 +465,6 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			bad_run = 0;
 			break;
 		}
-		p.end_check = p.p.ts_end;
 		int rc = add_packet(s, &p);
 		if (rc)
 			return rc;
@@ -301,12 +473,36 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 			r->total_valid++;
 		}
 		/* where is the next packet? */
-		uint64_t step;
-		if (size_ok && (magic == TB_CTF_MAGIC || psize == usual || !usual))
+		uint64_t step, at = 0;
+		/* the grid is searched after the last valid packet (a size too
+		 * large by a byte put this damaged place past the next packet's
+		 * start), never at this same place: progress */
+		uint64_t from = prev_i == SIZE_MAX ? off : s->pk[prev_i].p.offset;
+		/* a damaged packet's own size is trusted only when no other is known
+		 * (packet_size 160 mid-stream put the next read inside a packet, and
+		 * every later one out of step) */
+		if (size_ok && (magic == TB_CTF_MAGIC || psize == usual || !usual) && (!why[0] || !usual || psize == usual))
 			step = psize;
-		else if (usual && usual <= left)
+		else if (usual && usual <= left && (grid_tried || peek_hdr(r, s, off + usual, &gq) ||
+						     !(at = find_next_header(r, s, from)) || at == off))
 			step = usual; /* all packets of a stream have the sub-buffer size */
-		else {
+		else if (usual && usual <= left) {
+			/* the usual size leads to no header, the recorder's grid to one:
+			 * the size was a damaged packet's (the first one's, read as valid) */
+			grid_tried = 1; /* once per run of damaged packets: bounded work on garbage */
+			rd_diag(r, s->path, off, -EBADMSG,
+			     "no packet where the stream's packet size (%" PRIu64 " bytes, a damaged packet's?) puts the "
+			     "next one; the next packet found by its header at byte %" PRIu64, usual, at);
+			if (at < off && s->npk && !s->pk[s->npk - 1].p.valid)
+				s->npk--; /* (said) the index stays in file order */
+			off = at; /* after the last valid packet: maybe before this damaged place */
+			continue;
+		} else if (!usual && !grid_tried && (grid_tried = 1, step = find_next_header(r, s, off)) > off) {
+			rd_diag(r, s->path, off, -EBADMSG,
+			     "the next packet found by its header at byte %" PRIu64 " (the stream's packet size not known "
+			     "yet): bytes %" PRIu64 "..%" PRIu64 " skipped", step, off, step);
+			step -= off;
+		} else {
 			if (!strstr(why, "truncated"))
 				rd_diag(r, s->path, off, -EBADMSG,
 				     "cannot find the next packet after this damaged header: rest of the file (%" PRIu64
@@ -317,8 +513,8 @@ static int index_stream(struct tb_reader *r, struct rd_stream *s)
 	}
 	if (bad_run > 1)
 		rd_diag(r, s->path, bad_from, -EBADMSG,
-		     "%" PRIu64 " more damaged packets after it skipped, to the end of the file (bytes %" PRIu64 "..%" PRIu64
-		     ")", bad_run - 1, bad_from, s->size);
+		     "%" PRIu64 " more damaged packet%s after it skipped, to the end of the file (bytes %" PRIu64
+		     "..%" PRIu64 ")", bad_run - 1, bad_run == 2 ? "" : "s", bad_from, s->size);
 	return 0;
 }
 
@@ -610,9 +806,10 @@ int tb_reader_open(const char *dir, const struct tb_reader_opts *opts, struct tb
 			continue;
 		/* directories are no streams; anything else gets a stream slot,
 		 * so that the open below says, with its path, why a FIFO, a
-		 * device or an empty file (never left by the recorder) is not
-		 * read */
-		if (fstatat(dirfd(d), de->d_name, &st, 0) || S_ISDIR(st.st_mode))
+		 * device, an empty file (never left by the recorder), or a
+		 * symbolic link that leads nowhere (dangling, a loop: the stat
+		 * fails) is not read */
+		if (!fstatat(dirfd(d), de->d_name, &st, 0) && S_ISDIR(st.st_mode))
 			continue;
 		if (nn == capn) {
 			capn = capn ? capn * 2 : 16;

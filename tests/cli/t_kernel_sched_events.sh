@@ -147,6 +147,44 @@ if not (49e6 <= nap["blocked_ns"] <= nap["total_ns"] and nap["total_ns"] >= 50e6
 print("ok: lifetimes within 1 %, nap", nap["blocked_ns"] / 1e6, "ms blocked")
 PY
 
+# 1b. report names the threads of the kernel's events (they carry no thread record): each counted
+# by the thread it is about, with its comm; the two handoff threads have their switches there
+"$CLI" report --threads 0 "$T/h" > "$T/h.report.txt" || fail "report (text)"
+! grep -q "(no thread record)" "$T/h.report.txt" ||
+	{ cat "$T/h.report.txt"; fail "report lists the kernel's events as '(no thread record)'"; }
+grep -q "^  (kernel events) " "$T/h.report.txt" || { cat "$T/h.report.txt"; fail "no '(kernel events)' row"; }
+"$PY" - "$T/h.jsonl" "$T/h.tids" "$T/h.report.json" "$T/h.report.txt" <<'PY' || fail "kernel events by thread"
+import json, sys, collections
+evs = [json.loads(l) for l in open(sys.argv[1])]
+a, b = map(int, open(sys.argv[2]).read().split())
+rep = json.load(open(sys.argv[3]))
+text = open(sys.argv[4]).read()
+# the same attribution, computed from dump's fields
+want, comm = collections.Counter(), {}
+for e in evs:
+    if "event" not in e or not e["event"].startswith("sched_"):
+        continue
+    f = e["fields"]
+    for t, c in (("prev_tid", "prev_comm"), ("parent_tid", "parent_comm"), ("tid", "comm")):
+        if t in f:
+            want[f[t]] += 1
+            if c in f:
+                comm[f[t]] = f[c]
+            break
+got = {k["tid"]: k for k in rep["kernel_threads"]}
+if {t: k["events"] for t, k in got.items()} != dict(want):
+    sys.exit(f"kernel_threads {sorted((t, k['events']) for t, k in got.items())[:8]} != {sorted(want.items())[:8]}")
+for t in (a, b):
+    if want[t] < 1 or got[t]["comm"] != comm[t][:15]:
+        sys.exit(f"thread {t}: {got.get(t)} (want {want[t]} events, comm {comm.get(t)})")
+    if not any(l.split()[:1] == [str(t)] and l.split()[-2].replace(",", "") == str(want[t]) for l in text.splitlines()):
+        sys.exit(f"thread {t}: no line 'tid comm {want[t]} ...' in the text report")
+row = [t for t in rep["threads"] if t.get("kernel")]
+if len(row) != 1 or row[0]["events"] != sum(want.values()):
+    sys.exit(f"the kernel row of threads: {row}, want {sum(want.values())} events")
+print("ok: kernel events by thread", sum(want.values()), "events,", len(want), "threads")
+PY
+
 # 2. babeltrace2: no warning, the same events per class (but the one line it
 # prints for every format 4 trace: the loss causes in the packet header, docs/CTF.md)
 FORMAT4_LINE='User field found in packet header: ignoring: name="tb_lost_by_cause"'

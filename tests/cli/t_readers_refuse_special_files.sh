@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # t_readers_refuse_special_files.sh - a FIFO where a file is expected never hangs a tool: a
 # FIFO named metadata, a FIFO beside good streams in a trace, a FIFO given as a session file to
-# stat, snapshot, recover, list, and a FIFO named by a profile's map record.  Each command
+# stat, snapshot, recover, list, and a FIFO named by a profile's map record; dangling and
+# looping symbolic links among the streams.  Each command
 # returns (a hang guard of 60 s each, far above the milliseconds they take), says which file is
 # not a regular one, and reads whatever good data there is.  An empty stream file is said too.
 set -u
@@ -34,6 +35,23 @@ rc=$?
 [ $rc -eq 3 ] || { cat "$T/err"; fail "dump exited $rc with an empty stream file (want 3)"; }
 grep -q "chan_98.*empty file" "$T/err" || { cat "$T/err"; fail "dump does not name the empty stream file"; }
 [ "$(grep -c workload:tick "$T/out")" -eq "$n0" ] || fail "the good streams were not read whole beside an empty one"
+
+# symbolic links that lead nowhere among the streams (dangling, a loop): said, not silently
+# passed over (a dangling chan_7 is a stream the user expects); links to directories are no streams
+cp -r "$T/t" "$T/f4"
+ln -s nowhere "$T/f4/chan_7"
+ln -s loop_b "$T/f4/loop_a"
+ln -s loop_a "$T/f4/loop_b"
+ln -s . "$T/f4/self"
+ln -s .. "$T/f4/up"
+g "$CLI" dump "$T/f4" > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 3 ] || { cat "$T/err"; fail "dump exited $rc with dangling and looping links among the streams (want 3)"; }
+grep -q "chan_7.*No such file" "$T/err" || { cat "$T/err"; fail "dump does not name the dangling link"; }
+grep -q "loop_a.*symbolic links" "$T/err" && grep -q "loop_b.*symbolic links" "$T/err" ||
+	{ cat "$T/err"; fail "dump does not name the link loop"; }
+! grep -q "/self, \|/up, " "$T/err" || { cat "$T/err"; fail "a link to a directory is taken for a stream"; }
+[ "$(grep -c workload:tick "$T/out")" -eq "$n0" ] || fail "the good streams were not read whole beside the links"
 
 # a FIFO named metadata: refused at once
 mkdir "$T/f2"

@@ -32,6 +32,8 @@ core/labels.h           list checks the enum labels a program declares with the 
 reader/decimal.h        dump prints doubles with the reader'"'"'s shortest round-trip digits
 profile/profile_events.h the profiler'"'"'s event layouts, shared with libtracebuf-profile.so
 producer/attach.h       record --pid writes the attach request into a running program: a private protocol between the recorder and the library of its version
+core/format.h           the session'"'"'s timing bounds checked with record'"'"'s arguments (exit 2, not 1 at creation), the ids of the kernel'"'"'s classes (report), the trigger slots (record)
+core/view.h             record reads the map'"'"'s trigger area to say the tb_trigger() calls a recording that is not a flight recorder ignored
 '
 bad=0
 say() { echo "layers: $*"; bad=1; }

@@ -59,6 +59,8 @@ static void expect(const char *what, int ndiag, const char *a, const char *b, ui
 	int rc = tbtrace_open_reader(dir, 0, &dg, &r);
 	CHECK(rc == 0, "%s: open: %s", what, tb_errmsg());
 	uint64_t n = tbtrace_count(r, NULL);
+	for (int i = 0; dg.n != ndiag && i < dg.n && i < 32; i++)
+		fprintf(stderr, "%s: diagnostic %d: %s\n", what, i, dg.msg[i]);
 	CHECK(dg.n == ndiag, "%s: %d diagnostics (wanted %d), first: %s", what, dg.n, ndiag, dg.n ? dg.msg[0] : "");
 	if (a)
 		CHECK(tbtrace_has_diag(&dg, a, b), "%s: no diagnostic with '%s' '%s'; first: %s", what, a, b ? b : "",
@@ -146,6 +148,45 @@ int main(void)
 		      (unsigned long long)e);
 		tb_reader_close(r);
 	}
+
+	/* the first packet has no packet before it to be judged by: the two after it are its
+	 * evidence (a forged number there refused every genuine packet after it, up to that number) */
+	make();
+	patch64(f0, 0 * PKT + TB_PKT_OFF_SEQ, 1000000000);
+	expect("packet_seq_num of the first packet far ahead", 1, "chan_0@136", "first readable packet out of line", ALL);
+	{ /* and no loss is counted for it */
+		struct tbtrace_diags dg;
+		struct tb_reader *r;
+		CHECK(tbtrace_open_reader(dir, 0, &dg, &r) == 0, "open");
+		uint64_t notices = 0;
+		tbtrace_count(r, &notices);
+		CHECK(notices == 0, "a forged first packet_seq_num counted as %llu loss notices", (unsigned long long)notices);
+		tb_reader_close(r);
+	}
+
+	make();
+	patch64(f1, 0 * PKT + TB_PKT_OFF_TS_END, 1ull << 40); /* plausible as a time: not beyond the present */
+	expect("timestamp_end of the first packet far ahead", 1, "chan_1@112", "first readable packet after the begin", ALL);
+
+	make();
+	patch64(f0, 0 * PKT + TB_PKT_OFF_CPU, 7);
+	expect("cpu_id of the first packet forged", 1, "chan_0@0", "precedes neither", ALL - PER_PKT);
+
+	/* one implausible timestamp_end in the middle: that end, not the packets after it */
+	make();
+	patch64(f0, 4 * PKT + TB_PKT_OFF_TS_END, 1ull << 63);
+	expect("implausible timestamp_end mid-stream", 1, "chan_0@1136" /* packet 4, its timestamp_end */,
+	       "this end alone is damaged", ALL);
+
+	make();
+	patch64(f0, 4 * PKT + TB_PKT_OFF_TS_END, 1ull << 40);
+	expect("timestamp_end mid-stream far ahead", 1, "chan_0@1136", "this end alone is damaged", ALL);
+
+	make(); /* begin and end both far ahead: the packet's times are wrong as a whole */
+	patch64(f0, 4 * PKT + TB_PKT_OFF_TS_BEGIN, 1ull << 40);
+	patch64(f0, 4 * PKT + TB_PKT_OFF_TS_END, 1ull << 40);
+	expect("timestamps mid-stream far ahead, both", 1, "chan_0@1024", "out of line with the packets around it",
+	       ALL - PER_PKT);
 
 	make();
 	patch64(f0, 5 * PKT + TB_PKT_OFF_TS_BEGIN, 0);
