@@ -25,17 +25,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-read -r CP DP LP < <("$PY" -c '
+# free ports, then the daemon binds them: another job may take one in between
+# (the daemon exits: "Address already in use"), so a few tries with new ones
+mkdir -p "$T/relay-out"
+for try in 1 2 3 4 5; do
+	read -r CP DP LP < <("$PY" -c '
 import socket
 ss = [socket.socket() for _ in range(3)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in ss])')
-mkdir -p "$T/relay-out"
-lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
-	--live-port=tcp://127.0.0.1:$LP --output="$T/relay-out" > "$T/relayd.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_for "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $CP), 1)" 2> /dev/null ||
-	{ cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
+	lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
+		--live-port=tcp://127.0.0.1:$LP --output="$T/relay-out" > "$T/relayd.log" 2>&1 &
+	RD=$!
+	PIDS="$PIDS $RD"
+	wait_for sh -c "kill -0 $RD 2> /dev/null || exit 0; '$PY' -c \"import socket; socket.create_connection(('127.0.0.1', $CP), 1)\"" 2> /dev/null &&
+		kill -0 $RD 2> /dev/null && break
+	[ $try = 5 ] && { cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
+done
 export LP
 sessions() { babeltrace2 query src.ctf.lttng-live sessions --params="url=\"net://127.0.0.1:$LP\"" 2> /dev/null; }
 export -f sessions
