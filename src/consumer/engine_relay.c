@@ -60,6 +60,9 @@
 #define TB_RELAY_WINDOW 8u
 /* What the end of the recording gives the sender, whatever the relay does. */
 #define TB_RELAY_CLOSE_NS 1000000000ull
+/* Live sessions: how long the relay session stays open after the last
+ * packet was written and every stream told "nothing more" (linger()). */
+#define TB_RELAY_LINGER_NS 1000000000ull
 
 enum { RQ_PACKET, RQ_META, RQ_BEACONS };
 
@@ -101,6 +104,8 @@ struct tb_relay_out {
 	uint32_t full_nev;
 	uint64_t retry_ns, backoff_ns;
 	uint64_t beacon_ns;      /* monotonic time of the last beacon round (drain thread) */
+	int fresh;               /* a packet was queued since the last beacon round (atomic) */
+	int lingered;            /* the end's linger() was done (sender thread) */
 	uint32_t live_us;
 	struct tb_relay_stats st;
 };
@@ -268,6 +273,48 @@ static int send_full_meta(struct tb_relay_out *o, uint32_t *sent_nev)
 	return rc;
 }
 
+/*
+ * The end of a live session (sender thread, o->lock held; everything queued
+ * was sent and the daemon wrote it).  lttng-relayd 2.13 cuts its viewers
+ * off a closed stream at once: the first GET_NEXT_INDEX after a stream is
+ * closed (CLOSE_STREAM or the connection's end) moves the viewer session to
+ * the stream's trace chunk, which the close set to none, and every viewer
+ * stream then answers HUP (live.c, viewer_get_next_index(): try_open_index()
+ * finds no index file) whatever it had not read yet: the last packets never
+ * reach a viewer that was a poll behind.  LTTng's own consumer escapes it
+ * with a rotation to no chunk before closing (protocol 2.11), which we do
+ * not speak.  So a live session stays open TB_RELAY_LINGER_NS more, every
+ * stream first told "nothing before now" (its last packet is its last):
+ * a viewer's muxer can then hand out every event at once, and it takes the
+ * last packets at its next poll (babeltrace2 polls every 100 ms).  The end's
+ * cap is moved past it (the close commands included); a relay lost meanwhile
+ * ends it.
+ */
+static void linger(struct tb_relay_out *o)
+{
+	struct tb_engine *e = o->e;
+	o->lingered = 1;
+	if (!o->live_us)
+		return;
+	uint64_t end = tb_mono_ns() + TB_RELAY_LINGER_NS;
+	tb_relay_cap(o->r, end + TB_RELAY_CLOSE_NS);
+	pthread_mutex_unlock(&o->lock);
+	/* later than every packet sent: they were all closed before now */
+	uint64_t ts = tb_clock_read(e->s->clock_kind);
+	int rc = 0;
+	for (unsigned i = 0; i < e->nstreams && !rc; i++)
+		rc = tb_relay_beacon_end(o->r, i, ts > i ? ts - i : 0); /* a tick apart, as the rounds' */
+	pthread_mutex_lock(&o->lock);
+	if (rc) {
+		lost(o);
+		return;
+	}
+	for (uint64_t now = tb_mono_ns(); now < end && o->st.alive; now = tb_mono_ns()) {
+		struct timespec t = { (time_t)(end / 1000000000ull), (long)(end % 1000000000ull) };
+		pthread_cond_timedwait(&o->cond, &o->lock, &t);
+	}
+}
+
 static void *sender_main(void *arg)
 {
 	struct tb_relay_out *o = arg;
@@ -328,6 +375,10 @@ static void *sender_main(void *arg)
 			continue;
 		}
 		if (!it) {
+			if (o->stop && !o->lingered) {
+				linger(o);
+				continue;
+			}
 			if (o->stop)
 				break;
 			pthread_cond_wait(&o->cond, &o->lock);
@@ -431,6 +482,9 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		if (rest_len)
 			memcpy(it->data + sizeof h, rest, rest_len);
 		enqueue(o, it);
+		/* relaxed: a hint for relay_tick() (a beacon round soon); what
+		 * the beacons promise is decided from the rings, not from it */
+		__atomic_store_n(&o->fresh, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&o->lock);
 }
@@ -492,9 +546,25 @@ static int relay_tick(void *arg)
 	struct tb_engine *e = o->e;
 	if (!o->live_us)
 		return 0;
-	uint64_t now = tb_mono_ns();
-	if (now - o->beacon_ns < (uint64_t)o->live_us * 1000)
-		return 0;
+	/*
+	 * When: every --live-timer (what LTTng's live timer does), and soon
+	 * after packets were queued: a viewer can show a packet's events only
+	 * once every other stream told how far it is, so an idle stream's
+	 * beacon that only came each live timer held them up to a timer more
+	 * than the live period (p50 1.1 s at 1 s + 1 s).  A round follows a
+	 * packet within a quarter of the live period (or of the timer, when
+	 * shorter), so every event is out within the live period and a bit;
+	 * at most 4 rounds per period, however many packets.  1: the drain
+	 * thread comes back within 50 ms to see.
+	 */
+	uint64_t now = tb_mono_ns(), since = now - o->beacon_ns, timer = (uint64_t)o->live_us * 1000;
+	uint64_t period = e->live_ns && e->live_ns < timer ? e->live_ns : timer;
+	/* relaxed: a hint (relay_packets()); a packet queued before the store
+	 * below is ahead of this round's beacons in the queue, which are read
+	 * from the clock after it: this round covers it */
+	if (since < timer && (since < period / 4 || !__atomic_load_n(&o->fresh, __ATOMIC_RELAXED)))
+		return 1;
+	__atomic_store_n(&o->fresh, 0, __ATOMIC_RELAXED);
 	o->beacon_ns = now;
 	/*
 	 * A beacon promises viewers that no record stamped before its time is
@@ -530,7 +600,7 @@ static int relay_tick(void *arg)
 	else
 		free(it);
 	pthread_mutex_unlock(&o->lock);
-	return 0;
+	return 1;
 }
 
 static void relay_close(void *arg);
