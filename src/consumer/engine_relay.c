@@ -14,7 +14,10 @@
  * counted as not sent and carried as lost_relay in the stream's next packet
  * sent.  The end of the recording gives the sender TB_RELAY_CLOSE_NS to
  * send what is queued and close the streams, whatever the relay does; what
- * it could not send by then is counted.
+ * it could not send by then is counted.  A live session whose relay took
+ * everything then stays open TB_RELAY_LINGER_NS, every stream's last beacon
+ * sent, for the viewers to take the last packets (linger(): lttng-relayd
+ * cuts them off a closed stream).  Beacon rounds: relay_tick().
  *
  * A packet handed to the data connection is not yet on the relay daemon's
  * disk (a connection cut mid-packet loses it, and the daemon keeps the part
