@@ -382,6 +382,13 @@ int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts)
 	return rc;
 }
 
+int tb_relay_beacon_end(struct tb_relay *r, unsigned i, uint64_t ts)
+{
+	if (i < r->n)
+		r->streams[i].sent = 0; /* its last packet is its last: nothing more comes */
+	return tb_relay_beacon(r, i, ts);
+}
+
 int tb_relay_alive(const struct tb_relay *r)
 {
 	return !r->lost;

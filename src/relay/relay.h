@@ -121,6 +121,13 @@ void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribut
 int tb_relay_beacon(struct tb_relay *r, unsigned i, uint64_t ts) __attribute__((visibility("hidden")));
 
 /*
+ * The end's beacon for stream `i`, whether or not it sent a packet since
+ * the last beacon: the caller sends nothing more on any stream, so
+ * "nothing before ts" holds for all (ts later than every packet sent).
+ */
+int tb_relay_beacon_end(struct tb_relay *r, unsigned i, uint64_t ts) __attribute__((visibility("hidden")));
+
+/*
  * No wait of any call may go past monotonic time cap_ns (tb_mono_ns()) from
  * now on, including one in progress: the end of a recording, which must not
  * wait for a slow relay.  Any thread.

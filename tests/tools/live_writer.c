@@ -9,6 +9,8 @@
  *       steady: event k is written at start + k / R
  *   tb-live-writer --burst N --gap MS --bursts B --log FILE [--pin CPU]
  *       B bursts of N events back to back, MS ms of idleness between them
+ *   --wait-file PATH: first waits (polling every 10 ms) until PATH exists
+ *       (a viewer attached before the first event)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tracebuf/event.h>
 
@@ -44,10 +47,10 @@ int main(int argc, char **argv)
 	double rate = 0, seconds = 0;
 	long burst = 0, gap_ms = 0, bursts = 0;
 	int pin = -1;
-	const char *log = NULL;
+	const char *log = NULL, *wait_file = NULL;
 	static const struct option lo[] = { { "rate", 1, 0, 'r' },  { "seconds", 1, 0, 's' }, { "burst", 1, 0, 'b' },
 					    { "gap", 1, 0, 'g' },   { "bursts", 1, 0, 'n' },  { "pin", 1, 0, 'p' },
-					    { "log", 1, 0, 'l' },   { 0, 0, 0, 0 } };
+					    { "log", 1, 0, 'l' },   { "wait-file", 1, 0, 'w' }, { 0, 0, 0, 0 } };
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
@@ -58,13 +61,14 @@ int main(int argc, char **argv)
 		case 'n': bursts = atol(optarg); break;
 		case 'p': pin = atoi(optarg); break;
 		case 'l': log = optarg; break;
+		case 'w': wait_file = optarg; break;
 		default: return 2;
 		}
 	}
 	uint64_t n = burst > 0 ? (uint64_t)(burst * bursts) : (uint64_t)(rate * seconds);
 	if (!log || n == 0 || n > 100000000 || (burst <= 0 && rate <= 0)) {
 		fprintf(stderr, "usage: tb-live-writer (--rate R --seconds D | --burst N --gap MS --bursts B) --log FILE "
-				"[--pin CPU]\n");
+				"[--pin CPU] [--wait-file PATH]\n");
 		return 2;
 	}
 	if (pin >= 0) {
@@ -79,6 +83,8 @@ int main(int argc, char **argv)
 	uint64_t *at = calloc(n, sizeof *at);
 	if (!at)
 		return 1;
+	while (wait_file && access(wait_file, F_OK) != 0)
+		sleep_until(mono_ns() + 10000000ull);
 	uint64_t t0 = mono_ns() + 20000000ull;
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t due = burst > 0 ? t0 + (k / (uint64_t)burst) * (uint64_t)gap_ms * 1000000ull
