@@ -26,8 +26,12 @@ struct tb_relay_out;
 #define TB_DIO_MIN (32u << 10)
 /* A batch of the drain thread's staging area: the complete packets of one
  * ring copied out together (up to this many bytes, TB_STAGE_MAX
- * sub-buffers), written with one system call (stream_io.c). */
-#define TB_STAGE_BYTES (1u << 20)
+ * sub-buffers), written with one system call (stream_io.c).  2 MiB: the
+ * default watermark's worth (8 of 256 KiB, session/create.c), so that a
+ * wake-up of a recorder that is not behind is one batch written by the
+ * drain thread itself (engine_run.c), and one device request on the
+ * benchmark VM (max_sectors_kb 4096; one huge page of the staging area). */
+#define TB_STAGE_BYTES (2u << 20)
 #define TB_STAGE_MAX 64u
 /* How old the page cache's measured rate may get before a batch taken
  * behind goes through it again (tb_io_cache_pays()). */
@@ -79,6 +83,7 @@ struct tb_batch {
 	unsigned ok;      /* after the write: how many of them are whole in the file */
 	int behind;       /* written through the page cache (stream_io.c) */
 	int done;         /* under wr_lock: the writer finished it */
+	int inline_;      /* written by the drain thread itself (engine_run.c, write_now()): no hand-off to reap */
 	uint8_t *area;    /* nslots slots of bufsize bytes, TB_DIO_ALIGN-aligned */
 	struct tb_staged staged[TB_STAGE_MAX];
 };

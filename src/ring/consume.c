@@ -240,7 +240,12 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 			continue; /* not drained continuously: only snapshots read it */
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
 			uint64_t pos;
-			if (tb_ring_ready(s, ch, cpu, &pos) != 0) {
+			/* the producers' threshold (maybe_wake_consumer()): fewer
+			 * full sub-buffers wait for the watermark or the timeout,
+			 * else a consumer slower than one sub-buffer per pass
+			 * would go back to a pass per sub-buffer */
+			int n = tb_ring_ready_n(s, ch, cpu, &pos);
+			if (n < 0 || (n > 0 && (uint32_t)n >= s->chan[ch].watermark)) {
 				__atomic_store_n(&m->consumer_sleeping, 0, __ATOMIC_RELAXED);
 				return 1;
 			}
