@@ -2,8 +2,9 @@
 /*
  * engine_run.c - the recorder engine while it runs: the drain thread (waits
  * on the consumer futex, copies and checks the complete sub-buffers of each
- * ring in batches, hands them to their stream), the writer thread (writes a
- * batch while the drain thread fills the next) and the per-CPU flusher
+ * ring in batches, hands them to their stream, writes a batch itself when
+ * it is not behind), the writer thread (writes a batch while the drain
+ * thread fills the next, when it is behind) and the per-CPU flusher
  * threads (close stale partial sub-buffers).  Creating, finishing and the
  * one-shot drains (snapshot, dead session) are engine.c; what a packet's
  * stream holds is stream.c, how it reaches the file stream_io.c.
@@ -215,8 +216,9 @@ static void reap(struct tb_engine *e, struct tb_batch *b)
 /*
  * Takes up to `budget` complete sub-buffers of (ch, cpu), in batches: the
  * ones ready are copied to a batch's area, validated and accounted, then
- * written with one system call (stream_io.c) by the writer thread while the
- * next batch is filled, then handed back to the producers (reap()).
+ * written with one system call (stream_io.c): by this thread when the batch
+ * is all the ring had ready, else by the writer thread while the next batch
+ * is filled; then handed back to the producers (reap()).
  * Returns how many were taken; nothing of the ring is in flight on return.
  */
 static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsigned budget)
