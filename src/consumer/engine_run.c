@@ -386,7 +386,15 @@ static void *drain_main(void *arg)
 			idle_wakeups = 0;
 		else if (idle_wakeups >= 2)
 			sleep_ns(10000000);
-		int rc = tb_consumer_wait(e->s, tick_due ? 50000000ull : 1000000000ull);
+		uint64_t timeout = tick_due ? 50000000ull : 1000000000ull;
+		/* the live period: a packet that filled in less than half a
+		 * period and waits below the watermark is taken within half a
+		 * period of its close, so within the period of its first
+		 * record; one open longer wakes us at its close
+		 * (map->live_wake_ms, set by tb_engine_start_threads()) */
+		if (e->live_ns && e->live_ns / 2 < timeout)
+			timeout = e->live_ns / 2;
+		int rc = tb_consumer_wait(e->s, timeout);
 		idle_wakeups = rc == 0 || n ? 0 : idle_wakeups + 1;
 	}
 	return NULL;
@@ -536,6 +544,14 @@ int tb_engine_start_threads(struct tb_engine *e)
 	/* again (`record` claimed before forking CMD): an attaching recorder
 	 * replaces a dead one's pid here; memory order: see the function */
 	tb_session_claim_consumer(s);
+	/* the live period's wake-up of a packet open long (ring/append.c,
+	 * packet_was_old()); 0 (none) replaces a previous consumer's.
+	 * Relaxed: a hint producers read at each switch, none needs it at
+	 * once (the drain thread's own half-period wake-ups bound the rest) */
+	uint64_t wake_ms = e->live_ns ? e->live_ns / 2 / 1000000u : 0;
+	__atomic_store_n(&s->map->live_wake_ms,
+			 (uint32_t)(e->live_ns ? (wake_ms < 1 ? 1 : wake_ms > 3600000u ? 3600000u : wake_ms) : 0),
+			 __ATOMIC_RELAXED);
 	int rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
