@@ -369,6 +369,8 @@ TB_HIDDEN void tb_recorder_unmark(struct tb_engine *e);
 TB_HIDDEN int tb_recorder_output(struct tb_engine *e);
 /* Stops and joins the drain, writer and flusher threads (idempotent). */
 TB_HIDDEN void tb_engine_stop_threads(struct tb_engine *e);
+/* engine_flush.c: a flusher thread's body (arg: its struct tb_flusher). */
+TB_HIDDEN void *tb_flusher_main(void *arg);
 /* One pass of the drain thread over every drained ring; returns packets taken. */
 TB_HIDDEN unsigned tb_engine_drain_pass(struct tb_engine *e);
 /* 1 when ring (ch, cpu) was ever written (its pages exist): idle CPUs cost nothing. */
