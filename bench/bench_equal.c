@@ -9,8 +9,8 @@
  * schedule, batches of ~1 ms, never spinning):
  *   tracebuf  `tracebuf record -o DIR -- tracebuf-workload --payload 16
  *             --threads T --events N --rate R/T` (record's defaults:
- *             discard, 64 x 256 KiB = 16 MiB per CPU, wake-up at every full
- *             sub-buffer, 1 s live period);
+ *             discard, 64 x 256 KiB = 16 MiB per CPU, a wake-up when 8
+ *             sub-buffers are full, 1 s live period);
  *   LTTng     `tracebuf-bench-lttng workload --threads T --events N --rate
  *             R/T` (bench/lttng/: the same loop, pacing and values) under
  *             bench/lttng/run.sh `default`: its own lttng-sessiond, a channel

@@ -42,7 +42,7 @@ struct tb_channel_opts {
 				    * machines with many CPUs: all rings at most 128 MiB) */
 	uint32_t mode;             /* enum tb_mode_opt; default TB_DISCARD */
 	uint32_t no_attribution;   /* 1: no tracebuf:thread records */
-	uint32_t watermark;        /* default 1 full sub-buffer */
+	uint32_t watermark;        /* full sub-buffers that wake the consumer; default sb_count / 8 (at least 1) */
 	uint64_t block_timeout_ns; /* TB_BLOCK; default 100 ms, at most 10 s (more is refused) */
 	uint64_t flush_period_ns;  /* default 1 s, at most 1 hour (more is refused) */
 	const char *events;        /* glob patterns, comma separated; default "*" */

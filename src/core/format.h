@@ -92,7 +92,11 @@ struct tb_map {
 
 	/* clock calibration: realtime_ns = clock_offset_ns + ticks * 1e9 / clock_freq */
 	uint32_t clock_kind;    /* enum tb_clock_kind */
-	uint32_t reserved0;
+	/* written by the consumer (its live period / 2, ms; 0: none): a packet
+	 * that was open at least this long wakes it at its close, whatever the
+	 * watermark (ring/append.c, maybe_wake_consumer()).  A hint: any value
+	 * only changes how soon a sleeping consumer wakes. */
+	uint32_t live_wake_ms;
 	uint64_t clock_freq;    /* ticks per second */
 	int64_t clock_offset_ns;
 	int64_t clock_mono_offset_ns; /* monotonic_ns = this + ticks * 1e9 / freq */

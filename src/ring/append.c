@@ -400,8 +400,34 @@ static void prepare_record(struct ring_ref *r, const struct tb_state *st, int es
 /* consumer wake-up and block-mode waiting                                 */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Whether the packet a switch to `newhead` closed was open at least the
+ * consumer's live_wake_ms (half its live period): its records may have
+ * waited that long already, and the consumer promises them on disk within
+ * the period, so it is woken now, below the watermark too; a packet that
+ * filled faster waits at most the consumer's own wake-up (every half
+ * period: engine_run.c).  Reads the closed packet's two timestamps (this
+ * switch wrote its end) with relaxed loads: a hint, as the values are; a
+ * sub-buffer the consumer already released and a producer reused only
+ * changes how soon the consumer wakes.
+ */
+static int packet_was_old(struct ring_ref *r, uint64_t newhead)
+{
+	uint32_t ms = __atomic_load_n(&r->s->map->live_wake_ms, __ATOMIC_RELAXED);
+	if (!ms || newhead < TB_PACKET_HEADER_SIZE + r->cv->sb_size)
+		return 0;
+	if (ms > 3600000u)
+		ms = 3600000u; /* an hour (a hostile map): ticks below stay far from overflow */
+	uint64_t P = (newhead & ~(r->cv->sb_size - 1)) - r->cv->sb_size;
+	const uint8_t *h = tb_sb_at(r->s, r->ch, r->cpu, P);
+	uint64_t b = __atomic_load_n((const uint64_t *)(h + TB_PKT_OFF_TS_BEGIN), __ATOMIC_RELAXED);
+	uint64_t e = __atomic_load_n((const uint64_t *)(h + TB_PKT_OFF_TS_END), __ATOMIC_RELAXED);
+	return e > b && e - b >= (uint64_t)ms * (r->s->clock_freq / 1000);
+}
+
 /* After a switch committed: wake the consumer if it sleeps and enough
- * sub-buffers are full.  Slow path only. */
+ * sub-buffers are full, or the packet closed was open long (live period).
+ * Slow path only. */
 static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
 {
 	struct tb_map *m = r->s->map;
@@ -414,7 +440,7 @@ static void maybe_wake_consumer(struct ring_ref *r, uint64_t newhead)
 		return;
 	uint64_t tail = __atomic_load_n(&r->ctl->tail, __ATOMIC_RELAXED);
 	uint64_t full = ((newhead - TB_PACKET_HEADER_SIZE) - tail) >> r->cv->sb_shift;
-	if (r->cv->mode != TB_MODE_OVERWRITE && full < r->cv->watermark)
+	if (r->cv->mode != TB_MODE_OVERWRITE && full < r->cv->watermark && !packet_was_old(r, newhead))
 		return;
 	__atomic_fetch_add(&m->consumer_futex, 1, __ATOMIC_RELEASE);
 	tb_futex_wake_all(&m->consumer_futex);

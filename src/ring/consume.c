@@ -227,6 +227,31 @@ int tb_ring_flush_live(struct tb_session *s, unsigned ch, unsigned cpu, struct t
 	return rc;
 }
 
+/*
+ * Whether one of the n closed packets from pos was open at least the map's
+ * live_wake_ms: the producers' other reason to wake us (packet_was_old() in
+ * append.c), checked again here, since a producer that closed it while we
+ * were not asleep woke nobody.  Relaxed loads of shared memory: a hint,
+ * which only decides whether we sleep (what is written is the copy's).
+ */
+static int ready_has_old(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, int n)
+{
+	uint32_t ms = __atomic_load_n(&s->map->live_wake_ms, __ATOMIC_RELAXED);
+	if (!ms)
+		return 0;
+	if (ms > 3600000u)
+		ms = 3600000u;
+	uint64_t thr = (uint64_t)ms * (s->clock_freq / 1000);
+	for (int k = 0; k < n; k++) {
+		const uint8_t *h = tb_sb_at(s, ch, cpu, pos + (uint64_t)k * s->chan[ch].sb_size);
+		uint64_t b = __atomic_load_n((const uint64_t *)(h + TB_PKT_OFF_TS_BEGIN), __ATOMIC_RELAXED);
+		uint64_t e = __atomic_load_n((const uint64_t *)(h + TB_PKT_OFF_TS_END), __ATOMIC_RELAXED);
+		if (e > b && e - b >= thr)
+			return 1;
+	}
+	return 0;
+}
+
 int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 {
 	struct tb_map *m = s->map;
@@ -240,7 +265,12 @@ int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns)
 			continue; /* not drained continuously: only snapshots read it */
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
 			uint64_t pos;
-			if (tb_ring_ready(s, ch, cpu, &pos) != 0) {
+			/* the producers' threshold (maybe_wake_consumer()): fewer
+			 * full sub-buffers wait for the watermark or the timeout,
+			 * else a consumer slower than one sub-buffer per pass
+			 * would go back to a pass per sub-buffer */
+			int n = tb_ring_ready_n(s, ch, cpu, &pos);
+			if (n < 0 || (n > 0 && ((uint32_t)n >= s->chan[ch].watermark || ready_has_old(s, ch, cpu, pos, n)))) {
 				__atomic_store_n(&m->consumer_sleeping, 0, __ATOMIC_RELAXED);
 				return 1;
 			}

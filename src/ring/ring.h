@@ -179,7 +179,9 @@ TB_HIDDEN int tb_ring_drain_dead(struct tb_session *s, unsigned ch, unsigned cpu
 
 /* Wake-up protocol (producers wake from the switch in append.c; the consumer
  * sleeps here).  Overwrite channels are not looked at: they are not drained
- * continuously.  Returns 1 when a sub-buffer is ready, 0 after the wait. */
+ * continuously.  Returns 1 when a ring has its watermark of full sub-buffers
+ * ready (fewer wait for the producers' wake-up or the timeout), 0 after the
+ * wait. */
 TB_HIDDEN int tb_consumer_wait(struct tb_session *s, uint64_t timeout_ns);
 
 #endif
