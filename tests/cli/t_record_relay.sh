@@ -244,7 +244,13 @@ start_relay
 wait_for sh -c "[ \$(ls -d '$OUT'/hostko/konly-* | wc -l) -ge 2 ] && [ -n \"\$(find '$OUT'/hostko -newer '$first' -name 'chan_*' -size +200c)\" ]" ||
 	{ cat "$T/ko.err"; fail "relay-only: no new relay session after the relay daemon came back"; }
 touch "$T/stop4"
-wait $pk || { cat "$T/ko.err"; fail "relay-only record after a reconnection"; }
+wait $pk
+rc=$?
+# exit 1 is the design when some ring's last packets all fell in the outage (a thread that ran on
+# a CPU only then: no later packet of that stream can carry its losses to the relay's copy), and
+# the summary says so; seen under valgrind's slow recorder.  Anything else fails.
+[ $rc = 0 ] || { [ $rc = 1 ] && grep -q "misses [0-9]* events at its end that it cannot tell" "$T/ko.err"; } ||
+	{ cat "$T/ko.err"; fail "relay-only record after a reconnection: exit $rc"; }
 grep -q "please report" "$T/ko.err" && { cat "$T/ko.err"; fail "relay-only: written != delivered + lost"; }
 grep -E "lost [0-9]+ events.*relay [0-9]+" "$T/ko.err" > /dev/null || { cat "$T/ko.err"; fail "relay-only: the summary does not count the events lost to the relay"; }
 grep -E "lost [0-9]+ events" "$T/ko.err" | sed 's/^/  /'
