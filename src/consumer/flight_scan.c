@@ -57,7 +57,13 @@ struct ring_scan {
 	uint32_t pid, tid;   /* the writer of the records at off (tracebuf:thread) */
 	int started, bad;    /* bad: an undecodable record: the rest of P is skipped */
 	uint64_t last_head;
+	uint64_t visit_ns;   /* monotonic time of the previous visit (0: none yet) */
 };
+
+/* A ring cannot have been written faster than this many bytes per ns (64 GB/s,
+ * far above one CPU's store rate): what a forged head says was skipped is
+ * believed only up to it (see scan_ring()). */
+#define TB_SCAN_MAX_BYTES_PER_NS 64u
 
 struct span_rec {
 	uint64_t ts;
@@ -338,6 +344,17 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 	const struct tb_chan_view *cv = &s->chan[ch];
 	struct ring_scan *rs = &x->rings[ch * s->ncpus + cpu];
 	uint64_t S = cv->sb_size, span = (uint64_t)(cv->sb_count - 1) * S;
+	/* the bytes this ring can really have advanced since the previous visit:
+	 * the control block's head is shared memory, and a forged one (a jump of
+	 * 2^40) would make the unscanned count up from nothing; a first visit
+	 * believes one ring's worth (the start position is within it) */
+	uint64_t now = tb_mono_ns();
+	uint64_t plausible = 2 * (cv->ring_mask + 1);
+	if (rs->visit_ns && now > rs->visit_ns) {
+		uint64_t dt = now - rs->visit_ns;
+		plausible += dt < UINT64_MAX / TB_SCAN_MAX_BYTES_PER_NS / 2 ? dt * TB_SCAN_MAX_BYTES_PER_NS : UINT64_MAX / 2;
+	}
+	rs->visit_ns = now;
 	x->ch = ch;
 	x->cpu = cpu;
 	x->cur = rs;
@@ -393,7 +410,8 @@ static void scan_ring(struct tb_flight_scan *x, unsigned ch, unsigned cpu)
 					 * than the skipped bytes could hold (a record is
 					 * at least a 4-byte header) */
 					uint64_t n = info.cnt_begin - rs->cnt_next;
-					uint64_t most = rs->P > rs->pos_done ? (rs->P - rs->pos_done) / TB_COMPACT_HDR_SIZE : 0;
+					uint64_t gap = rs->P > rs->pos_done ? rs->P - rs->pos_done : 0;
+					uint64_t most = (gap < plausible ? gap : plausible) / TB_COMPACT_HDR_SIZE;
 					x->pass_unscanned += n < most ? n : most;
 					spans_gap(x);
 				}
