@@ -12,6 +12,7 @@
 # Skips (77) when lttng-relayd or babeltrace2 is missing.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
+. "$(dirname "$0")/../lib/relayd.sh"
 command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed (apt-get install lttng-tools)"; exit 77; }
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
 PY=$(command -v python3) || { echo "SKIP: no python3"; exit 77; }
@@ -25,23 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free ports, then the daemon binds them: another job may take one in between
-# (the daemon exits: "Address already in use"), so a few tries with new ones
-mkdir -p "$T/relay-out"
-for try in 1 2 3 4 5; do
-	read -r CP DP LP < <("$PY" -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')
-	lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
-		--live-port=tcp://127.0.0.1:$LP --output="$T/relay-out" > "$T/relayd.log" 2>&1 &
-	RD=$!
-	PIDS="$PIDS $RD"
-	wait_for sh -c "kill -0 $RD 2> /dev/null || exit 0; '$PY' -c \"import socket; socket.create_connection(('127.0.0.1', $CP), 1)\"" 2> /dev/null &&
-		kill -0 $RD 2> /dev/null && break
-	[ $try = 5 ] && { cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
-done
+start_relayd "$T/relay-out"
 export LP
 sessions() { babeltrace2 query src.ctf.lttng-live sessions --params="url=\"net://127.0.0.1:$LP\"" 2> /dev/null; }
 export -f sessions

@@ -17,6 +17,7 @@
 # or perf_event_open on tracepoints is not allowed here.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
+. "$(dirname "$0")/../lib/relayd.sh"
 . "$(dirname "$0")/../lib/accounting.sh"
 command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed (apt-get install lttng-tools)"; exit 77; }
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
@@ -39,18 +40,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-read -r CP DP LP < <("$PY" -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')
 OUT=$T/relay-out
-mkdir -p "$OUT"
-lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
-	--live-port=tcp://127.0.0.1:$LP --output="$OUT" > "$T/relayd.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_for "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $CP), 1)" 2> /dev/null ||
-	{ cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
+start_relayd "$OUT"
 URL=net://127.0.0.1:$CP:$DP
 session_dir() { ls -d "$OUT/$1/$2"-* 2> /dev/null | head -1; }
 # the kernel events babeltrace2 prints: their count, and the switches of the tids in $2

@@ -11,6 +11,7 @@
 # Skips (77) when lttng-relayd or babeltrace2 is missing.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
+. "$(dirname "$0")/../lib/relayd.sh"
 command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed (apt-get install lttng-tools)"; exit 77; }
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
 PY=$(command -v python3) || { echo "SKIP: no python3"; exit 77; }
@@ -27,18 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-read -r CP DP LP < <("$PY" -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')
 OUT=$T/relay-out
-mkdir -p "$OUT"
-lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
-	--live-port=tcp://127.0.0.1:$LP --output="$OUT" > "$T/relayd.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_for "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $CP), 1)" 2> /dev/null ||
-	{ cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
+start_relayd "$OUT"
 
 # the schedule waits for $T/go: the viewer is attached before the first event
 "$CLI" record --relay "net://127.0.0.1:$CP:$DP" --session-name mono --hostname hostm --vtid \
