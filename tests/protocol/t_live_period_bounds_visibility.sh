@@ -72,7 +72,7 @@ echo "  $files: $np packet(s) for its 20 events and 3 s of quiet (30 live period
 
 echo "== a saturated ring's packets are not cut (live period 10 ms, 64 KiB sub-buffers)"
 for cpu in 0 $((ncpu - 1)); do
-	rm -rf "$T/sat$cpu"
+	rm -rf "$T/sat$cpu" "$T/sat$cpu.counts"
 	"$CLI" record -q --live-period 10ms --sb-size 64K --sb-count 256 -o "$T/sat$cpu" -- "$WL" --pin $cpu --events 2000000 \
 		> "$T/sat$cpu.w" 2>&1 || { cat "$T/sat$cpu.w"; fail "record of the saturated writer"; }
 	"$VERIFY" "$T/sat$cpu" > /dev/null || fail "sat: tb-verify"
@@ -98,8 +98,17 @@ for cpu in 0 $((ncpu - 1)); do
 					if ((ts1[i] - ts0[i]) / f < q) { bad++; printf "  packet %d: %d of %d bytes, open %.3f ms\n", i, c[i], p[i], (ts1[i] - ts0[i]) / f * 1000 }
 				}
 				printf "  %s: %d packets: %d full, %d closed by the live period after >= 2.5 ms open, %d cut sooner, and the last\n", name, n, full, cut - bad, bad
-				exit bad != 0 || (n > 4 && full < n / 2)
-			}' "$T/sat$cpu.pk" || fail "$fn: a packet of a saturated ring was cut early"
+				print n, full > "/dev/stderr"
+				exit bad != 0
+			}' "$T/sat$cpu.pk" 2>> "$T/sat$cpu.counts" || fail "$fn: a packet of a saturated ring was cut early"
 	done
+	# the test means something only if the writer's ring was saturated: the stream with the
+	# most packets (the writer's) is mostly full packets.  Other streams are not judged on it:
+	# under the fallback protocol a writer that finds its slot owned by the flusher takes the
+	# next slot for a while, whose few packets the live period closes (seen under ASan)
+	read -r n full < <(sort -n -k1 "$T/sat$cpu.counts" | tail -n 1)
+	[ "${n:-0}" -gt 4 ] && [ "${full:-0}" -ge $((n / 2)) ] ||
+		fail "the writer's ring was not saturated (${full:-0} of its ${n:-0} packets full): nothing was tested"
+	rm -f "$T/sat$cpu.counts"
 done
 echo PASS
