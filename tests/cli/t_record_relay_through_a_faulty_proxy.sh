@@ -16,6 +16,9 @@
 #     relay up (its timeout), then going on: the packets in flight reach the first session late;
 #     counted as not sent (conservative), at most the 8 in flight (before: 19, and the sockets'
 #     buffers bound it, not the recorder); the recorder reconnects, the local copy is exact;
+#   - the control connection alone reset (both sides) while the data connection goes on: the
+#     recorder learns of it at its next command, gives up both and reconnects; the same
+#     accounting as a cut (the packets unconfirmed then: at most the 8 in flight);
 #   - every chunk delayed 2 ms both ways (a slow path): one relay session, delivered +
 #     discarded (counted as not sent, carried as lost_relay) = written, the local copy exact.
 # Waits on conditions (the proxy's port file, the reconnection said, packets in the new
@@ -28,7 +31,7 @@ need_bt2
 PROXY=$(dirname "$0")/../tools/fault_proxy.py
 RPID= PPID_=
 cleanup() {
-	touch "$T/stop1" "$T/stop2" "$T/resume" 2> /dev/null
+	touch "$T/stop1" "$T/stop2" "$T/stop3" "$T/resume" 2> /dev/null
 	[ -n "$PPID_" ] && kill "$PPID_" 2> /dev/null
 	[ -n "$RPID" ] && kill -9 "$RPID" 2> /dev/null
 	kill -9 $(jobs -p) 2> /dev/null
@@ -169,6 +172,38 @@ echo "  written $W = stalled session $d1 + second $d2 + not sent ${E:-0} - $over
 [ "$over" -ge 0 ] || fail "stall: the relay's copy misses $((-over)) events the recorder did not count"
 [ "$over" -le $((8 * per_pkt)) ] ||
 	fail "stall: $over events counted as not sent reached the relay late: more than the 8 packets in flight ($per_pkt events each)"
+
+echo "== the control connection cut alone, data flowing: reconnected, the relay's copy accounted exactly"
+start_proxy cutctl --mode cutctl --after 3000000
+"$CLI" record --relay "net://127.0.0.1:$PC:$PD" --session-name ctl --hostname hostk -o "$T/lk" -- \
+	"$WL" --threads 2 --events 100000000 --rate 200000 --until-file "$T/stop3" > "$T/k.out" 2> "$T/k.err" &
+pk=$!
+wait_for grep -q "reconnected; new relay session hostk/ctl-" "$T/k.err" ||
+	{ cat "$T/k.err" "$T/cutctl.proxy"; fail "no reconnection after the control connection was cut"; }
+grep -q "fault: cut control connection after data connection 1 forwarded 3000000 bytes" "$T/cutctl.proxy" ||
+	{ cat "$T/cutctl.proxy"; fail "the proxy did not cut the control connection"; }
+wait_for sh -c "[ \$(ls -d '$OUT'/hostk/ctl-* | wc -l) = 2 ] && [ -n \"\$(find \"\$(ls -d '$OUT'/hostk/ctl-* | tail -1)\" -name 'chan_*' -size +200c)\" ]" ||
+	{ cat "$T/k.err"; fail "nothing reached the second relay session"; }
+touch "$T/stop3"
+wait $pk || { cat "$T/k.err"; fail "record through the proxy that cut the control connection"; }
+grep -E "relay:" "$T/k.err" | sed 's/^/  /'
+W=$(written "$T/k.out")
+"$VERIFY" --written "$W" "$T/lk" || fail "cutctl: the local copy is not whole and exact"
+whole_packets "$(ls -d "$OUT"/hostk/ctl-* | head -1)" "$T/ctl-copy"
+l1=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$T/ctl-copy") || { echo "$l1"; fail "babeltrace2 on the first session's whole packets"; }
+l2=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$(ls -d "$OUT"/hostk/ctl-* | tail -1)") ||
+	{ echo "$l2"; fail "babeltrace2 on the second session"; }
+echo "  babeltrace2: first session (whole packets): $l1; second: $l2"
+d1=$(field delivered "$l1") d2=$(field delivered "$l2") x2=$(field discarded "$l2")
+case $l2 in *"unknown=0"*) ;; *) fail "cutctl: the second session has losses of unknown size: $l2" ;; esac
+E=$(sed -n 's/.*relay: .* packets\{0,1\} (\([0-9]*\) events\{0,1\}) not sent.*/\1/p' "$T/k.err")
+U=$(sed -n 's/.*; \([0-9]*\) of those events in no packet sent after them.*/\1/p' "$T/k.err")
+over=$((d1 + d2 + ${E:-0} - W))
+echo "  written $W = first session $d1 + second $d2 + not sent ${E:-0} (= its discarded $x2 + untold ${U:-0}) - $over in both"
+[ "$over" -ge 0 ] || fail "cutctl: the relay's copy misses $((-over)) events the recorder did not count"
+[ "$over" -le $((8 * per_pkt)) ] ||
+	fail "cutctl: $over events counted as not sent are in the relay's copy: more than the 8 packets in flight ($per_pkt events each)"
+[ $((x2 + ${U:-0})) = "${E:-0}" ] || fail "cutctl: the second session's discarded $x2 + untold ${U:-0} != not sent ${E:-0}"
 
 echo "== a slow way (every chunk delayed 2 ms): one session, delivered + discarded = written"
 start_proxy delay --mode delay --delay-ms 2

@@ -3,7 +3,7 @@
 lttng-relayd that injects faults on the way (issue 25, attacked again).
 
   fault_proxy.py --to-control PORT --to-data PORT --port-file FILE
-                 [--mode pass|delay|cut|stall] [--after BYTES] [--delay-ms MS]
+                 [--mode pass|delay|cut|cutctl|stall] [--after BYTES] [--delay-ms MS]
                  [--stall-s S | --stall-file F] [--times N]
 
 Listens on two loopback ports the kernel chooses (written to FILE as
@@ -18,6 +18,10 @@ connection has forwarded --after bytes (default 1 MiB):
   cut    forward exactly --after bytes (mid-packet: packets are larger than a
          read chunk), then reset both sides of this data connection and of
          the control connection that opened before it (SO_LINGER 0)
+  cutctl forward --after bytes of the data connection, then reset both
+         sides of the control connection that opened before it (SO_LINGER 0),
+         and go on forwarding the data connection: a fault of the control
+         connection alone (the recorder learns of it at its next command)
   stall  forward --after bytes, then read nothing more for --stall-s
          seconds, or until file --stall-file exists (the recorder's sends
          back up), then go on: what it had sent reaches the daemon late
@@ -37,7 +41,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--to-control", type=int, required=True)
 ap.add_argument("--to-data", type=int, required=True)
 ap.add_argument("--port-file", required=True)
-ap.add_argument("--mode", default="pass", choices=["pass", "delay", "cut", "stall"])
+ap.add_argument("--mode", default="pass", choices=["pass", "delay", "cut", "cutctl", "stall"])
 ap.add_argument("--after", type=int, default=1 << 20)
 ap.add_argument("--delay-ms", type=float, default=50)
 ap.add_argument("--stall-s", type=float, default=10)
@@ -62,10 +66,17 @@ def pump(src, dst, fault, peers):
     """src -> dst; fault: None or the data connection's number (1-based)."""
     sent = 0
     stalled = False
+    ctl_cut = False
     try:
         while True:
             want = 65536
-            if fault is not None and a.mode in ("cut", "stall") and not stalled:
+            if fault is not None and a.mode == "cutctl" and not ctl_cut and sent >= a.after:
+                ctl_cut = True
+                print(f"fault: cut control connection after data connection {fault} forwarded {sent} bytes",
+                      file=sys.stderr, flush=True)
+                for s in peers[2:]:
+                    reset(s)
+            if fault is not None and a.mode in ("cut", "cutctl", "stall") and not stalled and not ctl_cut:
                 want = max(1, min(want, a.after - sent)) if sent < a.after else want
             if fault is not None and a.mode == "cut" and sent >= a.after:
                 print(f"fault: cut data connection {fault} after {sent} bytes", file=sys.stderr, flush=True)
@@ -113,7 +124,8 @@ def serve(ls, port, is_data):
                 ndata += 1
                 if ndata <= a.times and a.mode != "pass":
                     fault = ndata
-                    peers += controls[-1:]
+                    # cut: the control connection's relay side; cutctl: both of its sides
+                    peers += controls[-2:] if a.mode == "cutctl" else controls[-1:]
             else:
                 controls.extend([c, u])
         threading.Thread(target=pump, args=(c, u, fault, peers), daemon=True).start()
