@@ -79,7 +79,7 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 /* A packet's packet_size (bits) in the relay's copy: its `data` bytes
  * (the header and the content, rounded up to 8 bytes: what is sent)
  * rounded up to TB_RELAY_PACKET_ALIGN, never more than the sub-buffer's
- * (`bits`: a full packet is unchanged). */
+ * (`bits`: a packet whose content fills it is unchanged). */
 static uint64_t relay_packet_bits(uint64_t data, uint64_t bits)
 {
 	uint64_t padded = (data + TB_RELAY_PACKET_ALIGN - 1) & ~(uint64_t)(TB_RELAY_PACKET_ALIGN - 1);
