@@ -27,6 +27,17 @@
 
 #include "core/view.h" /* tb_fail */
 
+/*
+ * What a packet of the relay's copy is rounded up to: 8 bytes, its content
+ * as sent.  LTTng's tracers round a packet up to a page (their consumer
+ * splices whole pages); CTF, lttng-relayd, its live viewers and babeltrace2
+ * need no more than 8 bytes (tracebuf's kernel packets were always that),
+ * and a quiet program's packet closed every live period holds a few hundred
+ * bytes: with a page, ~9x its content on the relay's disk (measured,
+ * docs/FLEET.md "The relay's copy").
+ */
+#define TB_RELAY_PACKET_ALIGN 8u
+
 static int put_name(char *dst, size_t cap, const char *src)
 {
 	size_t n = strlen(src);
@@ -64,6 +75,16 @@ static int add_stream(struct tb_relay *r, const char *name, uint64_t *handle)
 
 static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct tb_packet_header *h,
 			     const void *rest, size_t rest_len);
+
+/* A packet's packet_size (bits) in the relay's copy: its `data` bytes
+ * (the header and the content, rounded up to 8 bytes: what is sent)
+ * rounded up to TB_RELAY_PACKET_ALIGN, never more than the sub-buffer's
+ * (`bits`: a packet whose content fills it is unchanged). */
+static uint64_t relay_packet_bits(uint64_t data, uint64_t bits)
+{
+	uint64_t padded = (data + TB_RELAY_PACKET_ALIGN - 1) & ~(uint64_t)(TB_RELAY_PACKET_ALIGN - 1);
+	return padded * 8 < bits ? padded * 8 : bits;
+}
 
 /*
  * Connects both connections, agrees on the version, creates the session
@@ -295,6 +316,14 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
 	 * (cause "relay"), in this packet's running totals and every later one */
 	hb.events_discarded += s->lost;
 	hb.lost[TB_LOSS_RELAY] += s->lost;
+	/* The relay's copy of the packet ends where its content does (relay.h:
+	 * packet_size = the content rounded up to TB_RELAY_PACKET_ALIGN), in
+	 * the header sent and in the index: the relay daemon writes a packet's
+	 * padding as zeros, and a partial sub-buffer the live period closed
+	 * would cost its whole size on the relay's disk (256 KiB a second per
+	 * CPU for a quiet program).  The local copy keeps the sub-buffer's size
+	 * (its padding is a hole there). */
+	hb.packet_size = relay_packet_bits(sizeof hb + rest_len, hb.packet_size);
 	return relay_send_packet(r, s, h, rest, rest_len);
 }
 
@@ -313,8 +342,11 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	int rc = tb_relay_send_all(r, r->data, iov, rest_len ? 3 : 2, tb_relay_deadline(r));
 	if (rc)
 		return rc;
+	/* the index says what the header says (content_size exact, not the
+	 * 8-byte words sent), as LTTng's consumer's entries do */
+	uint64_t content_bits = h->content_size < data * 8 ? h->content_size : data * 8;
 	struct index_msg m = {
-		htobe64(s->handle), htobe64(s->next_seq), htobe64(h->packet_size), htobe64(data * 8),
+		htobe64(s->handle), htobe64(s->next_seq), htobe64(h->packet_size), htobe64(content_bits),
 		htobe64(h->timestamp_begin), htobe64(h->timestamp_end), htobe64(h->events_discarded),
 		htobe64(h->stream_id), htobe64(h->stream_instance_id), htobe64(h->packet_seq_num),
 	};

@@ -28,7 +28,12 @@
  *     CLOSE_STREAM(7) {u64 stream; u64 last_net_seq_num} -> {u32 ret}
  *   data connection: per packet {u64 circuit_id = 0; u64 stream;
  *     u64 net_seq_num; u32 data_size; u32 padding_size} + data_size bytes;
- *     the relay daemon appends padding_size zeros.
+ *     the relay daemon appends padding_size zeros (to its disk: they do not
+ *     cross the network).  The relay's copy of a packet ends at its content
+ *     rounded up to 8 bytes (packet_size in the header sent and the index;
+ *     padding_size 0), not at the sub-buffer's end as the local copy does:
+ *     a partial packet the live period closed would cost the relay's disk
+ *     its whole sub-buffer.
  * A lost relay can be reconnected (tb_relay_reconnect(): a new relay
  * session); events that were not sent are then carried, per stream, as the
  * lost_relay cause of the packets sent afterwards.
@@ -80,8 +85,9 @@ int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len) __attrib
 
 /*
  * Sends one packet of stream `i`: header (its events_discarded and lost[]
- * as given: the caller may add what the relay lost), then the rest of the
- * content, and the relay daemon pads to packet_size.  Then its index.
+ * as given: the caller may add what the relay lost; its packet_size cut to
+ * the content, rounded up to 8 bytes: `rest` is the rest of the content,
+ * up to that), then the rest.  Then its index.
  * Return: 0, or -errno (the relay is then lost: later calls return -EPIPE).
  */
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h, const void *rest,

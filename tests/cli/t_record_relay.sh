@@ -2,9 +2,10 @@
 # t_record_relay.sh - `tracebuf record --relay` streams to a real lttng-relayd (its own loopback
 # ports and output directory, stopped by its pid):
 #   - the relay daemon's copy of the trace is whole: babeltrace2 reads written == delivered with
-#     nothing discarded, tracebuf's reader finds the same count, and its stream files are the
-#     local copy's, byte for byte, after the empty packet that announced each stream (no empty
-#     stream file for a CPU that wrote nothing);
+#     nothing discarded, tracebuf's reader finds the same count, and its stream files hold the
+#     local copy's packets after the empty packet that announced each stream, packet by packet
+#     (tests/lib/relay_copy.py: the same header and content, packet_size the content rounded up
+#     to 8 bytes, the index entries alike; no empty stream file for a CPU that wrote nothing);
 #   - two recorders ("two hosts": other session names and host names) into one relay daemon at
 #     once: both traces whole;
 #   - live: babeltrace2's lttng-live source receives events while the program still runs (the
@@ -66,10 +67,10 @@ echo "  babeltrace2 (relay's copy): $line"
 case $line in *"delivered=$W discarded=0"*) ;; *) fail "the relay's copy is not whole: $line (written $W)" ;; esac
 n=$("$CLI" dump "$R" | wc -l)
 [ "$n" = "$W" ] || fail "tracebuf dump of the relay's copy: $n events, want $W"
-# each relay stream begins with the empty packet that announced it (160 bytes: the header)
-for f in "$T"/local/chan_*; do
-	tail -c +161 "$R/$(basename "$f")" | cmp - "$f" || fail "$(basename "$f"): the relay's copy differs from the local one"
-done
+# each relay stream begins with the empty packet that announced it, then holds the local copy's
+# packets: the same headers (packet_size aside) and content, each packet ending at its content
+# (rounded up to 8 bytes: no sub-buffer padding), and an index entry per packet that says so
+"$PY" "$(dirname "$0")/../lib/relay_copy.py" "$T/local" "$R" || fail "the relay's copy is not the local one, packet by packet"
 for f in "$R"/chan_*; do
 	[ -s "$f" ] || fail "$f: an empty stream file in the relay's copy"
 done
