@@ -65,14 +65,28 @@ user = {}
 for e in evs:
     if e["event"].startswith("kh:") and "seq" in e["fields"]:
         user[(e["event"], e["fields"]["seq"])] = e
-# A kernel event can be counted by perf and never reach its ring (perf drops a
-# tracepoint hit that recurses into its own output, e.g. a switch while it wakes
-# the recorder): the recorder counts those as lost (its summary), so a handoff
-# may miss an event only within that count; with none lost, none may be missing.
+# What the kernel does not give (docs/KERNEL.md, "Known gap", measured): a hit
+# raised in an interrupt while the idle task of some CPU is current can be
+# counted and never written (the recorder counts it lost: "dropped by the
+# kernel"), and that CPU's switches out of idle reach no tracer and no count
+# (the recorder sees the break in the CPU's chain of switches and says how many).
+# A waking of the woken thread is done by its waker, a running thread: it may be
+# missing only within the counted losses.  A switch that put it back on a CPU
+# may be missing only within the idle exits the recorder found missing plus what
+# a full ring lost.  Both budgets follow the machine's idleness and load the same
+# way as the misses (a loaded machine has fewer idle exits); an uncounted loss
+# of any other event fails.
 import re
-m = re.search(r"kernel: \d+ events .*?; lost (\d+)", open(sys.argv[5]).read())
-allowed = int(m.group(1)) if m else 0
-missing = 0
+err = open(sys.argv[5]).read()
+m = re.search(r"kernel: \d+ events .*?; lost (\d+)", err)
+lost = int(m.group(1)) if m else 0
+m = re.search(r"perf ring full: (\d+)", err)
+ringfull = int(m.group(1)) if m else 0
+m = re.search(r"kernel: (\d+) switch(?:es)? out of the idle task", err)
+idle_gaps = int(m.group(1)) if m else 0
+allowed = lost
+allowed_sw = ringfull + idle_gaps
+missing = missing_sw = 0
 checked = still = 0
 for seq in range(n - 1):
     h, w = user.get(("kh:handoff", seq)), user.get(("kh:woke", seq))
@@ -103,16 +117,18 @@ for seq in range(n - 1):
         if last and last[-1]["fields"]["next_tid"] == y and not out:
             still += 1
             continue
-        missing += 1
-        if missing > allowed:
+        missing_sw += 1
+        if missing_sw > allowed_sw:
             sys.exit(f"seq {seq + 1}: no switch to {y} between its waking ({k['ticks']}) and its kh:got ({g['ticks']}), "
-                     f"it was not on a CPU when woken, and only {allowed} kernel events were counted lost")
+                     f"it was not on a CPU when woken, and only {idle_gaps} switches out of idle were missing "
+                     f"and {ringfull} events lost to a full ring ({missing_sw} switches missing)")
         continue
     checked += 1
 if checked < n // 4:
     sys.exit(f"only {checked} handoffs woke a sleeping thread (of {n}): nothing much was checked")
 print(f"ok: {len(mine)} switches, {checked} handoffs in kernel/user order ({still} woken before they left their CPU, "
-      f"{missing} missing an event of the {allowed} counted lost)")
+      f"{missing} missing a waking of the {allowed} counted lost, {missing_sw} missing a switch of the "
+      f"{idle_gaps} idle exits missing + {ringfull} lost to a full ring)")
 # report: lifetimes and the nap
 life, born, died = {}, {}, {}
 for e in evs:
@@ -215,7 +231,8 @@ line=$(grep 'tracepoint hits counted' "$T/l.err") || fail "no count line: $(cat 
 gen=$(echo "$line" | sed -n 's/.*kernel: \([0-9]*\) tracepoint hits.*/\1/p')
 acc=$(echo "$line" | sed -n 's/.*, \([0-9]*\) accounted for.*/\1/p')
 [ "$gen" = "$acc" ] || fail "generated $gen, delivered + lost $acc"
-lost=$(sed -n 's/.*perf ring full: \([0-9]*\).*/\1/p' "$T/l.err")
+lost=$(sed -n 's/.*kernel: .*; lost \([0-9]*\).*/\1/p' "$T/l.err" | head -1)
+grep -q 'perf ring full: [1-9]' "$T/l.err" || fail "the one-page ring's losses are not said to be a full ring's: $(cat "$T/l.err")"
 [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "a one-page ring under a switch storm lost nothing: $(cat "$T/l.err")"
 "$CLI" report --format json "$T/l" > "$T/l.json" || fail "report of the storm"
 "$CLI" dump --format json "$T/l" > "$T/l.jsonl" || fail "dump of the storm"
