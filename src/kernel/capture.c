@@ -274,8 +274,15 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 	/* read before any ring's head: what was stamped well before it is in
 	 * the rings by then (the live promise, below) */
 	uint64_t t0 = now_ticks(k);
-	for (unsigned i = 0; i < k->ncpu; i++)
-		k->cpus[i].n = k->cpus[i].next = 0;
+	/* The events the last pass held back (stamped after its t0) come first:
+	 * they are older than anything drained now. */
+	for (unsigned i = 0; i < k->ncpu; i++) {
+		struct kcpu *c = &k->cpus[i];
+		if (c->next)
+			memmove(c->ev, c->ev + c->next, (c->n - c->next) * sizeof *c->ev);
+		c->n -= c->next;
+		c->next = 0;
+	}
 	drain_all(k);
 	if (final && k->enabled) {
 		/* Drained first, then disabled: a ring that was full gets room, so
@@ -344,7 +351,14 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 				__atomic_store_n(&k->dropped, k->dropped + (silent - pending), __ATOMIC_RELAXED);
 		}
 	}
-	/* merge the CPUs in time order: the filter learns the tree in order */
+	/* Merge the CPUs in time order: the filter learns the tree in order.
+	 * Only what was stamped before t0: every ring's head was read after t0,
+	 * so each CPU's events before it are all here, while a later one may be
+	 * here from one ring and not yet from another (read earlier in the
+	 * pass): a fork on CPU 0 published after CPU 0 was drained would come
+	 * after its child's first switch on CPU 1, and the filter would leave
+	 * that switch out (the child not known yet).  The rest waits for the
+	 * next pass; the final pass takes everything. */
 	for (;;) {
 		struct kcpu *best = NULL;
 		for (unsigned i = 0; i < k->ncpu; i++) {
@@ -352,7 +366,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			if (c->next < c->n && (!best || c->ev[c->next].ts < best->ev[best->next].ts))
 				best = c;
 		}
-		if (!best)
+		if (!best || (!final && best->ev[best->next].ts >= t0))
 			break;
 		const struct tb_kev *ev = &best->ev[best->next++];
 		if (ev->tp == TB_KTP_SWITCH) {
