@@ -351,14 +351,20 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 				__atomic_store_n(&k->dropped, k->dropped + (silent - pending), __ATOMIC_RELAXED);
 		}
 	}
+	uint64_t margin = k->clock_kind == TB_CLOCK_TSC
+				  ? (uint64_t)((unsigned __int128)TB_KTHROUGH_MARGIN_NS * k->clock_freq / 1000000000u)
+				  : TB_KTHROUGH_MARGIN_NS;
+	uint64_t cut = t0 > margin ? t0 - margin : 0;
 	/* Merge the CPUs in time order: the filter learns the tree in order.
-	 * Only what was stamped before t0: every ring's head was read after t0,
-	 * so each CPU's events before it are all here, while a later one may be
-	 * here from one ring and not yet from another (read earlier in the
-	 * pass): a fork on CPU 0 published after CPU 0 was drained would come
-	 * after its child's first switch on CPU 1, and the filter would leave
-	 * that switch out (the child not known yet).  The rest waits for the
-	 * next pass; the final pass takes everything. */
+	 * Only what was stamped before cut: every ring's head was read after t0,
+	 * so each CPU's events stamped well before it are all here (the margin:
+	 * a record is published within microseconds of its clock read unless
+	 * its vCPU stops in between, the live promise's assumption below),
+	 * while a later one may be here from one ring and not yet from another
+	 * read earlier in the pass: a fork on CPU 0 published after CPU 0 was
+	 * drained would come after its child's first switch on CPU 1, and the
+	 * filter would leave that switch out (the child not known yet).  The
+	 * rest waits for the next pass; the final pass takes everything. */
 	for (;;) {
 		struct kcpu *best = NULL;
 		for (unsigned i = 0; i < k->ncpu; i++) {
@@ -366,7 +372,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			if (c->next < c->n && (!best || c->ev[c->next].ts < best->ev[best->next].ts))
 				best = c;
 		}
-		if (!best || (!final && best->ev[best->next].ts >= t0))
+		if (!best || (!final && best->ev[best->next].ts >= cut))
 			break;
 		const struct tb_kev *ev = &best->ev[best->next++];
 		if (ev->tp == TB_KTP_SWITCH) {
@@ -390,9 +396,6 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		else
 			tb_kw_flush(k, &k->cpus[i]);
 	}
-	uint64_t margin = k->clock_kind == TB_CLOCK_TSC
-				  ? (uint64_t)((unsigned __int128)TB_KTHROUGH_MARGIN_NS * k->clock_freq / 1000000000u)
-				  : TB_KTHROUGH_MARGIN_NS;
 	if (t0 > margin && t0 - margin > k->floor) {
 		k->floor = t0 - margin;
 		/* release: the packets handed to the sink above happen before a
