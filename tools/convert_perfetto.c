@@ -634,7 +634,7 @@ static int bundle_flush(struct pf *f, struct pcpu *c)
 	pb_varint(&f->b, FB_CPU, c->cpu);
 	if (c->fb_lost)
 		pb_varint(&f->b, FB_LOST, 1);
-	if (!pb_reserve(&f->b, c->fb.n)) {
+	if (c->fb.n && !pb_reserve(&f->b, c->fb.n)) { /* none: a loss alone (fb.b may be NULL) */
 		memcpy(f->b.b + f->b.n, c->fb.b, c->fb.n);
 		f->b.n += c->fb.n;
 	}
