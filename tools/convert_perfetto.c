@@ -634,7 +634,8 @@ static int bundle_flush(struct pf *f, struct pcpu *c)
 	pb_varint(&f->b, FB_CPU, c->cpu);
 	if (c->fb_lost)
 		pb_varint(&f->b, FB_LOST, 1);
-	if (c->fb.n && !pb_reserve(&f->b, c->fb.n)) { /* none: a loss alone (fb.b may be NULL) */
+	/* fb.b is NULL for a bundle that only says a loss: memcpy's arguments must not be */
+	if (c->fb.n && !pb_reserve(&f->b, c->fb.n)) {
 		memcpy(f->b.b + f->b.n, c->fb.b, c->fb.n);
 		f->b.n += c->fb.n;
 	}
