@@ -343,8 +343,8 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			__atomic_store_n(&k->silent, k->silent + (c->counted - got), __ATOMIC_RELAXED);
 			/* of those, what the kernel did not charge to the full ring
 			 * either: counted by the tracepoint, never written (measured on
-			 * a PVM guest: hits raised in interrupts while one CPU's idle
-			 * task is current; docs/KERNEL.md, "Known gap") */
+			 * a PVM guest: hits raised in interrupt context, most while one
+			 * CPU's idle task is current; docs/KERNEL.md, "Known gap") */
 			uint64_t pending = c->charged > c->reported_lost ? c->charged - c->reported_lost : 0;
 			uint64_t silent = c->counted - got;
 			if (!k->no_lost_format && silent > pending)
