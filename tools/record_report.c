@@ -215,10 +215,21 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			ks.delivered, cli_s(ks.delivered), ks.ntracepoints, cli_s(ks.ntracepoints), ks.ncpus,
 			cli_s(ks.ncpus), ks.packets, cli_s(ks.packets), ks.filtered,
 			ks.lost_full + ks.lost_invalid + ks.lost_disk + ks.lost_relay);
-		if (ks.lost_full)
-			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full);
-		if (ks.silent)
-			fprintf(stderr, " (of which %" PRIu64 " counted by the kernel but never in its ring)", ks.silent);
+		/* readers see all of lost_full as the kernel streams' "full" cause; the
+		 * summary says which part a full ring really took and which part the
+		 * kernel counted and dropped with its ring not full (docs/KERNEL.md,
+		 * "Known gap") */
+		uint64_t dropped = ks.dropped_known ? ks.dropped : 0;
+		if (ks.lost_full > dropped)
+			fprintf(stderr, " (perf ring full: %" PRIu64 "; a larger ring: --kernel-pages)", ks.lost_full - dropped);
+		if (ks.silent) {
+			fprintf(stderr, " (of which %" PRIu64 " counted by the kernel but never in its ring", ks.silent);
+			if (ks.dropped_known)
+				fprintf(stderr, ": %" PRIu64 " with their loss record still pending, %" PRIu64
+						" dropped by the kernel with its ring not full",
+					ks.silent - dropped, dropped);
+			fputc(')', stderr);
+		}
 		if (ks.lost_invalid)
 			fprintf(stderr, " (invalid records: %" PRIu64 ")", ks.lost_invalid);
 		if (ks.lost_disk)
@@ -233,6 +244,10 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 					" accounted for (delivered + left out + lost)%s\n",
 				ks.generated, acc, acc == ks.generated ? "" : ": NOT EQUAL");
 		}
+		if (ks.idle_gaps)
+			fprintf(stderr, "  kernel: %" PRIu64 " switch%s out of the idle task the kernel never gave (no tracer gets "
+					"them on this kernel, perf does not count them: docs/KERNEL.md, \"Known gap\")\n",
+				ks.idle_gaps, ks.idle_gaps == 1 ? "" : "es");
 	}
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);

@@ -64,6 +64,13 @@ struct tb_kernel_stats {
 	int counted;
 	uint64_t silent;         /* of lost_full: counted by the kernel, neither delivered by the ring nor
 				  * reported lost by it */
+	uint64_t dropped;        /* of silent: not charged to a full ring either (the sampling event's
+				  * PERF_FORMAT_LOST count): hits the kernel counted and never wrote
+				  * (docs/KERNEL.md, "Known gap"); valid when dropped_known */
+	int dropped_known;       /* the kernel gave PERF_FORMAT_LOST (Linux 6.0+) */
+	uint64_t idle_gaps;      /* sched_switch continuity, per CPU: a switch whose prev is not the last
+				  * switch's next, where that next was the idle task (0): a switch out of
+				  * idle that no ring had and no count has (docs/KERNEL.md, "Known gap") */
 	unsigned ncpus, ntracepoints;
 };
 

@@ -35,6 +35,9 @@ struct kcpu {
 	uint64_t samples;        /* PERF_RECORD_SAMPLE records read from this ring */
 	uint64_t reported_lost;  /* ... and the PERF_RECORD_LOST counts */
 	uint64_t counted;        /* the twins' total on this CPU (final pass) */
+	uint64_t charged;        /* samples the kernel charged as lost to this ring (PERF_FORMAT_LOST, final pass) */
+	int32_t chain_next;      /* next_tid of the last sched_switch taken from this ring (-1: none, or a loss since) */
+	uint64_t idle_gaps;      /* switches out of the idle task the ring never had (see tb_kernel_stats) */
 	/* the stream */
 	int sfd;                 /* -1: not created yet */
 	uint64_t file_off, seq, last_ts;
@@ -59,12 +62,15 @@ struct tb_kernel {
 	unsigned ncpu;
 	struct kcpu *cpus;
 	int *fds;                /* every event's fd */
+	unsigned *fd_cpu;        /* index in cpus[] of each */
 	unsigned nfds;
 	int *cfds;               /* the counting twins (open.c) */
 	unsigned *cfd_cpu;       /* index in cpus[] of each twin */
 	unsigned ncfds;
 	uint64_t silent;         /* hits the twins counted that no ring delivered nor reported lost */
 	int count_failed;        /* a twin could not be opened: no generated count */
+	int no_lost_format;      /* the kernel refused PERF_FORMAT_LOST (before 6.0): no charged count */
+	uint64_t dropped;        /* of silent: neither written nor charged as lost (PERF_FORMAT_LOST) */
 	uint64_t generated;      /* the twins' total, read when the events are disabled */
 	struct kid *ids;
 	unsigned nids;

@@ -246,7 +246,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	k->ids = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->ids);
 	k->cfds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfds);
 	k->cfd_cpu = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfd_cpu);
-	if (!k->cpus || !k->fds || !k->ids || !k->cfds || !k->cfd_cpu)
+	k->fd_cpu = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->fd_cpu);
+	if (!k->cpus || !k->fds || !k->ids || !k->cfds || !k->cfd_cpu || !k->fd_cpu)
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
 	long page = sysconf(_SC_PAGESIZE);
 	for (long cpu = 0; cpu < ncpu; cpu++) {
@@ -254,6 +255,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		memset(c, 0, sizeof *c);
 		c->cpu = (int)cpu;
 		c->fd = -1;
+		c->chain_next = -1;
 		c->sfd = -1;
 		int offline = 0;
 		for (unsigned tp = 0; tp < TB_KTP_N && !offline; tp++) {
@@ -272,7 +274,17 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			a.clockid = CLOCK_MONOTONIC;
 			a.watermark = 1;
 			a.wakeup_watermark = (uint32_t)((uint64_t)k->ring_pages * (uint64_t)page / 4);
+			/* the event's own count and the samples the kernel charged as lost to
+			 * a full ring (PERF_FORMAT_LOST, Linux 6.0+): what the final pass
+			 * separates "ring full, record still pending" from "counted, never
+			 * written, never charged" with (docs/KERNEL.md, "Losses") */
+			a.read_format = k->no_lost_format ? 0 : PERF_FORMAT_LOST;
 			int fd = perf_open(&a, (int)cpu);
+			if (fd < 0 && errno == EINVAL && !k->no_lost_format) {
+				k->no_lost_format = 1; /* a kernel before 6.0 */
+				a.read_format = 0;
+				fd = perf_open(&a, (int)cpu);
+			}
 			if (fd < 0) {
 				int err = errno;
 				if (err == ENODEV || err == ENXIO) {
@@ -284,6 +296,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 				return tb_fail(-err, "--kernel: perf_event_open(sched:%s, CPU %ld): %s", tb_ktp_name(tp),
 					       cpu, strerror(err));
 			}
+			k->fd_cpu[k->nfds] = k->ncpu - 1;
 			k->fds[k->nfds++] = fd;
 			/* its counting twin, in its group: enabled and disabled with it,
 			 * it counts every hit of the tracepoint on this CPU, so that
@@ -294,6 +307,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			ca.disabled = 0;
 			ca.watermark = 0;
 			ca.wakeup_watermark = 0;
+			ca.read_format = 0;
 			int cfd = (int)syscall(SYS_perf_event_open, &ca, -1, (int)cpu, fd, PERF_FLAG_FD_CLOEXEC);
 			if (cfd >= 0) {
 				k->cfd_cpu[k->ncfds] = k->ncpu - 1;
@@ -435,6 +449,7 @@ void tb_kernel_close(struct tb_kernel *k)
 	free(k->cpus);
 	free(k->cfds);
 	free(k->cfd_cpu);
+	free(k->fd_cpu);
 	free(k->fds);
 	free(k->ids);
 	free(k->set);

@@ -6,7 +6,9 @@
 #     least N switches of them; for every handoff whose FUTEX_WAKE woke the other thread, the
 #     sched_waking of that thread lies after the waker's kh:handoff and before its kh:woke
 #     (kernel inside user: both orders), and the switch that put the woken thread back on a
-#     CPU lies after that waking and before the woken thread's kh:got;
+#     CPU lies after that waking and before the woken thread's kh:got; an event missing
+#     only where the kernel gives none and within what the recorder reports (docs/KERNEL.md,
+#     "Known gap": a switch out of an idle CPU, an event counted lost);
 #   - report: per thread, running + runnable + blocked equal the thread's lifetime (its
 #     sched_process_fork to its sched_process_exit) within 1 %, and cover the life the thread
 #     measured itself (kh:life_begin .. kh:life_end); the 50 ms nap span is ~50 ms blocked;
@@ -17,7 +19,8 @@
 #     delivered + lost = the tracepoint hits the kernel counted in the same window (the
 #     recorder's counting twin) and at most what `perf stat -a` counted around the whole
 #     recording (when perf is installed); babeltrace2 and report see the same loss count;
-#   - a recorder with --kernel killed (-9) while the command runs, `record --attach --kernel` into
+#   - a recorder with --kernel killed (-9) while the command runs (its threads kept alive until
+#     the attached recorder wrote a kernel stream), `record --attach --kernel` into
 #     the same directory: the killed one's kernel streams are kept, the new ones written beside
 #     them (kernel_cpu<N>_r1), babeltrace2 and tracebuf read the whole directory, with kernel
 #     events of the command's threads after the attach; attaching without --kernel is refused;
@@ -65,14 +68,27 @@ user = {}
 for e in evs:
     if e["event"].startswith("kh:") and "seq" in e["fields"]:
         user[(e["event"], e["fields"]["seq"])] = e
-# A kernel event can be counted by perf and never reach its ring (perf drops a
-# tracepoint hit that recurses into its own output, e.g. a switch while it wakes
-# the recorder): the recorder counts those as lost (its summary), so a handoff
-# may miss an event only within that count; with none lost, none may be missing.
+# What the kernel does not give (docs/KERNEL.md, "Known gap", measured): a hit
+# raised in an interrupt while the idle task of some CPU is current can be
+# counted and never written (the recorder counts it lost: "dropped by the
+# kernel"), and that CPU's switches out of idle reach no tracer and no count
+# (the recorder sees the break in the CPU's chain of switches and says how many).
+# A waking of the woken thread is done by its waker in task context (FUTEX_WAKE),
+# never one of those interrupt-context hits: it may be missing only within what
+# a full ring lost (a kernel without PERF_FORMAT_LOST: within all losses).  A switch that put it back on a CPU
+# may be missing only where that CPU had switched to the idle task (the switch
+# before, of those kept), within the idle exits the recorder found missing, or
+# within what a full ring lost.  The budgets follow the machine's idleness and
+# load the same way as the misses (a loaded machine has fewer idle exits); an
+# uncounted loss of any other event fails.
 import re
-m = re.search(r"kernel: \d+ events .*?; lost (\d+)", open(sys.argv[5]).read())
-allowed = int(m.group(1)) if m else 0
-missing = 0
+err = open(sys.argv[5]).read()
+m = re.search(r"perf ring full: (\d+)", err)
+ringfull = int(m.group(1)) if m else 0
+m = re.search(r"kernel: (\d+) switch(?:es)? out of the idle task", err)
+idle_gaps = int(m.group(1)) if m else 0
+allowed = ringfull
+missing = missing_sw = missing_idle = 0
 checked = still = 0
 for seq in range(n - 1):
     h, w = user.get(("kh:handoff", seq)), user.get(("kh:woke", seq))
@@ -86,7 +102,7 @@ for seq in range(n - 1):
         missing += 1
         if missing > allowed:
             sys.exit(f"seq {seq}: no waking of {y} between the handoff ({h['ticks']}) and the woke ({w['ticks']}) "
-                     f"of its waker: the clocks disagree (and only {allowed} kernel events were counted lost)")
+                     f"of its waker: the clocks disagree (and only {allowed} kernel events were lost to a full ring)")
         continue
     k = inside[0]
     g = user.get(("kh:got", seq + 1))
@@ -103,16 +119,25 @@ for seq in range(n - 1):
         if last and last[-1]["fields"]["next_tid"] == y and not out:
             still += 1
             continue
-        missing += 1
-        if missing > allowed:
+        # where it ran: the CPU of its next switch out; an idle exit when that
+        # CPU's switch before (of those kept) put the idle task on it
+        o = [s for s in sw if s["fields"]["prev_tid"] == y and s["ticks"] > k["ticks"]]
+        before = [s for s in sw if o and s["cpu"] == o[0]["cpu"] and s["ticks"] < o[0]["ticks"]]
+        if before and before[-1]["fields"]["next_tid"] == 0:
+            missing_idle += 1
+        else:
+            missing_sw += 1
+        if missing_idle > idle_gaps or missing_sw > ringfull:
             sys.exit(f"seq {seq + 1}: no switch to {y} between its waking ({k['ticks']}) and its kh:got ({g['ticks']}), "
-                     f"it was not on a CPU when woken, and only {allowed} kernel events were counted lost")
+                     f"it was not on a CPU when woken; switches missing: {missing_idle} out of idle (the recorder "
+                     f"found {idle_gaps} missing), {missing_sw} from a running task ({ringfull} lost to a full ring)")
         continue
     checked += 1
 if checked < n // 4:
     sys.exit(f"only {checked} handoffs woke a sleeping thread (of {n}): nothing much was checked")
 print(f"ok: {len(mine)} switches, {checked} handoffs in kernel/user order ({still} woken before they left their CPU, "
-      f"{missing} missing an event of the {allowed} counted lost)")
+      f"{missing} missing a waking of the {allowed} lost to a full ring, {missing_idle} a switch out of idle of the "
+      f"{idle_gaps} the recorder found missing, {missing_sw} another switch of the {ringfull} lost to a full ring)")
 # report: lifetimes and the nap
 life, born, died = {}, {}, {}
 for e in evs:
@@ -215,7 +240,8 @@ line=$(grep 'tracepoint hits counted' "$T/l.err") || fail "no count line: $(cat 
 gen=$(echo "$line" | sed -n 's/.*kernel: \([0-9]*\) tracepoint hits.*/\1/p')
 acc=$(echo "$line" | sed -n 's/.*, \([0-9]*\) accounted for.*/\1/p')
 [ "$gen" = "$acc" ] || fail "generated $gen, delivered + lost $acc"
-lost=$(sed -n 's/.*perf ring full: \([0-9]*\).*/\1/p' "$T/l.err")
+lost=$(sed -n 's/.*kernel: .*; lost \([0-9]*\).*/\1/p' "$T/l.err" | head -1)
+grep -q 'perf ring full: [1-9]' "$T/l.err" || fail "the one-page ring's losses are not said to be a full ring's: $(cat "$T/l.err")"
 [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "a one-page ring under a switch storm lost nothing: $(cat "$T/l.err")"
 "$CLI" report --format json "$T/l" > "$T/l.json" || fail "report of the storm"
 "$CLI" dump --format json "$T/l" > "$T/l.jsonl" || fail "dump of the storm"
@@ -251,13 +277,18 @@ fi
 
 # 4. a killed recorder's directory completed by record --attach --kernel
 S=$T/shm/k.sess
-"$CLI" record -q --kernel --session "$S" -o "$T/a" -- "$HO" 200 4000 > "$T/a.tids" 2>/dev/null & RP=$!
+# (the threads live until $T/a.release exists, switching every 5 ms: the attached recorder
+# sees them whatever the machine's pace; a fixed linger was too short on a loaded machine)
+"$CLI" record -q --kernel --session "$S" -o "$T/a" -- "$HO" 200 0 "$T/a.release" > "$T/a.tids" 2>/dev/null & RP=$!
 wait_for test -s "$T/a.tids" || fail "the handoff never started"
 wait_for sh -c 'ls "$1" | grep -q "^kernel_cpu[0-9]*$"' - "$T/a" || fail "no kernel stream before the kill"
 kill -9 $RP; wait $RP 2>/dev/null
 "$CLI" record --attach "$S" -o "$T/a" 2> "$T/a0.err" && fail "attach without --kernel took a directory with kernel streams"
 grep -q 'is a kernel stream: attach with --kernel' "$T/a0.err" || fail "the refusal: $(cat "$T/a0.err")"
-"$CLI" record --attach "$S" --kernel -o "$T/a" 2> "$T/a.err" || { cat "$T/a.err"; fail "attach --kernel"; }
+"$CLI" record --attach "$S" --kernel -o "$T/a" 2> "$T/a.err" & AP=$!
+wait_for sh -c 'ls "$1" | grep -q "^kernel_cpu[0-9]*_r1$" || ! kill -0 "$2" 2>/dev/null' - "$T/a" $AP
+touch "$T/a.release"
+wait $AP || { cat "$T/a.err"; fail "attach --kernel"; }
 ls "$T/a" | grep -q '^kernel_cpu[0-9]*_r1$' || fail "no second-generation kernel stream: $(ls "$T/a")"
 if command -v babeltrace2 >/dev/null; then
 	babeltrace2 "$T/a" > "$T/a.bt" 2> "$T/a.bt.err" || fail "babeltrace2 on the completed directory: $(head -3 "$T/a.bt.err")"

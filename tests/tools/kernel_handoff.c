@@ -11,7 +11,11 @@
  * 50 ms in a span (kh:nap_begin / kh:nap_end), and each thread marks its
  * life (kh:life_begin / kh:life_end, a span "life"), after sleeping
  * LINGER ms (argv[2], default 0) once the token passing is over, so that
- * a lifetime can be long next to a thread's start and exit.
+ * a lifetime can be long next to a thread's start and exit.  With a third
+ * argument, a path, each thread then keeps sleeping 5 ms at a time (so it
+ * switches in and out) until that file exists (at most 120 s): a test can
+ * attach a recorder while the threads still live, and end them when it saw
+ * their switches.
  * Prints "TID_A TID_B" as soon as both threads run.
  */
 #define _GNU_SOURCE
@@ -38,6 +42,7 @@ static uint32_t turn; /* the futex word: whose turn (0: a, 1: b) */
 static uint32_t tids[2];
 static unsigned n = 200;
 static unsigned linger_ms;
+static const char *release; /* argv[3]: the threads end once it exists */
 static pthread_barrier_t ready;
 
 static long futex(uint32_t *w, int op, uint32_t v)
@@ -78,6 +83,10 @@ static void *run(void *arg)
 	struct timespec ts = { (time_t)(linger_ms / 1000), (long)(linger_ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0)
 		;
+	for (unsigned i = 0; release && i < 24000 && access(release, F_OK) != 0; i++) {
+		struct timespec p = { 0, 5 * 1000000L };
+		nanosleep(&p, NULL);
+	}
 	tb_kh_life_end(tids[me]);
 	return NULL;
 }
@@ -88,6 +97,8 @@ int main(int argc, char **argv)
 		n = (unsigned)atoi(argv[1]);
 	if (argc > 2)
 		linger_ms = (unsigned)atoi(argv[2]);
+	if (argc > 3)
+		release = argv[3];
 	if (n < 2)
 		return 2;
 	pthread_barrier_init(&ready, NULL, 2);
