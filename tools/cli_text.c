@@ -137,20 +137,23 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *opts, const s
 	o[k++] = ':';
 	snprintf(o + k, sizeof o - k, "%s", opts);
 	opterr = 0;
+	int prev = optind;
 	int c = getopt_long(argc, argv, o, lo, NULL);
 	if (c != '?' && c != ':')
 		return c;
-	/* glibc moves optind past a long option in every error, and past a short one's
-	 * cluster when the bad character ends it: argv[optind - 1] is the argument
-	 * only for a long option ("--..."); a short one is named by optopt */
-	const char *arg = optind > 1 && optind <= argc ? argv[optind - 1] : "";
+	/* A long option is one argv element that glibc steps past in every error: this
+	 * call moved optind and argv[optind - 1] is "--...".  A bad short option may sit
+	 * inside a cluster ("-qZ") that optind has not left yet (argv[optind - 1] is
+	 * then an earlier element, or a non-option skipped to reach the cluster): it
+	 * is named by optopt alone. */
+	const char *arg = optind > prev && optind <= argc ? argv[optind - 1] : "";
 	int is_long = !strncmp(arg, "--", 2) && arg[2];
 	char ch[3] = { '-', (char)optopt, 0 };
 	if (c == ':')
 		cli_error(cmd, "option '%s' needs a value", is_long ? arg : ch);
-	else if (!optopt)
+	else if (is_long && !optopt)
 		cli_error(cmd, "%s option '%s'", ambiguous(arg, lo) ? "ambiguous" : "unknown", arg);
-	else if (is_long && (optopt > 255 || strchr(opts, optopt)))
+	else if (is_long) /* a known long option given "=VALUE" that it does not take */
 		cli_error(cmd, "option '%.*s' takes no value", (int)strcspn(arg, "="), arg);
 	else
 		cli_error(cmd, "unknown option '%s'", ch);
