@@ -838,8 +838,9 @@ static void put_page(FILE *f, const char *title, const char *data, size_t dlen)
 			fputs(tb_html_js, f);
 		else if (!strncmp(m, "{{DATA}}", 8))
 			put_json(f, data, dlen);
-		else if (!strncmp(m, "{{TITLE}}", 9)) /* the trace's name, HTML-escaped */
-			for (const char *t = title; *t; t++) {
+		else if (!strncmp(m, "{{TITLE}}", 9)) { /* the trace's name by the one text rule, HTML-escaped */
+			char *tx = cli_txdup(title);
+			for (const char *t = tx ? tx : "?"; *t; t++) {
 				if (*t == '<')
 					fputs("&lt;", f);
 				else if (*t == '>')
@@ -849,7 +850,8 @@ static void put_page(FILE *f, const char *title, const char *data, size_t dlen)
 				else
 					fputc(*t, f);
 			}
-		else
+			free(tx);
+		} else
 			fwrite(m, 1, 2, f);
 		const char *close = strstr(m, "}}");
 		p = close && m[2] != '{' ? close + 2 : m + 2;

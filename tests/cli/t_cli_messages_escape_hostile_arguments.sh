@@ -211,6 +211,17 @@ usage|enable "--$H" "$S" x
 usage|disable "--channel=$H" #NAMES -
 EOF
 [ $bad = 0 ] || fail "$bad of $n commands"
+# the files written from a trace with that name say it by the rules of their formats (the page's
+# title was the trace's name raw before)
+$CHK html "$T/page$H.html" || fail "report --html: the page"
+$CHK json "$T/c$H.json" || fail "convert --to chrome"
+if [ $sampler = 1 ]; then
+	$CHK json "$T/s$H.json" || fail "convert --to speedscope"
+	$CHK text "$T/f$H.txt" || fail "convert --to folded"
+fi
+if command -v protoc > /dev/null && [ -d "$TB_SRC/tests/perfetto/protos" ]; then
+	$CHK protobuf "$TB_SRC/tests/perfetto" "$T/p$H.pftrace" || fail "convert --to perfetto"
+fi
 [ $n -gt 100 ] || fail "only $n commands ran"
 touch "$T/go"
 wait $rec || { cat "$T/live.err"; fail "the live session's record exited $?"; }
