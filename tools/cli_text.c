@@ -165,13 +165,15 @@ size_t cli_caret(const char *s, size_t pos)
 	/* the characters (not bytes) the escaped text of s[0..pos) takes: each
 	 * escape's four, one per UTF-8 character; pos first moved back to the
 	 * start of the character it is in, so that a valid character cut by pos
-	 * is not escaped as ill-formed */
+	 * is not escaped as ill-formed (an ill-formed byte is escaped alone, and
+	 * no byte inside an ill-formed subpart starts a valid character: a step
+	 * of one there escapes as the whole string does) */
 	size_t n = strlen(s), i = 0;
 	if (pos > n)
 		pos = n;
 	while (i < pos) {
-		size_t bad = 1, l = tb_rd_utf8_len(s + i, n - i, &bad);
-		size_t step = l ? l : bad;
+		size_t l = tb_rd_utf8_len(s + i, n - i, NULL);
+		size_t step = l ? l : 1;
 		if (i + step > pos)
 			break;
 		i += step;
