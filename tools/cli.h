@@ -130,6 +130,17 @@ const char *cli_tx(char *buf, size_t cap, const char *s);
 void cli_puttx(FILE *f, const char *s);
 /* s by the same rule, whole, in a malloc'ed string (NULL when out of memory). */
 char *cli_txdup(const char *s);
+/* A usage error: "tracebuf CMD: message" escaped (cli_tx), then the --help hint;
+ * returns TB_EXIT_USAGE.  The message quotes the user's argument: never raw. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long() (optstring opts, long options lo) that says its problems itself, as CMD's
+ * message escaped (unknown, ambiguous option, a missing or unwanted value), then returns
+ * '?' as getopt_long does: glibc's own messages quote the argument raw. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *opts, const struct option *lo);
+/* The column, in characters, of byte pos of s once s is escaped (cli_tx): where a
+ * caret goes under the escaped text. */
+size_t cli_caret(const char *s, size_t pos);
 
 #include <stddef.h>
 #include <stdint.h>

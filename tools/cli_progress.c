@@ -167,8 +167,10 @@ void cli_big_output(const struct tb_reader *r, const char *cmd, const char *out,
 	char a[32], b[32], c[32];
 	human(a, sizeof a, est);
 	human(b, sizeof b, in);
+	char *outx = cli_txdup(strcmp(out, "-") ? out : "the output"); /* a path the user gave: escaped */
 	fprintf(stderr, "tracebuf %s: warning: %s will be about %s (%s is ~%.1fx the trace's %s)", cmd,
-		strcmp(out, "-") ? out : "the output", a, format, ratio, b);
+		outx ? outx : "the output", a, format, ratio, b);
+	free(outx);
 	if (better) {
 		human(c, sizeof c, in * better_ratio * share);
 		fprintf(stderr, "; for a trace this size %s writes ~%s", better, c);

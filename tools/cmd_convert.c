@@ -112,7 +112,7 @@ int cmd_convert(int argc, char **argv)
 	struct cv_opts o = { .compress = 1 };
 	int opt, rel_begin = 0, rel_end = 0, timeline_opt = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:o:qh", lo, NULL)) != -1) {
+	while ((opt = cli_getopt("convert", argc, argv, "t:o:qh", lo)) != -1) {
 		switch (opt) {
 		case 't': to = optarg; break;
 		case 'o': o.out = optarg; break;

@@ -680,7 +680,7 @@ static int dump_main(struct dump_run *dr, int argc, char **argv)
 	struct dump_run d = *dr;
 	int opt;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:e:c:t:F:T:qh", lo, NULL)) != -1) {
+	while ((opt = cli_getopt("dump", argc, argv, "f:e:c:t:F:T:qh", lo)) != -1) {
 		switch (opt) {
 		case 'f':
 			if (!strcmp(optarg, "json"))

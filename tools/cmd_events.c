@@ -224,7 +224,7 @@ int cmd_list(int argc, char **argv)
 	static const struct option lo[] = { { "fields", 0, 0, 'f' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = cli_getopt("list", argc, argv, "h", lo)) != -1) {
 		if (c == 'f')
 			fields = 1;
 		else if (c == 'h') {
@@ -276,7 +276,7 @@ static int toggle(int argc, char **argv, int enable)
 	static const struct option lo[] = { { "channel", 1, 0, 'c' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+c:h", lo, NULL)) != -1) {
+	while ((c = cli_getopt(name, argc, argv, "+c:h", lo)) != -1) {
 		if (c == 'c')
 			chan = optarg;
 		else {
@@ -333,7 +333,7 @@ static int toggle(int argc, char **argv, int enable)
 			rc = cli_error(name, "channel %s: %s", cname, tb_errmsg());
 			goto out;
 		}
-		printf("channel %s: events '%s'\n", cname, pat);
+		cli_msg(stdout, "channel %s: events '%s'", cname, pat); /* the user's patterns: escaped */
 	}
 	if (!found)
 		rc = cli_error(name, "%s has no channel named %s", path, chan);

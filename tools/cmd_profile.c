@@ -77,10 +77,7 @@ enum {
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "tracebuf " NAME ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(tracebuf " NAME " --help for the options)\n");
-	return TB_EXIT_USAGE;
+	return cli_usage(NAME, fmt, arg);
 }
 
 /* the spelling of a passed-on option for tracebuf record */
@@ -233,8 +230,8 @@ static void warn_unpreloadable(const char *cmd)
 	if (which(cmd, path, sizeof path) || stat(path, &st) != 0)
 		return; /* tracebuf record says what is wrong */
 	if (st.st_mode & (S_ISUID | S_ISGID)) {
-		fprintf(stderr, "tracebuf " NAME ": warning: %s is set-user/group-ID: the loader ignores LD_PRELOAD, "
-				"it will have no samples\n", path);
+		cli_msg(stderr, "tracebuf " NAME ": warning: %s is set-user/group-ID: the loader ignores LD_PRELOAD, "
+				"it will have no samples", path);
 		return;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -252,8 +249,8 @@ static void warn_unpreloadable(const char *cmd)
 	}
 	close(fd);
 	if (elf && !has_interp)
-		fprintf(stderr, "tracebuf " NAME ": warning: %s is statically linked: the sampler cannot be "
-				"preloaded, it will have no samples\n", path);
+		cli_msg(stderr, "tracebuf " NAME ": warning: %s is statically linked: the sampler cannot be "
+				"preloaded, it will have no samples", path);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -293,8 +290,7 @@ int cmd_profile(int argc, char **argv)
 	int rn = 0;
 	rargv[rn++] = "profile"; /* cmd_record: the messages name profile */
 	optind = 1;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "+F:o:qh", lo, NULL)) != -1) {
+	while ((c = cli_getopt(NAME, argc, argv, "+F:o:qh", lo)) != -1) {
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1, 100000, &hz)) {
@@ -366,8 +362,9 @@ int cmd_profile(int argc, char **argv)
 			rargv[rn++] = (char *)record_opt(c);
 			rargv[rn++] = optarg;
 			break;
-		default:
-			rc = usage_error("%s", "unknown option");
+		default: /* '?': cli_getopt said which */
+			fprintf(stderr, "(tracebuf " NAME " --help for the options)\n");
+			rc = TB_EXIT_USAGE;
 			goto out;
 		}
 	}
@@ -418,7 +415,7 @@ int cmd_profile(int argc, char **argv)
 	char meta[PATH_MAX + 16];
 	snprintf(meta, sizeof meta, "%s/metadata", out);
 	if (!quiet && file_exists(meta))
-		fprintf(stderr, "tracebuf " NAME ": samples in %s (tracebuf report --profile %s)\n", out, out);
+		cli_msg(stderr, "tracebuf " NAME ": samples in %s (tracebuf report --profile %s)", out, out);
 out:
 	free(events);
 	free(rargv);

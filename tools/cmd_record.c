@@ -174,10 +174,7 @@ static int parse_mode(const char *s, uint32_t *mode)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "tracebuf " NAME ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(tracebuf " NAME " --help for the options)\n");
-	return TB_EXIT_USAGE;
+	return cli_usage(NAME, fmt, arg);
 }
 
 /* NAME:SB_SIZE:COUNT:MODE[:vtid]; empty fields take the defaults */
@@ -281,10 +278,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	o->dflt.size = sizeof o->dflt;
 	o->live_ns = 1000000000ull;
 	optind = 1;
-	opterr = 1;
 	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "+o:qfh", lo, NULL)) != -1) {
+	while ((c = cli_getopt(rec_name, argc, argv, "+o:qfh", lo)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'f': o->force = 1; break;
@@ -404,7 +400,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 					return c;
 				break;
 			}
-			return usage_error("%s", "unknown option");
+			/* '?': cli_getopt said which */
+			fprintf(stderr, "(tracebuf %s --help for the options)\n", rec_name);
+			return TB_EXIT_USAGE;
 		}
 	}
 	if (o->pid && o->attach)
@@ -742,7 +740,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight
 			reported_err = 1;
 			fputc('\n', stderr);
 			cli_msg(stderr, "tracebuf %s: %s", rec_name, tb_engine_errmsg(e));
-			fprintf(stderr, "tracebuf %s: recording stopped; the command goes on\n", rec_name);
+			cli_msg(stderr, "tracebuf %s: recording stopped; the command goes on", rec_name);
 		}
 		if (pid < 0)
 			break;
@@ -814,7 +812,7 @@ static int run_attach(struct rec_opts *o)
 	}
 	int show = !o->quiet && isatty(2);
 	if (!o->quiet)
-		fprintf(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)\n", path,
+		cli_msg(stderr, "tracebuf " NAME ": draining %s into %s (stop with ^C)", path,
 			o->out ? o->out : o->relay_url);
 	wait_loop(s, e, NULL, 0, show, t0, NULL, o->quiet);
 	unsigned live = tb_session_live_procs(s, (uint32_t)getpid());
@@ -951,7 +949,7 @@ static int run_pid(struct rec_opts *o)
 		cli_msg(stderr, "tracebuf %s: process %d runs on; its events are off (tracebuf record --pid %d takes them "
 			"again)", rec_name, (int)tp.pid, (int)tp.pid);
 	if (o->out && o->out == o->outbuf && !o->quiet)
-		fprintf(stderr, "tracebuf %s: trace in %s (tracebuf report %s)\n", rec_name, o->out, o->out);
+		cli_msg(stderr, "tracebuf %s: trace in %s (tracebuf report %s)", rec_name, o->out, o->out);
 	if (rc < 0)
 		cli_error(rec_name, "%s", tb_engine_errmsg(e));
 	int code = rc < 0 || tp.refused || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
@@ -1120,7 +1118,7 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	}
 	if (!o.quiet)
-		fprintf(stderr, "tracebuf %s: session %s (for tracebuf snapshot, stat, list, enable, disable)\n",
+		cli_msg(stderr, "tracebuf %s: session %s (for tracebuf snapshot, stat, list, enable, disable)",
 			rec_name, tb_session_path(s));
 	double t0 = record_now_s();
 	close(go[1]); /* CMD may start (also when we die: a recorder can attach, t_record_reattach) */
@@ -1159,7 +1157,7 @@ int cmd_record(int argc, char **argv)
 	if (!o.quiet)
 		record_summary(s, e, o.out, record_now_s() - t0, !live);
 	if (o.out && o.out == o.outbuf && !o.quiet)
-		fprintf(stderr, "tracebuf %s: trace in %s (tracebuf report %s)\n", rec_name, o.out, o.out);
+		cli_msg(stderr, "tracebuf %s: trace in %s (tracebuf report %s)", rec_name, o.out, o.out);
 	record_explain_empty(s, e, exe, status, o.dflt.events);
 	if (!o.flight.dir)
 		record_say_ignored_triggers(s, 0); /* a new session: every trigger was CMD's */

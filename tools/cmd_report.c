@@ -935,7 +935,7 @@ int cmd_report(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		profile |= !strcmp(argv[i], "--profile");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:o:qh", profile ? lo_prof : lo, NULL)) != -1) {
+	while ((opt = cli_getopt("report", argc, argv, "f:o:qh", profile ? lo_prof : lo)) != -1) {
 		switch (opt) {
 		case 'p': break;
 		case 'H': html = 1; break;

@@ -67,7 +67,7 @@ static int copy_once(int argc, char **argv, unsigned how)
 	const char *out = NULL, *sess = NULL;
 	int quiet = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argv[0], argc, argv, "o:qh", lo)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'q': quiet = 1; break;
@@ -101,16 +101,16 @@ static int copy_once(int argc, char **argv, unsigned how)
 		return cli_error(name, "%s", emsg); /* nothing was copied */
 	const struct tb_copy_result *st = &res;
 	if (!quiet && how == TB_COPY_RECOVER)
-		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB) "
-				"recovered into %s; %" PRIu64 " packet%s cut as invalid\n",
+		cli_msg(stderr, "tracebuf %s: %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB) "
+				"recovered into %s; %" PRIu64 " packet%s cut as invalid",
 			name, st->events, st->events == 1 ? "" : "s", st->packets, st->packets == 1 ? "" : "s",
 			(double)st->bytes / 1048576.0, out, st->invalid, st->invalid == 1 ? "" : "s");
 	else if (!quiet)
 		/* with no process of the session alive or attached during the
 		 * copy, nothing could reuse a sub-buffer: a packet that changed
 		 * or does not fit its place is corrupted, and is said as such */
-		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB) "
-				"written to %s; %" PRIu64 " sub-buffer%s %s %s dropped\n",
+		cli_msg(stderr, "tracebuf %s: %" PRIu64 " event%s in %" PRIu64 " packet%s (%.2f MiB) "
+				"written to %s; %" PRIu64 " sub-buffer%s %s %s dropped",
 			name, st->events, st->events == 1 ? "" : "s", st->packets, st->packets == 1 ? "" : "s",
 			(double)st->bytes / 1048576.0, out, st->torn, st->torn == 1 ? "" : "s",
 			st->quiescent ? "inconsistent (no process of the session is alive: corrupted)"

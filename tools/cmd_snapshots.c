@@ -107,7 +107,9 @@ void cli_flight_show_trigger(const char *dir, FILE *out)
 		*t[5] && strcmp(t[5], "null") ? t[5] : "unknown", *t[7] ? t[7] : "?", strcmp(t[7], "1") ? "s" : "");
 	if (*t[8] && strcmp(t[8], "0"))
 		fprintf(out, ", copied %.3f s after it (--after)", strtod(t[8], NULL) / 1e9);
-	fprintf(out, " (%s/trigger.json)\n\n", dir);
+	fputs(" (", out);
+	cli_puttx(out, dir); /* the directory the user named: escaped */
+	fputs("/trigger.json)\n\n", out);
 }
 
 int cli_flight_trigger(const char *dir, struct cli_trigger *t)
@@ -202,8 +204,8 @@ int cli_flight_list(const char *dir, FILE *out)
 	}
 	free(e);
 	if (!shown)
-		fprintf(out, "no snapshot in %s (a flight recorder writes them: tracebuf record --mode overwrite "
-			     "--snapshot-dir %s -- CMD)\n", dir, dir);
+		cli_msg(out, "no snapshot in %s (a flight recorder writes them: tracebuf record --mode overwrite "
+			     "--snapshot-dir %s -- CMD)", dir, dir);
 	return TB_EXIT_OK;
 }
 
@@ -222,7 +224,7 @@ int cmd_snapshots(int argc, char **argv)
 	static const struct option lo[] = { { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = cli_getopt("snapshots", argc, argv, "h", lo)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return TB_EXIT_OK;

@@ -47,7 +47,7 @@ int cmd_stat(int argc, char **argv)
 	};
 	int all = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ah", lo, NULL)) != -1) {
+	while ((c = cli_getopt("stat", argc, argv, "ah", lo)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 'h': stat_usage(stdout); return TB_EXIT_OK;

@@ -382,17 +382,17 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	} else if (crc) {
 		rc = crc;
 	} else if (!o->quiet) {
-		fprintf(stderr, "tracebuf convert: %" PRIu64 " event%s -> %s: %" PRIu64 " span%s, %" PRIu64 " instant%s, %" PRIu64
+		cli_msg(stderr, "tracebuf convert: %" PRIu64 " event%s -> %s: %" PRIu64 " span%s, %" PRIu64 " instant%s, %" PRIu64
 				" loss notice%s; %" PRIu64 " unmatched end%s (kept as instants), %" PRIu64
-				" span%s closed at the trace end, %" PRIu64 " closed by an outer end%s\n",
+				" span%s closed at the trace end, %" PRIu64 " closed by an outer end%s",
 			c.events, cli_s(c.events), cv_out_name(o), c.begins, cli_s(c.begins), c.instants, cli_s(c.instants),
 			c.notices, cli_s(c.notices), c.unmatched, cli_s(c.unmatched), c.closed_at_end, cli_s(c.closed_at_end),
 			c.closed_by_outer, c.too_deep ? " (and begins nested too deep kept as instants)" : "");
 		if (c.prof)
-			fprintf(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as instants named by their leaf "
-					"function (%" PRIu64 " with an invalid PC)\n", c.samples, cli_s(c.samples), c.invalid_samples);
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as instants named by their leaf "
+					"function (%" PRIu64 " with an invalid PC)", c.samples, cli_s(c.samples), c.invalid_samples);
 		if (note[0])
-			fprintf(stderr, "tracebuf convert: %s\n", note);
+			cli_msg(stderr, "tracebuf convert: %s", note);
 	}
 out:
 	cv_roles_free(&c.roles);

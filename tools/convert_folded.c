@@ -121,8 +121,8 @@ int convert_folded(struct tb_reader *r, const struct cv_opts *opts)
 		if (werr)
 			rc = cli_error("convert", "write error on %s", to_stdout ? "standard output" : outp);
 		else if (!quiet)
-			fprintf(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu distinct stack%s; %" PRIu64
-					" with an invalid PC left out\n", nsamples, cli_s(nsamples),
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu distinct stack%s; %" PRIu64
+					" with an invalid PC left out", nsamples, cli_s(nsamples),
 				to_stdout ? "standard output" : outp, n, cli_s(n), invalid);
 	}
 	free(ord);

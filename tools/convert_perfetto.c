@@ -955,21 +955,21 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 	} else if (crc) {
 		rc = crc;
 	} else if (!o->quiet) {
-		fprintf(stderr, "tracebuf convert: %" PRIu64 " event%s -> %s: %" PRIu64 " slice%s, %" PRIu64 " instant%s, %" PRIu64
+		cli_msg(stderr, "tracebuf convert: %" PRIu64 " event%s -> %s: %" PRIu64 " slice%s, %" PRIu64 " instant%s, %" PRIu64
 				" loss notice%s, %" PRIu64 " counter value%s; %" PRIu64 " unmatched end%s (kept as instants), %" PRIu64
 				" slice%s closed at the trace end, %" PRIu64 " closed by an outer end; %" PRIu64 " bytes (%s%" PRIu64
-				" bytes of packets)\n",
+				" bytes of packets)",
 			f.events, cli_s(f.events), cv_out_name(o), f.begins, cli_s(f.begins), f.instants, cli_s(f.instants),
 			f.notices, cli_s(f.notices), f.counters, cli_s(f.counters), f.unmatched, cli_s(f.unmatched), f.closed_at_end, cli_s(f.closed_at_end),
 			f.closed_by_outer, f.bytes_out, f.bytes_out != f.bytes_plain ? "deflated from " : "", f.bytes_plain);
 		if (f.ftrace)
-			fprintf(stderr, "tracebuf convert: %" PRIu64 " kernel sched event%s as ftrace events (FtraceEventBundle "
-					"per CPU)\n", f.ftrace, cli_s(f.ftrace));
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " kernel sched event%s as ftrace events (FtraceEventBundle "
+					"per CPU)", f.ftrace, cli_s(f.ftrace));
 		if (f.prof)
-			fprintf(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as perf samples with their callstacks "
-					"(%" PRIu64 " with an invalid PC left out)\n", f.samples, cli_s(f.samples), f.invalid_samples);
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as perf samples with their callstacks "
+					"(%" PRIu64 " with an invalid PC left out)", f.samples, cli_s(f.samples), f.invalid_samples);
 		if (note[0])
-			fprintf(stderr, "tracebuf convert: %s\n", note);
+			cli_msg(stderr, "tracebuf convert: %s", note);
 	}
 out:
 	cv_roles_free(&f.roles);

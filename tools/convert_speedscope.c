@@ -210,8 +210,8 @@ int convert_speedscope(struct tb_reader *r, const struct cv_opts *o)
 	fputs(",\"activeProfileIndex\":0,\"exporter\":\"tracebuf 0.1.0\"}\n", f);
 	rc = cv_close_out(o, f);
 	if (!rc && !o->quiet)
-		fprintf(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu thread profile%s, %zu frame%s; %" PRIu64
-				" with an invalid PC left out\n", nsamples, cli_s(nsamples), cv_out_name(o), thr.n, cli_s(thr.n),
+		cli_msg(stderr, "tracebuf convert: %" PRIu64 " sample%s -> %s: %zu thread profile%s, %zu frame%s; %" PRIu64
+				" with an invalid PC left out", nsamples, cli_s(nsamples), cv_out_name(o), thr.n, cli_s(thr.n),
 			nframes, cli_s(nframes), invalid);
 out:
 	for (size_t i = 0; i < thr.n; i++) {

@@ -24,10 +24,7 @@
 
 static int usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "tracebuf record: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(tracebuf record --help for the options)\n");
-	return TB_EXIT_USAGE;
+	return cli_usage("record", fmt, arg);
 }
 
 /* USR1, SIGUSR2, RTMIN+3, or a number naming one of them */
@@ -56,8 +53,11 @@ static int parse_signal(const char *a)
 /* a condition refused: the text, the place (a caret under it) and why */
 static int bad_cond(const char *arg, unsigned pos, const char *why)
 {
-	fprintf(stderr, "tracebuf record: --snapshot-on '%s': at position %u: %s\n", arg, pos + 1, why);
-	fprintf(stderr, "  %s\n  %*s^\n", arg, (int)pos, "");
+	cli_msg(stderr, "tracebuf record: --snapshot-on '%s': at position %u: %s", arg, pos + 1, why);
+	/* the condition as the message shows it (escaped), the caret under the same character */
+	fputs("  ", stderr);
+	cli_puttx(stderr, arg);
+	fprintf(stderr, "\n  %*s^\n", (int)cli_caret(arg, pos), "");
 	fprintf(stderr, "(a condition is 'provider:event[field>=500 && name==\"x\"]' or 'provider:span>10ms'; "
 			"tracebuf record --help)\n");
 	return TB_EXIT_USAGE;
@@ -190,9 +190,9 @@ int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe
 	if (!elf || bad || !ev.found) {
 		if (elf)
 			cli_elf_events_free(&ev);
-		fprintf(stderr, "tracebuf record: --snapshot-on: %s declares no event classes (not a program using "
+		cli_msg(stderr, "tracebuf record: --snapshot-on: %s declares no event classes (not a program using "
 				"TB_EVENT, or its classes are in a library it loads): the conditions are checked as the "
-				"classes register (said in the log)\n", exe);
+				"classes register (said in the log)", exe);
 		return 0;
 	}
 	int rc = 0;
@@ -241,8 +241,8 @@ int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe
 			}
 		}
 		if (!provider && ((c.kind == TB_FLIGHT_SPAN && !(begin && end)) || (c.kind == TB_FLIGHT_EVENT && !nmatch))) {
-			fprintf(stderr, "tracebuf record: --snapshot-on '%s': %s declares no class of provider '%.*s' (a library "
-					"it loads may): checked when the classes register (said in the log)\n",
+			cli_msg(stderr, "tracebuf record: --snapshot-on '%s': %s declares no class of provider '%.*s' (a library "
+					"it loads may): checked when the classes register (said in the log)",
 				fo->conds[i], exe, (int)plen, c.pattern);
 			continue;
 		}
@@ -348,9 +348,9 @@ int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, 
 	struct tb_flight_stats st;
 	tb_flight_stats(f, &st);
 	if (!quiet || st.skipped)
-		fprintf(stderr, "tracebuf record: flight recorder: %" PRIu64 " trigger%s, %" PRIu64 " snapshot%s written, "
+		cli_msg(stderr, "tracebuf record: flight recorder: %" PRIu64 " trigger%s, %" PRIu64 " snapshot%s written, "
 				"%" PRIu64 " suppressed by --min-interval, %" PRIu64 " coalesced, %" PRIu64 " skipped, "
-				"%" PRIu64 " removed by the limits; %s holds %" PRIu64 " (%.1f MiB)\n",
+				"%" PRIu64 " removed by the limits; %s holds %" PRIu64 " (%.1f MiB)",
 			st.triggers, st.triggers == 1 ? "" : "s", st.snapshots, st.snapshots == 1 ? "" : "s",
 			st.suppressed, st.coalesced, st.skipped, st.removed, fo->dir, st.kept,
 			(double)st.kept_bytes / 1048576.0);

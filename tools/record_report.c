@@ -177,8 +177,8 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	struct tb_stream_stats st;
 	tb_engine_stats(e, -1, -1, &st);
 	if (dir)
-		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s, %.2f MiB in %" PRIu64
-				" packet%s written to %s in %.2f s (%.0f %% with direct I/O, %.3f s of recorder CPU)\n",
+		cli_msg(stderr, "tracebuf %s: %" PRIu64 " event%s, %.2f MiB in %" PRIu64
+				" packet%s written to %s in %.2f s (%.0f %% with direct I/O, %.3f s of recorder CPU)",
 			NAME, st.events, st.events == 1 ? "" : "s", (double)st.bytes / 1048576.0, st.packets,
 			st.packets == 1 ? "" : "s", dir, secs,
 			st.bytes ? 100.0 * (double)st.direct / (double)st.bytes : 0.0, self_cpu_s());
@@ -252,8 +252,10 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 	struct tb_relay_stats rs;
 	tb_engine_relay(e, &rs);
 	if (rs.enabled) {
+		/* the relay's path and error hold what the user and the relay daemon said: escaped */
+		char pathx[4 * sizeof rs.path], errx[4 * sizeof rs.error];
 		fprintf(stderr, "  relay: %" PRIu64 " packet%s, %.2f MiB sent to %s", rs.packets,
-			rs.packets == 1 ? "" : "s", (double)rs.bytes / 1048576.0, rs.path);
+			rs.packets == 1 ? "" : "s", (double)rs.bytes / 1048576.0, cli_tx(pathx, sizeof pathx, rs.path));
 		if (rs.reconnects)
 			fprintf(stderr, " (the last of %u relay sessions: %u reconnection%s)", rs.reconnects + 1,
 				rs.reconnects, rs.reconnects == 1 ? "" : "s");
@@ -261,7 +263,7 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			fprintf(stderr, "; %" PRIu64 " packet%s (%" PRIu64 " event%s) not sent%s%s", rs.lost_packets,
 				rs.lost_packets == 1 ? "" : "s", rs.lost_events, rs.lost_events == 1 ? "" : "s",
 				rs.error[0] ? ": " : " (counted as lost_relay in the packets sent after them)",
-				rs.error);
+				cli_tx(errx, sizeof errx, rs.error));
 		if (rs.full_packets)
 			fprintf(stderr, "; %" PRIu64 " of them because the relay took them slower than the program "
 					"wrote (its send queue was full)", rs.full_packets);
@@ -452,7 +454,10 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 	tb_engine_stats(e, -1, -1, &st);
 	if (st.events || sum_lost(&st) || written_of(s, -1, -1))
 		return;
-	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	/* the command's name as the user gave it: escaped */
+	char *base = cli_txdup(strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+	if (!base)
+		return;
 	char names[160];
 	unsigned procs = tb_session_attached_procs(s, (uint32_t)getpid(), names, sizeof names);
 	int links = elf_links_tracebuf(exe);
@@ -463,6 +468,7 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 				"shared libraries\")%s. Build it with the rpath pkg-config gives (cc ... $(pkg-config "
 				"--cflags --libs tracebuf)), or run it with LD_LIBRARY_PATH=<libdir of tracebuf>\n",
 			base, links == 1 ? "; it needs libtracebuf" : "");
+		free(base);
 		return;
 	}
 	if (!procs) {
@@ -479,6 +485,7 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 			fprintf(stderr, "%s links libtracebuf but no process attached to the session: it exited before "
 					"the library was loaded, or the library refused TRACEBUF_SESSION (its message above "
 					"says why), or TRACEBUF_SESSION was removed from its environment\n", base);
+		free(base);
 		return;
 	}
 	unsigned n = tb_session_nclasses(s), mine = 0, recorded = 0;
@@ -494,7 +501,8 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 			off += (size_t)snprintf(list + off, sizeof list - off, " %s", ci.name);
 	}
 	/* process and class names from the session (shared memory): escaped */
-	char namesx[4 * sizeof names], listx[4 * sizeof list];
+	free(base);
+	char namesx[4 * sizeof names], listx[4 * sizeof list], patx[1024];
 	cli_tx(namesx, sizeof namesx, names);
 	cli_tx(listx, sizeof listx, list);
 	if (!mine)
@@ -503,7 +511,7 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 			procs, procs == 1 ? "" : "es", namesx);
 	else if (!recorded && patterns)
 		fprintf(stderr, "--events '%s' selected none of the %u event class%s the program registered:%s%s\n",
-			patterns, mine, mine == 1 ? "" : "es", listx, mine > 8 ? " ..." : "");
+			cli_tx(patx, sizeof patx, patterns), mine, mine == 1 ? "" : "es", listx, mine > 8 ? " ..." : "");
 	else if (!recorded)
 		fprintf(stderr, "every one of the %u event class%s the program registered was disabled "
 				"(tracebuf disable):%s%s\n", mine, mine == 1 ? "" : "es", listx, mine > 8 ? " ..." : "");

@@ -838,8 +838,9 @@ static void put_page(FILE *f, const char *title, const char *data, size_t dlen)
 			fputs(tb_html_js, f);
 		else if (!strncmp(m, "{{DATA}}", 8))
 			put_json(f, data, dlen);
-		else if (!strncmp(m, "{{TITLE}}", 9)) /* the trace's name, HTML-escaped */
-			for (const char *t = title; *t; t++) {
+		else if (!strncmp(m, "{{TITLE}}", 9)) { /* the trace's name by the one text rule, HTML-escaped */
+			char *tx = cli_txdup(title);
+			for (const char *t = tx ? tx : "?"; *t; t++) {
 				if (*t == '<')
 					fputs("&lt;", f);
 				else if (*t == '>')
@@ -849,7 +850,8 @@ static void put_page(FILE *f, const char *title, const char *data, size_t dlen)
 				else
 					fputc(*t, f);
 			}
-		else
+			free(tx);
+		} else
 			fwrite(m, 1, 2, f);
 		const char *close = strstr(m, "}}");
 		p = close && m[2] != '{' ? close + 2 : m + 2;
@@ -1074,8 +1076,8 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 	rc = cv_close_out(&o, f);
 	if (!rc && !quiet) {
 		char a[32], d[64], k[32];
-		fprintf(stderr, "tracebuf report: %s event%s -> %s: %zu lane%s x %" PRIu32 " buckets of %s, %zu of %" PRIu64
-				" span%s, %s single event%s, %zu loss notice%s%s; %zu bytes of data\n",
+		cli_msg(stderr, "tracebuf report: %s event%s -> %s: %zu lane%s x %" PRIu32 " buckets of %s, %zu of %" PRIu64
+				" span%s, %s single event%s, %zu loss notice%s%s; %zu bytes of data",
 			rpt_grp(a, total), cli_s(total), out, h.nlanes, cli_s(h.nlanes), h.nb, rpt_dur(d, h.bucket_ns), h.nspans, h.spans_total,
 			cli_s(h.spans_total), h.ev_kept == h.ev_total ? "every" : rpt_grp(k, h.ev_kept),
 			h.ev_kept == h.ev_total || h.ev_kept == 1 ? "" : "s",
@@ -1084,12 +1086,12 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 	if (!rc && h.ev_kept < h.ev_total) { /* even with -q: events left out are never silent */
 		char a[32], b[32], c[32], d[64];
 		if (!h.ev_max)
-			fprintf(stderr, "tracebuf report: --html-events 0: no single events in %s (zoomed in, its timeline "
-					"shows events per pixel only)\n", out);
+			cli_msg(stderr, "tracebuf report: --html-events 0: no single events in %s (zoomed in, its timeline "
+					"shows events per pixel only)", out);
 		else
-			fprintf(stderr, "tracebuf report: %s holds %s of the %s events one by one (its budget: %s, "
+			cli_msg(stderr, "tracebuf report: %s holds %s of the %s events one by one (its budget: %s, "
 					"--html-events N): windows of %s with more than %" PRIu64 " event%s keep their "
-					"first %" PRIu64 "; the page says where\n",
+					"first %" PRIu64 "; the page says where",
 				out, rpt_grp(a, h.ev_kept), rpt_grp(b, h.ev_total), rpt_grp(c, h.ev_max),
 				rpt_dur(d, h.win_ns), h.per_win, cli_s(h.per_win), h.per_win);
 	}

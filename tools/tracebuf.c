@@ -112,7 +112,9 @@ int cli_warn_unmatched(const char *cmd, const char *opt, const char *what, const
 		best[k] = names[i];
 		dist[k] = d;
 	}
-	fprintf(stderr, "tracebuf %s: warning: %s pattern '%s' matched none of %s:", cmd, opt, pat, what);
+	fprintf(stderr, "tracebuf %s: warning: %s pattern '", cmd, opt);
+	cli_puttx(stderr, pat); /* the user's pattern: escaped as the names are */
+	fprintf(stderr, "' matched none of %s:", what);
 	for (unsigned k = 0; k < nb; k++) { /* names from a session or a trace: escaped */
 		fputc(' ', stderr);
 		cli_puttx(stderr, best[k]);
@@ -223,7 +225,9 @@ int main(int argc, char **argv)
 	}
 	tb_cmd_fn fn = lookup(argv[1]);
 	if (!fn) {
-		fprintf(stderr, "tracebuf: unknown command '%s'\n", argv[1]);
+		fputs("tracebuf: unknown command '", stderr);
+		cli_puttx(stderr, argv[1]);
+		fputs("'\n", stderr);
 		usage(stderr);
 		return TB_EXIT_USAGE;
 	}

@@ -252,7 +252,9 @@ TB_API struct tb_session *tb_producer_session(void);
  * ("tracebuf: TRACEBUF_SESSION=... refused: <why>; this program is not
  * traced"), the one thing the library ever prints, unless $TRACEBUF_QUIET is
  * set: the user asked for tracing, and a program running untraced must not
- * look like one that wrote nothing.
+ * look like one that wrote nothing.  The value and the reason are written by
+ * the text rule of every tracebuf output (control characters and ill-formed
+ * UTF-8 as \xNN): a path may hold a terminal escape.
  */
 TB_API int tb_producer_autoattach_status(void);
 

@@ -499,6 +499,60 @@ void tb_cancel(struct tb_reservation *r)
 /* automatic attach from $TRACEBUF_SESSION                                 */
 /* ---------------------------------------------------------------------- */
 
+/* The length of the well-formed UTF-8 sequence (RFC 3629) at s, n >= 1 bytes
+ * left, or 0: the reader's rule (src/reader/render.c, tb_rd_utf8_len), which
+ * this layer cannot call. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0], lo = 0x80, hi = 0xbf;
+	size_t k;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		k = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		k = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		k = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (n < k || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < k; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return k;
+}
+
+/* line to stderr by the one text rule of every tracebuf output (docs/READER.md):
+ * C0 controls, DEL, C1 controls and ill-formed UTF-8 as \xNN; it echoes a path
+ * the user gave, which may hold a terminal escape */
+static void put_text_line(const char *line)
+{
+	static const char hex[] = "0123456789abcdef";
+	char out[4 * 1024 + 2];
+	const unsigned char *s = (const unsigned char *)line;
+	size_t n = strlen(line), o = 0;
+	for (size_t i = 0; i < n && o + 17 <= sizeof out;) { /* 16: the most one step writes; 1: the newline */
+		size_t k = utf8_len(s + i, n - i);
+		int ctl = k == 1 ? s[i] < 0x20 || s[i] == 0x7f : k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;
+		if (k && !ctl) {
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		for (size_t j = 0; j < (k ? k : 1); j++, i++) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[s[i] >> 4];
+			out[o++] = hex[s[i] & 15];
+		}
+	}
+	out[o++] = '\n';
+	fwrite(out, 1, o, stderr);
+}
+
 __attribute__((constructor)) static void tb_autoattach(void)
 {
 	const char *path = getenv("TRACEBUF_SESSION");
@@ -517,8 +571,10 @@ __attribute__((constructor)) static void tb_autoattach(void)
 		 * user asked for tracing by setting the variable, and a program
 		 * that silently runs untraced would be mistaken for one that
 		 * wrote nothing.  stderr, once, from the constructor. */
-		fprintf(stderr, "tracebuf: TRACEBUF_SESSION=%s refused: %s; this program is not traced "
-				"(TRACEBUF_QUIET=1 hides this line)\n",
-			path, tb_errmsg());
+		char line[1024];
+		snprintf(line, sizeof line, "tracebuf: TRACEBUF_SESSION=%s refused: %s; this program is not traced "
+					    "(TRACEBUF_QUIET=1 hides this line)",
+			 path, tb_errmsg());
+		put_text_line(line);
 	}
 }
