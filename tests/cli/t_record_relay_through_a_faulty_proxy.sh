@@ -26,6 +26,7 @@
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 . "$(dirname "$0")/../lib/accounting.sh"
+. "$(dirname "$0")/../lib/relayd.sh"
 command -v lttng-relayd > /dev/null || { echo "SKIP: lttng-relayd not installed (apt-get install lttng-tools)"; exit 77; }
 need_bt2
 PROXY=$(dirname "$0")/../tools/fault_proxy.py
@@ -42,18 +43,10 @@ trap cleanup EXIT
 written() { sed -n 's/^written: //p' "$1" | tail -1; }
 field() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<< "$2"; }
 
-read -r CP DP LP < <("$PY" -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')
 OUT=$T/relay-out
-mkdir -p "$OUT"
-lttng-relayd --control-port=tcp://127.0.0.1:$CP --data-port=tcp://127.0.0.1:$DP \
-	--live-port=tcp://127.0.0.1:$LP --output="$OUT" > "$T/relayd.log" 2>&1 &
-RPID=$!
-wait_for "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $CP), 1)" 2> /dev/null ||
-	{ cat "$T/relayd.log"; fail "lttng-relayd did not start"; }
+PIDS=
+start_relayd "$OUT"
+RPID=$RELAYD
 
 # start_proxy NAME ARGS...: the proxy's ports in PC PD
 start_proxy() {

@@ -17,9 +17,9 @@ connection has forwarded --after bytes (default 1 MiB):
   delay  every chunk, both directions, all connections, waits --delay-ms
   cut    forward exactly --after bytes (mid-packet: packets are larger than a
          read chunk), then reset both sides of this data connection and of
-         the control connection that opened before it (SO_LINGER 0)
+         the newest control connection (SO_LINGER 0)
   cutctl forward --after bytes of the data connection, then reset both
-         sides of the control connection that opened before it (SO_LINGER 0),
+         sides of the newest control connection (SO_LINGER 0),
          and go on forwarding the data connection: a fault of the control
          connection alone (the recorder learns of it at its next command)
   stall  forward --after bytes, then read nothing more for --stall-s
@@ -82,13 +82,17 @@ def pump(src, dst, fault, peers):
                 ctl_cut = True
                 print(f"fault: cut control connection after data connection {fault} forwarded {sent} bytes",
                       file=sys.stderr, flush=True)
-                for s in peers[2:]:
+                with lock:
+                    ctl = controls[-2:]
+                for s in ctl:
                     reset(s)
             if fault is not None and a.mode in ("cut", "cutctl", "stall") and not stalled and not ctl_cut:
                 want = max(1, min(want, a.after - sent)) if sent < a.after else want
             if fault is not None and a.mode == "cut" and sent >= a.after:
                 print(f"fault: cut data connection {fault} after {sent} bytes", file=sys.stderr, flush=True)
-                for s in peers:
+                with lock:
+                    ctl = controls[-1:]
+                for s in peers + ctl:
                     reset(s)
                 return
             if fault is not None and a.mode == "stall" and sent >= a.after and not stalled:
@@ -131,9 +135,10 @@ def serve(ls, port, is_data):
             if is_data:
                 ndata += 1
                 if ndata <= a.times and a.mode != "pass":
+                    # the control connection is looked up when the fault strikes
+                    # (cut: its relay side; cutctl: both sides), not now: its accept
+                    # may not be registered yet (a race that left it uncut)
                     fault = ndata
-                    # cut: the control connection's relay side; cutctl: both of its sides
-                    peers += controls[-2:] if a.mode == "cutctl" else controls[-1:]
             else:
                 controls.extend([c, u])
         threading.Thread(target=pump, args=(c, u, fault, peers), daemon=True).start()
