@@ -45,7 +45,8 @@ wait_for grep -q "^written: " "$T/live.out" || { cat "$T/live.err"; fail "the li
 
 n=0 bad=0
 # LINE: WANT|ARGS   WANT: ok (exit 0), usage (2), fail (1), err (1 or 2), any (< 124), prefixed prof-
-# when the line needs the sampler;
+# when the line needs the sampler (profile's own options are checked before it looks for the
+# sampler library; record's options it passes on and the command are checked by record, after);
 # ARGS are eval'ed (H, T, D, S, WL, E expand).  What must appear escaped: E, unless the line ends
 # with ' #NAMES STRING' (STRING must appear; '-': nothing to check, the message has no place for it)
 while IFS= read -r line; do
@@ -128,11 +129,11 @@ usage|profile -F "$H" -- true
 usage|profile --unwind "$H" -- true
 usage|profile --depth "$H" -- true
 usage|profile --mode "$H" -- true
-usage|profile --channel "$H" -- true
+prof-usage|profile --channel "$H" -- true
 usage|profile --attach "$H" -- true
-usage|profile --sb-size "$H" -- true
+prof-usage|profile --sb-size "$H" -- true
 usage|profile "--$H" -- true
-fail|profile -o "$T/p1" -- "$T/no/$H"
+prof-fail|profile -o "$T/p1" -- "$T/no/$H"
 prof-ok|profile -o "$T/prof$H" -- "$T/prog$H" --threads 1 --events 10
 # snapshot, recover
 fail|snapshot "$T/no/$H" -o "$T/o10"
