@@ -126,7 +126,7 @@ case $l2 in *"unknown=0"*) ;; *) fail "the last session has losses of unknown si
 # the recorder's summary: "N packets (E events) not sent ...; U of those events in no packet
 # sent after them" (a stream that sent nothing in the last session: no header can tell them)
 E=$(sed -n 's/.*relay: .* packets\{0,1\} (\([0-9]*\) events\{0,1\}) not sent.*/\1/p' "$T/c.err")
-U=$(sed -n 's/.*; \([0-9]*\) of those events in no packet sent after them.*/\1/p' "$T/c.err")
+U=$(sed -n 's/.*; \([0-9]*\) of those events told by no packet of the last relay session.*/\1/p' "$T/c.err")
 [ -n "$E" ] || fail "the summary does not count what was not sent"
 # A packet the daemon wrote whole but had not confirmed when the connection was cut is counted
 # as not sent and is in a cut session too (the recorder cannot know: the conservative side);
@@ -197,7 +197,7 @@ echo "  babeltrace2: first session (whole packets): $l1; second: $l2"
 d1=$(field delivered "$l1") d2=$(field delivered "$l2") x2=$(field discarded "$l2")
 case $l2 in *"unknown=0"*) ;; *) fail "cutctl: the second session has losses of unknown size: $l2" ;; esac
 E=$(sed -n 's/.*relay: .* packets\{0,1\} (\([0-9]*\) events\{0,1\}) not sent.*/\1/p' "$T/k.err")
-U=$(sed -n 's/.*; \([0-9]*\) of those events in no packet sent after them.*/\1/p' "$T/k.err")
+U=$(sed -n 's/.*; \([0-9]*\) of those events told by no packet of the last relay session.*/\1/p' "$T/k.err")
 over=$((d1 + d2 + ${E:-0} - W))
 echo "  written $W = first session $d1 + second $d2 + not sent ${E:-0} (= its discarded $x2 + untold ${U:-0}) - $over in both"
 [ "$over" -ge 0 ] || fail "cutctl: the relay's copy misses $((-over)) events the recorder did not count"
