@@ -30,15 +30,12 @@
  * sockets' buffers, which it may still write after the loss: counted as not
  * sent and in the relay's copy too).
  *
- * A lost relay is tried again after 1 s, then after twice as long each time
- * up to 30 s (sender thread); reconnected, it gets a new relay session (the
- * whole metadata first) whose packets carry what was not sent meanwhile as
- * lost_relay (running totals: every loss so far; its streams' announcing
- * packets carry 0).  What the last relay session's packets do not tell (a
- * stream's losses after its last packet, or all of a stream that sent none
- * there: told_before) the summary counts (untold_last_events).  Without a
- * local trace (relay-only) the relay's copy is the trace: what it did not
- * get is lost, counted per stream (relay_unsent) by tb_engine_stats().
+ * A lost relay is tried again after 1 s, then twice as long each time up to
+ * 30 s; reconnected, it gets a new relay session (the whole metadata first)
+ * whose packets carry every loss so far as lost_relay (its announcing ones:
+ * 0); what the last session does not tell (told_before, tail_lost) the
+ * summary counts.  Relay-only, the relay's copy is the trace: what it did
+ * not get is lost, counted per stream (relay_unsent) by tb_engine_stats().
  *
  * Length: the queue, the sender, the confirmation window and the loss
  * accounting share one lock and one set of per-stream counts (a packet
