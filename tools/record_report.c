@@ -267,10 +267,12 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 		if (rs.full_packets)
 			fprintf(stderr, "; %" PRIu64 " of them because the relay took them slower than the program "
 					"wrote (its send queue was full)", rs.full_packets);
-		if (rs.unreported_events)
-			/* a stream that sent no packet after its losses: no header tells them */
-			fprintf(stderr, "; %" PRIu64 " of those events in no packet sent after them: the relay's copy "
-					"does not say it misses them", rs.unreported_events);
+		if (rs.untold_last_events)
+			/* a stream that sent no packet after its losses (no header
+			 * tells them), or none in the last relay session but its
+			 * announcing one (an earlier session's headers told them) */
+			fprintf(stderr, "; %" PRIu64 " of those events told by no packet of the last relay session: its "
+					"lost_relay counts do not say it misses them", rs.untold_last_events);
 		fputc('\n', stderr);
 	}
 	unsigned nch = tb_session_nchannels(s), ncpus = tb_session_ncpus(s);

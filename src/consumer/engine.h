@@ -81,6 +81,10 @@ struct tb_relay_stats {
 	uint64_t full_packets;    /* ... of them: the send queue was full (the relay slower than the recording) */
 	uint64_t unreported_events; /* at the end: events not sent that no packet sent after them tells the
 				     * relay's copy (lost to it silently: relay-only makes that a failure) */
+	uint64_t untold_last_events; /* at the end: events not sent that the last relay session's packets
+				      * do not tell (its lost_relay running totals miss them): the above, and
+				      * the losses of a stream that sent nothing in it that only an earlier
+				      * session's packets told */
 	unsigned reconnects;      /* new relay sessions after a loss */
 	char path[512];           /* its session directory under the relay daemon's output */
 	char error[320];          /* why it was lost ("" while alive) */

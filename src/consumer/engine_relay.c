@@ -30,12 +30,12 @@
  * sockets' buffers, which it may still write after the loss: counted as not
  * sent and in the relay's copy too).
  *
- * A lost relay is tried again after 1 s, then after twice as long each time
- * up to 30 s (sender thread); reconnected, it gets a new relay session (the
- * whole metadata first) whose packets carry what was not sent meanwhile as
- * lost_relay.  Without a local trace (relay-only) the relay's copy is the
- * trace: what it did not get is lost, counted per stream (relay_unsent) by
- * tb_engine_stats().
+ * A lost relay is tried again after 1 s, then twice as long each time up to
+ * 30 s; reconnected, it gets a new relay session (the whole metadata first)
+ * whose packets carry every loss so far as lost_relay (its announcing ones:
+ * 0); what the last session does not tell (told_before, tail_lost) the
+ * summary counts.  Relay-only, the relay's copy is the trace: what it did
+ * not get is lost, counted per stream (relay_unsent) by tb_engine_stats().
  *
  * Length: the queue, the sender, the confirmation window and the loss
  * accounting share one lock and one set of per-stream counts (a packet
@@ -101,6 +101,13 @@ struct tb_relay_out {
 	 * carried (the sender thread's only, as o->r) */
 	uint64_t *unc_packets, *unc_events, *unc_bytes, *unc_lost_before;
 	uint64_t unc_total;
+	/* per stream, the losses only an earlier relay session's packets told
+	 * (their running totals): a new session's announcing packet carries 0
+	 * (a count babeltrace2 can tell), so this session tells them only once
+	 * one of its packets, which carries the whole total, is confirmed
+	 * written; until then they count as untold by the last session (the
+	 * sender thread's only, as o->r) */
+	uint64_t *told_before;
 	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
 	char *full;              /* the whole metadata text as last queued (for a new relay session) */
 	size_t full_len;
@@ -236,6 +243,7 @@ static int confirm(struct tb_relay_out *o, int *all)
 		}
 		o->unc_total -= o->unc_packets[i];
 		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
+		o->told_before[i] = 0; /* the last one written carries them too */
 	}
 	return 0;
 }
@@ -348,6 +356,13 @@ static void *sender_main(void *arg)
 				o->st.alive = 1;
 				o->st.error[0] = 0;
 				o->st.reconnects++;
+				/* every loss so far that a confirmed packet of an earlier
+				 * session told (the rest is in tail_lost: lost() undid the
+				 * unconfirmed ones; pending is not in the relay's totals yet) */
+				for (unsigned i = 0; i < tb_output_nstreams(e); i++) {
+					uint64_t total = tb_relay_lost_total(o->r, i);
+					o->told_before[i] = total > o->tail_lost[i] ? total - o->tail_lost[i] : 0;
+				}
 				snprintf(o->st.path, sizeof o->st.path, "%s", tb_relay_path(o->r));
 				tb_engine_warn(e, "relay: reconnected; new relay session %s (what was not sent "
 						  "meanwhile is counted in it as lost to the relay)", o->st.path);
@@ -657,7 +672,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	unsigned ns = tb_output_nstreams(e);
 	char **names = calloc(ns ? ns : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
-	uint64_t *counts = calloc(6 * (size_t)(ns ? ns : 1), sizeof *counts);
+	uint64_t *counts = calloc(7 * (size_t)(ns ? ns : 1), sizeof *counts);
 	int rc = names && o && counts ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
@@ -717,6 +732,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		o->unc_events = counts + (size_t)3 * ns;
 		o->unc_bytes = counts + (size_t)4 * ns;
 		o->unc_lost_before = counts + (size_t)5 * ns;
+		o->told_before = counts + (size_t)6 * ns;
 		o->st.enabled = 1;
 		o->st.alive = 1;
 		o->live_us = cfg->live_timer_us;
@@ -762,9 +778,14 @@ static void relay_close(void *arg)
 	if (o->running)
 		pthread_join(o->thr, NULL);
 	pthread_mutex_lock(&o->lock);
-	/* losses no packet sent afterwards can carry: only the recorder knows them */
-	for (unsigned i = 0; i < tb_output_nstreams(e); i++)
+	/* losses no packet sent afterwards can carry: only the recorder knows
+	 * them; and those the last relay session does not tell either (a stream
+	 * that sent nothing in it but its announcing packet, whose packets of an
+	 * earlier session told them: babeltrace2 reads one session at a time) */
+	for (unsigned i = 0; i < tb_output_nstreams(e); i++) {
 		o->st.unreported_events += o->tail_lost[i] + o->pending[i];
+		o->st.untold_last_events += o->tail_lost[i] + o->pending[i] + o->told_before[i];
+	}
 	pthread_mutex_unlock(&o->lock);
 	tb_relay_close(o->r); /* closes the streams if still alive, within the cap */
 	o->r = NULL;

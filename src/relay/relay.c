@@ -259,6 +259,11 @@ void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n)
 		r->streams[i].lost += n;
 }
 
+uint64_t tb_relay_lost_total(const struct tb_relay *r, unsigned i)
+{
+	return i < r->n ? r->streams[i].lost : 0;
+}
+
 int tb_relay_metadata(struct tb_relay *r, const char *text, size_t len)
 {
 	if (!len)

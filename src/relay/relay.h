@@ -117,6 +117,8 @@ int tb_relay_written(struct tb_relay *r, unsigned i) __attribute__((visibility("
 int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns) __attribute__((visibility("hidden")));
 /* `n` events of stream `i` were not sent: later packets carry them as lost_relay. */
 void tb_relay_lost_events(struct tb_relay *r, unsigned i, uint64_t n) __attribute__((visibility("hidden")));
+/* The events of stream `i` not sent so far (the running total its next packet carries). */
+uint64_t tb_relay_lost_total(const struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
 
 /*
  * A live beacon for stream `i` when it sent no packet since its last one:

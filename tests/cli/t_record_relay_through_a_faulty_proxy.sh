@@ -9,7 +9,8 @@
 #     delivered; their sum + what the recorder counts as not sent = written + the packets the
 #     daemon wrote but had not confirmed when cut (0..8 per cut: counted as not sent, the
 #     conservative side), never less; the last session's discarded (lost_relay) + what the
-#     summary says no packet tells = not sent.  Before: a packet handed to the
+#     summary says no packet of the last session tells = not sent (a stream idle in the last
+#     session: t_record_relay_last_session_or_summary_tells_every_loss.sh).  Before: a packet handed to the
 #     socket counted as sent, so the relay's copy missed a packet the recorder did not count
 #     (2 of 3 runs with one cut);
 #   - the data connection stalled (the proxy reads nothing more) until the recorder gives the
@@ -116,10 +117,11 @@ l2=$("$PY" "$(dirname "$0")/../lib/bt2_account.py" "$last") || { echo "$l2"; fai
 echo "  babeltrace2, $(basename "$last"): $l2"
 d2=$(field delivered "$l2") x2=$(field discarded "$l2")
 case $l2 in *"unknown=0"*) ;; *) fail "the last session has losses of unknown size: $l2" ;; esac
-# the recorder's summary: "N packets (E events) not sent ...; U of those events in no packet
-# sent after them" (a stream that sent nothing in the last session: no header can tell them)
+# the recorder's summary: "N packets (E events) not sent ...; U of those events told by no
+# packet of the last relay session" (those after a stream's last packet sent, and all of a
+# stream that sent nothing in the last session but its announcing packet, which carries 0)
 E=$(sed -n 's/.*relay: .* packets\{0,1\} (\([0-9]*\) events\{0,1\}) not sent.*/\1/p' "$T/c.err")
-U=$(sed -n 's/.*; \([0-9]*\) of those events in no packet sent after them.*/\1/p' "$T/c.err")
+U=$(sed -n 's/.*; \([0-9]*\) of those events told by no packet of the last relay session.*/\1/p' "$T/c.err")
 [ -n "$E" ] || fail "the summary does not count what was not sent"
 # A packet the daemon wrote whole but had not confirmed when the connection was cut is counted
 # as not sent and is in a cut session too (the recorder cannot know: the conservative side);
@@ -190,7 +192,7 @@ echo "  babeltrace2: first session (whole packets): $l1; second: $l2"
 d1=$(field delivered "$l1") d2=$(field delivered "$l2") x2=$(field discarded "$l2")
 case $l2 in *"unknown=0"*) ;; *) fail "cutctl: the second session has losses of unknown size: $l2" ;; esac
 E=$(sed -n 's/.*relay: .* packets\{0,1\} (\([0-9]*\) events\{0,1\}) not sent.*/\1/p' "$T/k.err")
-U=$(sed -n 's/.*; \([0-9]*\) of those events in no packet sent after them.*/\1/p' "$T/k.err")
+U=$(sed -n 's/.*; \([0-9]*\) of those events told by no packet of the last relay session.*/\1/p' "$T/k.err")
 over=$((d1 + d2 + ${E:-0} - W))
 echo "  written $W = first session $d1 + second $d2 + not sent ${E:-0} (= its discarded $x2 + untold ${U:-0}) - $over in both"
 [ "$over" -ge 0 ] || fail "cutctl: the relay's copy misses $((-over)) events the recorder did not count"
