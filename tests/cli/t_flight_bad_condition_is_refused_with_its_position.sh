@@ -25,9 +25,9 @@ refused() { # COND POSITION PHRASE
 	echo "refused: $1 (position $2)"
 }
 refused 'workload:request_end[status=>500]' 28 'expected a comparison'
-refused 'workload:request_end[status>=500 & route=="x"]' 34 "expected '&&' or ']'"
+refused 'workload:request_end[status>=500 & route=="x"]' 34 "expected '&&', '||' or ']'"
 refused 'workload:request_end[status>=5x0]' 30 'not a number'
-refused 'workload:request_end[status>=500' 33 "expected '&&' or ']'"
+refused 'workload:request_end[status>=500' 33 "expected '&&', '||' or ']'"
 refused 'workload:request_end[route>="/x"]' 27 'a string compares with == or != only'
 refused 'request_end[status>=500]' 1 "a class or span name is provider:event, with one ':'"
 refused 'workload:request>10' 20 'the duration needs a unit'
