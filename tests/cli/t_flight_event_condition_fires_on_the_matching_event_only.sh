@@ -32,7 +32,7 @@ N=100000
 run() { # DIR COND WORKLOAD-ARGS...
 	local dir=$1 cond=$2; shift 2
 	"$CLI" record "${RING[@]}" --snapshot-dir "$dir" --snapshot-on "$cond" -- "$WL" --requests --events $N "$@" \
-		> "$T/out" 2> "$T/err" || { cat "$T/err"; fail "record exited $?"; }
+		> "$T/out" 2> "$T/err" || { rc=$?; cat "$T/err"; fail "record exited $rc"; }
 	grep -q "written: $((2 * N))" "$T/out" || fail "the workload did not write its $((2 * N)) events"
 }
 
@@ -73,7 +73,7 @@ FW=${TB_FLIGHT_WRITER:?}
 run_fw() { # DIR COND WRITER-ARGS...
 	local dir=$1 cond=$2; shift 2
 	"$CLI" record "${RING[@]}" --snapshot-dir "$dir" --snapshot-on "$cond" -- "$FW" --no-wait --triggers 0 \
-		--measures $N "$@" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "record exited $?"; }
+		--measures $N "$@" > "$T/out" 2> "$T/err" || { rc=$?; cat "$T/err"; fail "record exited $rc"; }
 	grep -q "written: $N" "$T/out" || fail "the writer did not write its $N events"
 }
 for cond in 'flight:measure[latency>0.25 || status>=500 && ratio<-1.0]' \
