@@ -123,6 +123,7 @@ struct tb_flight_cond {
 	unsigned ncmp;
 	struct tb_flight_cmp cmp[TB_FLIGHT_CMP_MAX];
 	unsigned nprog;       /* 0 when ncmp is 0 (every event of the class) */
+	int has_or;           /* 0: an '&&' chain, the first false comparison decides */
 	uint8_t prog[TB_FLIGHT_PROG_MAX];
 };
 

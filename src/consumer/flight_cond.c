@@ -327,6 +327,7 @@ static int parse_or(struct cparse *ps)
 		if (ps->p[0] != '|' || ps->p[1] != '|')
 			return 0;
 		ps->p += 2;
+		ps->c->has_or = 1;
 		if ((r = parse_and(ps)) == 0)
 			r = emit(ps, TB_PROG_OR);
 	}
@@ -538,7 +539,8 @@ int tb_flight_cond_eval(const struct tb_flight_cond *c, const unsigned fidx[TB_F
 			const struct tb_event_desc *e, const uint8_t *payload, uint64_t len)
 {
 	/* every comparison first (a payload too short for any field the
-	 * condition reads never matches, whichever branch would decide) */
+	 * condition reads never matches, whichever branch would decide; the
+	 * same for an '&&' chain, which stops at its first false one) */
 	uint32_t res = 0;
 	unsigned n = c->ncmp < TB_FLIGHT_CMP_MAX ? c->ncmp : TB_FLIGHT_CMP_MAX;
 	for (unsigned k = 0; k < n; k++) {
@@ -546,8 +548,8 @@ int tb_flight_cond_eval(const struct tb_flight_cond *c, const unsigned fidx[TB_F
 		if (fidx[k] >= TB_MAX_FIELDS || field_at(e, payload, len, fidx[k], &off, &sz) < 0)
 			return 0;
 		int r = cmp_one(&c->cmp[k], e->fields[fidx[k]].type, payload + off, sz);
-		if (r < 0)
-			return 0;
+		if (r < 0 || (!r && !c->has_or))
+			return 0; /* (an '&&' chain: decided, as before '||' existed) */
 		res |= (uint32_t)r << k;
 	}
 	if (!c->nprog)
