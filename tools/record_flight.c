@@ -58,7 +58,7 @@ static int bad_cond(const char *arg, unsigned pos, const char *why)
 	fputs("  ", stderr);
 	cli_puttx(stderr, arg);
 	fprintf(stderr, "\n  %*s^\n", (int)cli_caret(arg, pos), "");
-	fprintf(stderr, "(a condition is 'provider:event[field>=500 && name==\"x\"]' or 'provider:span>10ms'; "
+	fprintf(stderr, "(a condition is 'provider:event[field>=500 && (name==\"x\" || ms>0.25)]' or 'provider:span>10ms'; "
 			"tracebuf record --help)\n");
 	return TB_EXIT_USAGE;
 }

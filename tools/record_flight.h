@@ -47,8 +47,10 @@ enum {
 	"                            SIGFPE, SIGSYS or SIGTRAP (taken by default)\n"                    \
 	"  --snapshot-on-failure     also a snapshot when CMD exits with a non-zero status\n"          \
 	"  --snapshot-on COND        a snapshot when an event meets COND (repeatable, up to 16):\n"    \
-	"                            'prov:event[field>=500 && name==\"x\"]' (globs in the class;\n" \
-	"                            == != < <= > >= on integer fields, == != on strings), or a span\n" \
+	"                            'prov:event[field>=500 && name==\"x\" || ms>0.25]' (globs in the\n" \
+	"                            class; == != < <= > >= on integer and float fields, == != on\n"  \
+	"                            strings; && binds tighter than ||; ( ) up to 8 deep; at most 8\n" \
+	"                            comparisons), or a span\n"                                         \
 	"                            longer than a duration: 'prov:name>10ms' (prov:name_begin ..\n"   \
 	"                            prov:name_end on one thread). The recorder scans the rings every\n" \
 	"                            20 ms; events overwritten before it are counted (unscanned)\n"

@@ -60,33 +60,56 @@ enum tb_flight_kind {
 	TB_FLIGHT_SIGNAL,      /* a signal to the recorder */
 	TB_FLIGHT_CRASH,       /* the traced command died of a signal */
 	TB_FLIGHT_EXIT,        /* the traced command exited with a non-zero status */
-	TB_FLIGHT_EVENT,       /* --snapshot-on 'CLASS[FIELD OP VALUE && ...]' matched an event */
+	TB_FLIGHT_EVENT,       /* --snapshot-on 'CLASS[FIELD OP VALUE && ... || ...]' matched an event */
 	TB_FLIGHT_SPAN,        /* --snapshot-on 'SPAN>DUR': a span longer than DUR ended */
 };
 
 /*
- * --snapshot-on conditions (flight_cond.c; the scan that evaluates them:
+* --snapshot-on conditions (flight_cond.c; the scan that evaluates them:
  * flight_scan.c).  Grammar (spaces allowed between the parts):
- *   event:  CLASS [ '[' CMP ( '&&' CMP )* ']' ]
+ *   event:  CLASS [ '[' EXPR ']' ]
  *           CLASS  "provider:event", '*' and '?' globs allowed
+ *           EXPR   AND ( '||' AND )*       '&&' binds tighter than '||'
+ *           AND    TERM ( '&&' TERM )*
+ *           TERM   CMP | '(' EXPR ')'     at most TB_FLIGHT_DEPTH_MAX (8)
+ *                                          parentheses open at once
  *           CMP    FIELD OP VALUE; OP one of == != < <= > >= on an integer
  *                  field (u8..u64, i8..i64, bool, enum: VALUE a decimal or 0x
- *                  integer, negative allowed), == != on a string field
- *                  (VALUE "quoted" or 'quoted', or a bare word)
+ *                  integer, negative allowed, compared exactly) or a float
+ *                  field (f32, f64: VALUE a decimal number, [-]D[.D][e[+-]D]
+ *                  or [-].D..., rounded to the field's type as C rounds a
+ *                  constant, then compared with IEEE semantics: a NaN field
+ *                  is != everything and nothing else, -0 == 0), == != on a
+ *                  string field (VALUE "quoted" or 'quoted', or a bare word:
+ *                  it ends at a space, ']', '&&', '||' and, inside
+ *                  parentheses, ')')
+ *           at most TB_FLIGHT_CMP_MAX (8) comparisons
  *   span:   SPAN '>' DURATION   SPAN "provider:name" (classes SPAN_begin and
  *           SPAN_end, docs/CONVERT.md), DURATION a number with ns, us, ms or s
+ *
+ * The comparisons are compiled to a postfix program (prog: comparison k, or
+ * AND, OR of the two results below), at most 2*CMP_MAX-1 steps whose stack
+ * is at most CMP_MAX results deep: the evaluation is bounded, allocation-free
+ * and needs no recursion.
  */
 #define TB_FLIGHT_COND_MAX 16u
 #define TB_FLIGHT_CMP_MAX 8u
+#define TB_FLIGHT_DEPTH_MAX 8u
+#define TB_FLIGHT_PROG_MAX (2u * TB_FLIGHT_CMP_MAX - 1u)
 #define TB_FLIGHT_COND_TEXT 256u
 
 enum { TB_CMP_EQ = 1, TB_CMP_NE, TB_CMP_LT, TB_CMP_LE, TB_CMP_GT, TB_CMP_GE };
+/* prog steps: 0..TB_FLIGHT_CMP_MAX-1 push comparison k's result; these combine the top two */
+enum { TB_PROG_AND = 0xf0, TB_PROG_OR = 0xf1 };
 
 struct tb_flight_cmp {
 	char field[TB_FIELD_NAME_MAX];
 	uint64_t ival;        /* integer VALUE: its magnitude */
+	double dval;          /* numeric VALUE rounded to a double (f64 fields) */
+	float fval;           /* numeric VALUE rounded to a float (f32 fields) */
 	unsigned op;          /* TB_CMP_* */
 	int is_str;           /* VALUE was quoted or a bare word: a string */
+	int is_dec;           /* VALUE had a '.' or an exponent: float fields only */
 	int neg;              /* integer: the value is -ival */
 	unsigned pos;         /* of FIELD in the text (error messages) */
 	char str[128];        /* string VALUE */
@@ -99,6 +122,9 @@ struct tb_flight_cond {
 	unsigned kind;        /* TB_FLIGHT_EVENT or TB_FLIGHT_SPAN */
 	unsigned ncmp;
 	struct tb_flight_cmp cmp[TB_FLIGHT_CMP_MAX];
+	unsigned nprog;       /* 0 when ncmp is 0 (every event of the class) */
+	int has_or;           /* 0: an '&&' chain, the first false comparison decides */
+	uint8_t prog[TB_FLIGHT_PROG_MAX];
 };
 
 /* Parses one condition: 0, or -EINVAL with *pos (byte of `text`) and *why
@@ -116,9 +142,9 @@ TB_HIDDEN int tb_flight_cond_class(const struct tb_flight_cond *c, const char *n
 				   unsigned nf, unsigned fidx[TB_FLIGHT_CMP_MAX], int *role, unsigned *bad,
 				   const char **why);
 
-/* Evaluates the comparisons of EVENT condition c on a payload of class e
- * (fidx from tb_flight_cond_class): 1 all hold, 0 not (or a payload too
- * short for them). */
+/* Evaluates EVENT condition c on a payload of class e (fidx from
+ * tb_flight_cond_class): 1 it holds, 0 not (or a payload too short for a
+ * field it reads, in any branch). */
 TB_HIDDEN int tb_flight_cond_eval(const struct tb_flight_cond *c, const unsigned fidx[TB_FLIGHT_CMP_MAX],
 				  const struct tb_event_desc *e, const uint8_t *payload, uint64_t len);
 

@@ -5,15 +5,18 @@
 # operator, a string compared with an integer field or a number with a string field, a field or
 # a class the program does not declare (its tracebuf_events section; a class of a provider it
 # declares none of may be a library's: not refused, said, checked when it registers), a span
-# without its begin/end classes, a duration without a unit, no ':' in the class.  A program that declares
+# without its begin/end classes, a duration without a unit, no ':' in the class; a malformed
+# decimal number, a string compared with a float field or a decimal value with an integer field,
+# an '||' without its operand, more than 8 parentheses open at once.  A program that declares
 # no classes (a script wrapping it) cannot be checked before it runs: the condition is checked
 # as the classes register, and the log says it never fires.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 
-refused() { # COND POSITION PHRASE
+PROG=("$WL" --requests --events 10)
+refused() { # COND POSITION PHRASE (the program: PROG)
 	local S=$T/s.$RANDOM
-	"$CLI" record --mode overwrite --snapshot-dir "$S" --snapshot-on "$1" -- "$WL" --requests --events 10 \
+	"$CLI" record --mode overwrite --snapshot-dir "$S" --snapshot-on "$1" -- "${PROG[@]}" \
 		> "$T/out" 2> "$T/err"
 	local rc=$?
 	[ $rc = 2 ] || { cat "$T/err"; fail "'$1': exit $rc (want 2, a usage error)"; }
@@ -25,9 +28,9 @@ refused() { # COND POSITION PHRASE
 	echo "refused: $1 (position $2)"
 }
 refused 'workload:request_end[status=>500]' 28 'expected a comparison'
-refused 'workload:request_end[status>=500 & route=="x"]' 34 "expected '&&' or ']'"
+refused 'workload:request_end[status>=500 & route=="x"]' 34 "expected '&&', '||' or ']'"
 refused 'workload:request_end[status>=5x0]' 30 'not a number'
-refused 'workload:request_end[status>=500' 33 "expected '&&' or ']'"
+refused 'workload:request_end[status>=500' 33 "expected '&&', '||' or ']'"
 refused 'workload:request_end[route>="/x"]' 27 'a string compares with == or != only'
 refused 'request_end[status>=500]' 1 "a class or span name is provider:event, with one ':'"
 refused 'workload:request>10' 20 'the duration needs a unit'
@@ -38,6 +41,19 @@ refused 'workload:request_end[route==5]' 22 "'route': class workload:request_end
 refused 'workload:nosuch[status>=500]' 1 "declares no class named like 'workload:nosuch'"
 refused 'workload:nospan>10ms' 1 'declares no class workload:nospan_begin'
 refused 'workload:tick>10ms' 1 'declares no class workload:tick_begin'
+# floats, '||', parentheses
+refused 'workload:request_end[status>500 || status<1.5e]' 43 'the exponent has no digits'
+refused 'workload:request_end[status>1e999]' 29 'does not fit in a double'
+refused 'workload:request_end[status>500 ||]' 35 "expected a field name or '('"
+refused 'workload:request_end[status>500 | status<200]' 33 "expected '&&', '||' or ']'"
+refused 'workload:request_end[(status>500 || status<200]' 47 "expected '&&', '||' or ')'"
+refused 'workload:request_end[(((((((((status>500)))))))))]' 30 'more than 8 parentheses open at once'
+refused 'workload:request_end[status>499.5]' 22 "'status': class workload:request_end compares an integer field with a decimal value"
+PROG=("$TB_FLIGHT_WRITER" --no-wait --triggers 0 --measures 10)
+refused 'flight:measure[status>=500 || latency=="0.5"]' 31 "'latency': class flight:measure compares a string with a float field"
+refused 'flight:measure[latency>0.25 || ratio==high]' 32 "'ratio': class flight:measure compares a string with a float field"
+refused 'flight:measure[ratio<1e39]' 16 "'ratio': class flight:measure compares an f32 field with a value beyond its range"
+PROG=("$WL" --requests --events 10)
 
 # a provider the program does not declare may be a library's: not refused, checked later
 S=$T/lib

@@ -6,6 +6,7 @@
  *
  *   tb-flight-writer --dir DIR --triggers N [--events K] [--after-event]
  *                    [--no-wait | --wait-from I] [--gate PREFIX] [--name NAME] [--crash]
+ *                    [--measures M [--slow-at S] [--error-at E]]
  *
  * For trigger i = 1..N: writes K events `flight:before { u32 trigger; u64
  * seq }` (seq 0..K-1), calls tb_trigger("t<i>"), then, with --after-event,
@@ -17,13 +18,20 @@
  * been copied (exact when it waited; --wait-from I: waits from trigger I on).  --gate PREFIX: before trigger i > 1,
  * waits until the file PREFIX.i exists.  --crash: then writes K events
  * `flight:last { u64 seq }` and dies of SIGSEGV.  --name NAME: every
- * trigger is called NAME (the rate limit's tests).  First line "pid: P",
- * last line "written: N".
+ * trigger is called NAME (the rate limit's tests).  --measures M: after the
+ * triggers, M events `flight:measure { u64 seq; f64 latency; f32 ratio; u32
+ * status }` (float conditions, t_flight_event_condition_*.sh): latency
+ * (seq % 1001) / 4000 (0.25 at most, reached), NaN when seq % 4999 == 7, -0
+ * when seq % 3001 == 5; status 200 + seq % 300, but 500 with ratio -1 when
+ * seq % 997 == 3; ratio (seq % 7) / 2 - 1 (-1 at least), NaN when seq % 5003
+ * == 11; --slow-at S: latency 0.2500001 at seq S; --error-at E: status 503
+ * and ratio -1.25 at seq E.  First line "pid: P", last line "written: N".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +45,7 @@
 TB_EVENT(flight, before, (u32, trigger), (u64, seq))
 TB_EVENT(flight, after, (u32, trigger))
 TB_EVENT(flight, last, (u64, seq))
+TB_EVENT(flight, measure, (u64, seq), (f64, latency), (f32, ratio), (u32, status))
 
 static void nap(void)
 {
@@ -90,12 +99,13 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL, *gate = NULL, *same = NULL;
 	unsigned triggers = 1, after_event = 0, no_wait = 0, crash = 0, wait_from = 1;
-	uint64_t events = 1000;
+	uint64_t events = 1000, measures = 0, slow_at = UINT64_MAX, error_at = UINT64_MAX;
 	static const struct option lo[] = { { "dir", 1, 0, 'd' },	   { "triggers", 1, 0, 'n' },
 					    { "events", 1, 0, 'k' },	   { "after-event", 0, 0, 'a' },
 					    { "no-wait", 0, 0, 'w' },	   { "gate", 1, 0, 'g' },
 					    { "crash", 0, 0, 'c' },	   { "name", 1, 0, 'm' },
-					    { "wait-from", 1, 0, 'f' },
+					    { "wait-from", 1, 0, 'f' },	   { "measures", 1, 0, 'M' },
+					    { "slow-at", 1, 0, 'S' },	   { "error-at", 1, 0, 'E' },
 					    { 0, 0, 0, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -109,6 +119,9 @@ int main(int argc, char **argv)
 		case 'c': crash = 1; break;
 		case 'm': same = optarg; break;
 		case 'f': wait_from = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'M': measures = strtoull(optarg, NULL, 10); break;
+		case 'S': slow_at = strtoull(optarg, NULL, 10); break;
+		case 'E': error_at = strtoull(optarg, NULL, 10); break;
 		default: fprintf(stderr, "usage: see tests/tools/flight_writer.c\n"); return 2;
 		}
 	}
@@ -153,6 +166,28 @@ int main(int argc, char **argv)
 			tb_flight_after(i);
 			written++;
 		}
+	}
+	for (uint64_t k = 0; k < measures; k++, written++) {
+		double latency = (double)(k % 1001) / 4000.0;
+		float ratio = (float)(k % 7) / 2.0f - 1.0f;
+		uint32_t status = 200 + (uint32_t)(k % 300);
+		if (k % 4999 == 7)
+			latency = NAN;
+		if (k % 3001 == 5)
+			latency = -0.0;
+		if (k % 997 == 3) {
+			status = 500;
+			ratio = -1.0f;
+		}
+		if (k % 5003 == 11)
+			ratio = NAN;
+		if (k == slow_at)
+			latency = 0.2500001;
+		if (k == error_at) {
+			status = 503;
+			ratio = -1.25f;
+		}
+		tb_flight_measure(k, latency, ratio, status);
 	}
 	if (crash) {
 		for (uint64_t k = 0; k < events; k++, written++)
