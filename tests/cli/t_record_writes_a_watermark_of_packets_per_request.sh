@@ -4,8 +4,10 @@
 # about 60 % of its CPU at moderate rates): with record's default channel (64 sub-buffers of
 # 256 KiB) the producers wake it when an eighth of the ring is full, and it writes what it took
 # in batches of up to 1 MiB, one system call each.  Counted, not timed: the stream writes (pwritev)
-# of a paced recording are at most a third of its packets (~a quarter now, one per packet before),
-# and the trace is whole and exact.  A slower machine only makes the batches larger.
+# of a paced recording are at most half its packets (one per packet before), and the trace is whole
+# and exact.  Seen: 3.3-3.7 packets per write in the plain build (rseq and fallback), 2.8 in the
+# TSan build, whose slow recorder falls behind and hands packets to its writer thread as they come
+# (a third was the bound once: the TSan stage failed it); any batching passes, none fails.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 command -v strace > /dev/null || { echo "SKIP: strace is not installed (it counts the write calls)"; exit 77; }
@@ -28,8 +30,8 @@ packets=$(sed -n 's/^tracebuf record: .* in \([0-9]*\) packets written.*/\1/p' "
 writes=$(grep -c 'pwritev' "$T/strace")
 echo "packets $packets, stream write calls $writes"
 [ "$packets" -ge 40 ] || { cat "$T/err"; fail "only $packets packets: the workload did not write what was asked"; }
-[ $((writes * 3)) -le "$packets" ] ||
-	fail "$writes write calls for $packets packets: the recorder wrote in small batches (want at most a third)"
+[ $((writes * 2)) -le "$packets" ] ||
+	fail "$writes write calls for $packets packets: the recorder wrote in small batches (want at most half)"
 w=$(sed -n 's/^written: //p' "$T/out")
 "$VERIFY" --written "$w" "$T/tr" || fail "the trace is not whole and exact"
 grep -q "lost 0 events" "$T/err" || { cat "$T/err"; fail "events lost at 1 M/s"; }
