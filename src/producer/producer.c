@@ -25,6 +25,7 @@
 #include <tracebuf/session.h>
 
 #include "core/labels.h"
+#include "core/utf8.h"
 #include "producer/attach.h"
 #include "producer/producer.h"
 #include "ring/rseq.h"
@@ -499,31 +500,6 @@ void tb_cancel(struct tb_reservation *r)
 /* automatic attach from $TRACEBUF_SESSION                                 */
 /* ---------------------------------------------------------------------- */
 
-/* The length of the well-formed UTF-8 sequence (RFC 3629) at s, n >= 1 bytes
- * left, or 0: the reader's rule (src/reader/render.c, tb_rd_utf8_len), which
- * this layer cannot call. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0], lo = 0x80, hi = 0xbf;
-	size_t k;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		k = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		k = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-	else if (c >= 0xf0 && c <= 0xf4)
-		k = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	if (n < k || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < k; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return k;
-}
-
 /* line to stderr by the one text rule of every tracebuf output (docs/READER.md):
  * C0 controls, DEL, C1 controls and ill-formed UTF-8 as \xNN; it echoes a path
  * the user gave, which may hold a terminal escape */
@@ -534,7 +510,7 @@ static void put_text_line(const char *line)
 	const unsigned char *s = (const unsigned char *)line;
 	size_t n = strlen(line), o = 0;
 	for (size_t i = 0; i < n && o + 17 <= sizeof out;) { /* 16: the most one step writes; 1: the newline */
-		size_t k = utf8_len(s + i, n - i);
+		size_t k = tb_utf8_len(line + i, n - i, NULL);
 		int ctl = k == 1 ? s[i] < 0x20 || s[i] == 0x7f : k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;
 		if (k && !ctl) {
 			memcpy(out + o, s + i, k);

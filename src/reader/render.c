@@ -19,6 +19,7 @@
 #include <tracebuf/reader.h>
 
 #include "core/format.h"
+#include "core/utf8.h"
 #include "reader/decimal.h"
 #include "reader/reader_impl.h"
 
@@ -110,53 +111,10 @@ static const struct style styles[2] = {
 	{ "[", ",", "]", 1, 1, 1 },
 };
 
-/*
- * Well-formed UTF-8 (RFC 3629; the Unicode Standard's table 3-7): the length
- * of the sequence at s (n >= 1 bytes left), or 0 when it is ill-formed, and
- * then *bad = the length of its maximal subpart (the longest prefix some
- * well-formed sequence begins with, at least 1), which is replaced by one
- * U+FFFD where a replacement is written (Unicode's "U+FFFD substitution of
- * maximal subparts", as Python's and the browsers' decoders do).  Refused:
- * C0, C1, F5..FF lead bytes, overlong forms (E0 80..9F, F0 80..8F),
- * surrogates (ED A0..BF) and code points above U+10FFFF (F4 90..BF),
- * truncated sequences, stray continuation bytes.
- */
+/* the reader's name of core/utf8.h's rule (tools escape by it too) */
 size_t tb_rd_utf8_len(const char *str, size_t n, size_t *bad)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned c = s[0], lo = 0x80, hi = 0xbf;
-	size_t k;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		k = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		k = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		k = 4;
-	else
-		k = 0;
-	if (c == 0xe0)
-		lo = 0xa0; /* below: overlong */
-	else if (c == 0xed)
-		hi = 0x9f; /* above: surrogates U+D800..U+DFFF */
-	else if (c == 0xf0)
-		lo = 0x90; /* below: overlong */
-	else if (c == 0xf4)
-		hi = 0x8f; /* above: beyond U+10FFFF */
-	size_t i = 1;
-	if (k) {
-		for (; i < k && i < n; i++) {
-			unsigned lim_lo = i == 1 ? lo : 0x80, lim_hi = i == 1 ? hi : 0xbf;
-			if (s[i] < lim_lo || s[i] > lim_hi)
-				break;
-		}
-		if (i == k)
-			return k;
-	}
-	if (bad)
-		*bad = i;
-	return 0;
+	return tb_utf8_len(str, n, bad);
 }
 
 /* the C1 controls U+0080..U+009F (C2 80..C2 9F): terminals act on some (U+009B is CSI) */
