@@ -14,46 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer/flight.h"
-#include "tbtest.h"
+#include "flight_cond_test.h"
 
-static struct tb_event_desc cls(const char *name, unsigned n, const char *const *fn, const uint32_t *ft)
-{
-	struct tb_event_desc e;
-	memset(&e, 0, sizeof e);
-	snprintf(e.name, sizeof e.name, "%s", name);
-	e.nfields = n;
-	e.state = 1;
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(e.fields[i].name, sizeof e.fields[i].name, "%s", fn[i]);
-		e.fields[i].type = ft[i];
-		e.fields[i].max_len = ft[i] == TB_FT_STRING ? 255 : 0;
-	}
-	return e;
-}
-
-static int holds(const char *text, const struct tb_event_desc *e, const void *p, size_t len)
-{
-	struct tb_flight_cond c;
-	unsigned pos, fidx[TB_FLIGHT_CMP_MAX], bad;
-	const char *why;
-	int role;
-	CHECK(tb_flight_cond_parse(text, &c, &pos, &why) == 0, "'%s' refused at %u: %s", text, pos, why);
-	CHECK(c.nprog <= TB_FLIGHT_PROG_MAX && c.ncmp <= TB_FLIGHT_CMP_MAX);
-	if (tb_flight_cond_class(&c, e->name, e->fields, e->nfields, fidx, &role, &bad, &why) != 1)
-		return -1;
-	return tb_flight_cond_eval(&c, fidx, e, p, len);
-}
-
-static void refused(const char *text, unsigned want_pos, const char *phrase)
-{
-	struct tb_flight_cond c;
-	unsigned pos = 999;
-	const char *why = NULL;
-	CHECK(tb_flight_cond_parse(text, &c, &pos, &why) == -EINVAL, "'%s' accepted", text);
-	CHECK(pos == want_pos && why && strstr(why, phrase), "'%s': refused at %u (want %u): %s (want '%s')", text,
-	      pos, want_pos, why ? why : "", phrase);
-}
+#define cls fct_class
+#define holds(text, e, p, len) fct_holds(text, e, p, len, NULL)
+#define refused fct_refused
 
 /* a, b, c, d: u32 */
 static const char *const fn[] = { "a", "b", "c", "d" };

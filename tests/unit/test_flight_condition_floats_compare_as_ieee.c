@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer/flight.h"
-#include "tbtest.h"
+#include "flight_cond_test.h"
 
 static struct tb_event_desc e;
 
@@ -34,20 +33,9 @@ static struct pl mk(double lat, float ratio, uint32_t n)
 	return p;
 }
 
-/* 1 or 0: does `text` hold; -1: refused for the class (*why_out says why) */
 static int holds_why(const char *text, struct pl p, size_t len, const char **why_out)
 {
-	struct tb_flight_cond c;
-	unsigned pos, fidx[TB_FLIGHT_CMP_MAX], bad;
-	const char *why = "";
-	int role;
-	CHECK(tb_flight_cond_parse(text, &c, &pos, &why) == 0, "'%s' refused at %u: %s", text, pos, why);
-	if (tb_flight_cond_class(&c, e.name, e.fields, e.nfields, fidx, &role, &bad, &why) != 1) {
-		if (why_out)
-			*why_out = why;
-		return -1;
-	}
-	return tb_flight_cond_eval(&c, fidx, &e, p.b, len);
+	return fct_holds(text, &e, p.b, len, why_out);
 }
 
 static int holds(const char *text, struct pl p)
@@ -62,15 +50,7 @@ static void not_for_class(const char *text, const char *phrase)
 	CHECK(strstr(why, phrase), "'%s': %s (want '%s')", text, why, phrase);
 }
 
-static void refused(const char *text, unsigned want_pos, const char *phrase)
-{
-	struct tb_flight_cond c;
-	unsigned pos = 999;
-	const char *why = NULL;
-	CHECK(tb_flight_cond_parse(text, &c, &pos, &why) == -EINVAL, "'%s' accepted", text);
-	CHECK(pos == want_pos && why && strstr(why, phrase), "'%s': refused at %u (want %u): %s (want '%s')", text,
-	      pos, want_pos, why ? why : "", phrase);
-}
+#define refused fct_refused
 
 int main(void)
 {
