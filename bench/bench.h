@@ -62,6 +62,8 @@ const char *bench_build_path(const char *env, const char *rel, char *buf, unsign
 long long bench_dir_bytes(const char *dir);
 /* rm -rf dir (only ever a directory this benchmark created). */
 void bench_rm_rf(const char *dir);
+/* A failed run's output file to stderr, as it is (nothing when it cannot be read). */
+void bench_cat_stderr(const char *path);
 /* Latency percentiles (ns, BC_NPCT of bench/lttng/common.h) of n single
  * 16-byte tracebuf events (rseq protocol when available) and of the floor
  * (rdtsc + 16-byte store).  0, or -1 when no session could be made. */

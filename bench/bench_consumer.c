@@ -173,12 +173,7 @@ static void run_cmd(char *const argv[], const char *out, const char *trace, stru
 	r->ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && r->written;
 	if (!r->ok) {
 		fprintf(stderr, "bench consumer: %s failed:\n", argv[0]);
-		FILE *f = fopen(out, "r");
-		char line[512];
-		while (f && fgets(line, sizeof line, f))
-			fputs(line, stderr);
-		if (f)
-			fclose(f);
+		bench_cat_stderr(out);
 	}
 }
 
@@ -629,12 +624,7 @@ void bench_relay(struct bench_table *t)
 					if (!lt_fails++) {
 						fprintf(stderr, "bench relay: bench/lttng/run.sh relay failed, or no "
 								"consumerd CPU time (schedstat):\n");
-						FILE *f = fopen(out, "r");
-						char line[512];
-						while (f && fgets(line, sizeof line, f))
-							fputs(line, stderr);
-						if (f)
-							fclose(f);
+						bench_cat_stderr(out);
 					}
 				} else {
 					v = ns / 1e6 / ((double)rb / 1048576.0);

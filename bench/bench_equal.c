@@ -125,12 +125,7 @@ static void parse_line(const char *line, struct eq_run *r, double *disc_list, do
 static void show_output(const char *what)
 {
 	fprintf(stderr, "bench equal-load: %s failed:\n", what);
-	FILE *f = fopen(E.out, "r");
-	char line[512];
-	while (f && fgets(line, sizeof line, f))
-		fputs(line, stderr);
-	if (f)
-		fclose(f);
+	bench_cat_stderr(E.out);
 }
 
 /* The events LTTng discarded: per stream, the events_discarded field of its

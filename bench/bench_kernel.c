@@ -100,15 +100,6 @@ static double storm_time(const char *log)
 	return s;
 }
 
-static void dump_log(const char *log)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-	while (f && fgets(line, sizeof line, f))
-		fputs(line, stderr);
-	if (f)
-		fclose(f);
-}
 
 void bench_kernel(struct bench_table *t)
 {
@@ -154,7 +145,7 @@ void bench_kernel(struct bench_table *t)
 	run_logged(base_argv, log, &code);
 	double base = storm_time(log);
 	if (code != 0 || base <= 0) {
-		dump_log(log);
+		bench_cat_stderr(log);
 		bench_skip(t, G, "switch storm", "the storm recorded without --kernel failed (its output above)");
 		bench_rm_rf(dir);
 		return;
@@ -176,7 +167,7 @@ void bench_kernel(struct bench_table *t)
 	if (sp)
 		sscanf(sp, "(of which %llu", &k_silent);
 	if (!k_ok)
-		dump_log(log);
+		bench_cat_stderr(log);
 	bench_rm_rf(out);
 
 	/* 3. perf record -a of the same tracepoints and storm */
@@ -206,7 +197,7 @@ void bench_kernel(struct bench_table *t)
 			pclose(p);
 		p_ok = p_ev > 0;
 	} else {
-		dump_log(log);
+		bench_cat_stderr(log);
 	}
 	/* 4. each recorder around `true`: its start and end (perf: reading every
 	 * process's maps; tracebuf: opening and closing the events), a fixed

@@ -73,6 +73,16 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 	return 0;
 }
 
+void bench_cat_stderr(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof line, f))
+		fputs(line, stderr);
+	if (f)
+		fclose(f);
+}
+
 void bench_rm_rf(const char *dir)
 {
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -197,11 +207,7 @@ void bench_record(struct bench_table *t)
 	long long bytes = bench_dir_bytes(out);
 	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) || !delivered || rec_cpu < 0 || bytes <= 0) {
 		bench_skip(t, "record", "sustained recording", "tracebuf record failed (see its output above)");
-		f = fopen(err, "r");
-		while (f && fgets(line, sizeof line, f))
-			fputs(line, stderr);
-		if (f)
-			fclose(f);
+		bench_cat_stderr(err);
 		bench_rm_rf(dir);
 		return;
 	}
