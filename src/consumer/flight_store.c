@@ -27,6 +27,7 @@
 
 #include <tracebuf/session.h>
 
+#include "core/utf8.h"
 #include "consumer/flight_impl.h"
 
 void tb_flight_say(struct tb_flight *f, const char *fmt, ...)
@@ -228,17 +229,33 @@ void tb_flight_enforce(struct tb_flight *f)
 /* one snapshot                                                            */
 /* ---------------------------------------------------------------------- */
 
+/* a JSON string by the one text rule (core/utf8.h; docs/READER.md): well-formed
+ * UTF-8 as it is, C0 and C1 controls and DEL as \u00XX, each ill-formed
+ * maximal subpart as one U+FFFD (before: every byte >= 0x80 became \u00XX,
+ * so a UTF-8 trigger name read back as Latin-1 code points) */
 static void json_str(FILE *o, const char *s)
 {
+	size_t n = strlen(s);
 	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t bad = 1, k = tb_utf8_len(s + i, n - i, &bad);
+		if (!k) {
+			fputs("\\ufffd", o);
+			i += bad;
+		} else if (c == '"' || c == '\\') {
 			fprintf(o, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
+			i++;
+		} else if (k == 1 && (c < 0x20 || c == 0x7f)) {
 			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
+			i++;
+		} else if (k == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0) {
+			fprintf(o, "\\u%04x", (unsigned char)s[i + 1]); /* C1: U+0080..U+009F */
+			i += 2;
+		} else {
+			fwrite(s + i, 1, k, o);
+			i += k;
+		}
 	}
 	fputc('"', o);
 }

@@ -54,4 +54,25 @@ for after in 0 3s; do
 	grep -q "^Snapshot 2: program trigger 't2' at .*, pid $pid, thread $pid" "$T/rep" || { cat "$T/rep"; fail "report does not show trigger.json"; }
 	grep -q "flight:before" "$T/rep" || fail "report of a snapshot does not report its trace"
 done
+
+echo "== a trigger named with UTF-8, controls and an ill-formed byte: trigger.json is strict JSON"
+# tb_trigger() keeps printable ASCII of a name and makes every other byte '?' (src/producer/trigger.c,
+# in the map where the recorder reads it): the name arrives as that, nothing raw
+S=$T/snaps-utf8
+name=$'caf\xc3\xa9 \e]0;x\a \xc2\x9b \xff!'
+"$CLI" record --mode overwrite --sb-size 16K --sb-count 8 --snapshot-dir "$S" -- \
+	"$FW" --no-wait --triggers 1 --events 10 --name "$name" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "record (UTF-8 name)"; }
+mapfile -t snaps < <(snapshots "$S")
+[ ${#snaps[@]} -eq 1 ] || { ls -la "$S"; cat "$T/err"; fail "${#snaps[@]} snapshots for 1 call (UTF-8 name)"; }
+"$PY" - "${snaps[0]}/trigger.json" << 'PY' || fail "trigger.json does not hold the name as strict UTF-8 JSON"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+j = json.loads(raw.decode("utf-8"))  # strict: ill-formed UTF-8 raises
+got, want = j["trigger"]["name"], "caf?? ?]0;x? ?? ?!"
+if got != want:
+    sys.exit(f"name {got!r}, want {want!r}")
+print(f"  trigger.json name {got!r}")
+PY
+"$CLI" snapshots "$S" > "$T/list" 2>&1 || fail "snapshots DIR (UTF-8 name)"
+! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/list" || fail "snapshots printed a control character raw"
 echo PASS
