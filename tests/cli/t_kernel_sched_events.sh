@@ -78,13 +78,17 @@ for e in evs:
 # a full ring lost (a kernel without PERF_FORMAT_LOST: within all losses).  A switch that put it back on a CPU
 # may be missing only where that CPU had switched to the idle task (the switch
 # before, of those kept), within the idle exits the recorder found missing, or
-# within what a full ring lost.  The budgets follow the machine's idleness and
+# within what a full ring lost and the kernel counted and dropped (a switch from a
+# running task missing with its ring not full: seen once in a loaded fresh-clone
+# `make test`, 2026-11-28; each such miss is a loss the recorder counted).  The budgets follow the machine's idleness and
 # load the same way as the misses (a loaded machine has fewer idle exits); an
 # uncounted loss of any other event fails.
 import re
 err = open(sys.argv[5]).read()
 m = re.search(r"perf ring full: (\d+)", err)
 ringfull = int(m.group(1)) if m else 0
+m = re.search(r"(\d+) dropped by the kernel with its ring not full", err)
+kdropped = int(m.group(1)) if m else 0
 m = re.search(r"kernel: (\d+) switch(?:es)? out of the idle task", err)
 idle_gaps = int(m.group(1)) if m else 0
 allowed = ringfull
@@ -127,17 +131,19 @@ for seq in range(n - 1):
             missing_idle += 1
         else:
             missing_sw += 1
-        if missing_idle > idle_gaps or missing_sw > ringfull:
+        if missing_idle > idle_gaps or missing_sw > ringfull + kdropped:
             sys.exit(f"seq {seq + 1}: no switch to {y} between its waking ({k['ticks']}) and its kh:got ({g['ticks']}), "
                      f"it was not on a CPU when woken; switches missing: {missing_idle} out of idle (the recorder "
-                     f"found {idle_gaps} missing), {missing_sw} from a running task ({ringfull} lost to a full ring)")
+                     f"found {idle_gaps} missing), {missing_sw} from a running task ({ringfull} lost to a full ring, "
+                     f"{kdropped} counted and dropped by the kernel)")
         continue
     checked += 1
 if checked < n // 4:
     sys.exit(f"only {checked} handoffs woke a sleeping thread (of {n}): nothing much was checked")
 print(f"ok: {len(mine)} switches, {checked} handoffs in kernel/user order ({still} woken before they left their CPU, "
       f"{missing} missing a waking of the {allowed} lost to a full ring, {missing_idle} a switch out of idle of the "
-      f"{idle_gaps} the recorder found missing, {missing_sw} another switch of the {ringfull} lost to a full ring)")
+      f"{idle_gaps} the recorder found missing, {missing_sw} another switch of the {ringfull} lost to a full ring "
+      f"and {kdropped} dropped by the kernel)")
 # report: lifetimes and the nap
 life, born, died = {}, {}, {}
 for e in evs:
