@@ -190,7 +190,8 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		if (tb_perf_lost_parse(rec, len, &lost) == 0 && lost <= TB_KLOST_MAX) {
 			kc_lost(c, TB_LOSS_FULL, lost);
 			c->reported_lost += lost;
-			c->chain_next = -1; /* switches are missing here: the chain restarts */
+			if (k->cur_group == 0)
+				c->chain_next = -1; /* switches may be missing here: the chain restarts */
 		}
 		else
 			kc_lost(c, TB_LOSS_INVALID, 1);
@@ -217,7 +218,7 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		c->cap = cap;
 	}
 	struct tb_kev *ev = &c->ev[c->n];
-	if (tb_ktp_decode(id->tp, &k->fmt[id->tp], s.raw, s.raw_len, s.pid, ev) < 0) {
+	if (tb_ktp_decode(id->tp, &k->fmt[id->tp], s.raw, s.raw_len, s.pid, s.tid, ev) < 0) {
 		kc_lost(c, TB_LOSS_INVALID, 1);
 		return;
 	}
@@ -228,21 +229,58 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 	c->n++;
 }
 
-/* Insertion sort by time, stable: a ring is in order but for the rare
- * record an interrupt reserved between another's clock read and its
- * reservation. */
-static void sort_events(struct kcpu *c)
+/* Stable sort by time: a natural merge sort of the ascending runs.  Each
+ * ring is in order but for the rare record an interrupt reserved between
+ * another's clock read and its reservation (a run ends there), and a CPU
+ * with two rings (open.c, ring_group) appends one after the other: a few
+ * runs, merged in O(n log runs).  c->tmp is the merge's buffer.  Return 0,
+ * or -1 when it cannot be had (then left as it is: the merge of the CPUs
+ * tolerates disorder, the filter may misjudge a task). */
+static int sort_events(struct kcpu *c)
 {
-	for (size_t i = 1; i < c->n; i++) {
-		if (c->ev[i].ts >= c->ev[i - 1].ts)
-			continue;
-		struct tb_kev t = c->ev[i];
-		size_t j = i;
-		while (j > 0 && c->ev[j - 1].ts > t.ts) {
-			c->ev[j] = c->ev[j - 1];
-			j--;
+	size_t n = c->n, s = 1;
+	while (s < n && c->ev[s].ts >= c->ev[s - 1].ts)
+		s++;
+	if (s >= n)
+		return 0; /* one run: the common case, nothing moved */
+	if (c->tmp_cap < n) {
+		struct tb_kev *t = realloc(c->tmp, n * sizeof *t);
+		if (!t)
+			return -1;
+		c->tmp = t;
+		c->tmp_cap = n;
+	}
+	for (;;) {
+		size_t runs = 0, i = 0, o = 0;
+		while (i < n) {
+			/* run a = [i, m), run b = [m, e) */
+			size_t m = i + 1;
+			while (m < n && c->ev[m].ts >= c->ev[m - 1].ts)
+				m++;
+			size_t e = m;
+			if (m < n) {
+				e = m + 1;
+				while (e < n && c->ev[e].ts >= c->ev[e - 1].ts)
+					e++;
+			}
+			size_t a = i, b = m;
+			while (a < m && b < e)
+				c->tmp[o++] = c->ev[b].ts < c->ev[a].ts ? c->ev[b++] : c->ev[a++]; /* ties: a first (stable) */
+			while (a < m)
+				c->tmp[o++] = c->ev[a++];
+			while (b < e)
+				c->tmp[o++] = c->ev[b++];
+			runs++;
+			i = e;
 		}
-		c->ev[j] = t;
+		struct tb_kev *t = c->ev;
+		size_t cap = c->cap;
+		c->ev = c->tmp;
+		c->cap = c->tmp_cap;
+		c->tmp = t;
+		c->tmp_cap = cap;
+		if (runs == 1)
+			return 0;
 	}
 }
 
@@ -253,8 +291,10 @@ static void drain_all(struct tb_kernel *k)
 		struct kcpu *c = &k->cpus[i];
 		struct tb_perf_ring_stats st = { 0 };
 		k->cur = c;
-		for (unsigned r = 0; r < c->nrings; r++)
+		for (unsigned r = 0; r < c->nrings; r++) {
+			k->cur_group = c->rings[r].group;
 			tb_perf_ring_drain(&c->rings[r].ring, k->scratch, on_record, k, &st);
+		}
 		kc_lost(c, TB_LOSS_INVALID, st.invalid);
 	}
 }
@@ -328,7 +368,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		drain_all(k);
 	}
 	for (unsigned i = 0; i < k->ncpu; i++)
-		sort_events(&k->cpus[i]);
+		(void)sort_events(&k->cpus[i]); /* unsorted if out of memory: said there */
 	/* What the kernel counted on a CPU and its ring neither delivered nor
 	 * reported lost was lost to a full ring whose PERF_RECORD_LOST the
 	 * kernel still held back when the events were disabled (it writes one

@@ -148,11 +148,22 @@ TB_HIDDEN int tb_tp_format_parse(const char *text, struct tb_tp_format *out);
 /* The tracepoints tracebuf knows how to name like LTTng's kernel tracer. */
 enum tb_ktp {
 	TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAKEUP, TB_KTP_WAKEUP_NEW, TB_KTP_FORK, TB_KTP_EXEC,
-	TB_KTP_EXIT, TB_KTP_MIGRATE, TB_KTP_N
+	TB_KTP_EXIT, TB_KTP_MIGRATE,
+	/* optional (not in the default list); appended: a class's id is
+	 * TB_KERNEL_ID_BASE + its value, in every trace ever written */
+	TB_KTP_SYS_ENTER, TB_KTP_SYS_EXIT, TB_KTP_PF_USER,
+	TB_KTP_N
 };
+/* The class's name ("sched_switch", "syscall_entry"), the tracefs
+ * subsystem ("sched", "raw_syscalls") and the tracepoint's name there. */
 TB_HIDDEN const char *tb_ktp_name(unsigned tp);
-/* -1 when `name` is not one of them. */
+TB_HIDDEN const char *tb_ktp_sys(unsigned tp);
+TB_HIDDEN const char *tb_ktp_tracepoint(unsigned tp);
+/* The tracepoint named name[0..len): its class's name, its tracepoint's
+ * name, or "subsystem:tracepoint"; -1 when none. */
 TB_HIDDEN int tb_ktp_lookup(const char *name, size_t len);
+/* The name of this architecture's system call nr; "" when not known. */
+TB_HIDDEN const char *tb_syscall_name(int64_t nr);
 /* Fills the class descriptor (LTTng's fields) of tracepoint tp as id `id`. */
 TB_HIDDEN void tb_ktp_class(unsigned tp, uint32_t id, struct tb_event_desc *out);
 
@@ -169,10 +180,11 @@ struct tb_kev {
 };
 /*
  * Decodes the raw tracepoint record raw[0..len) of tracepoint tp laid out
- * as `fmt` into ev's payload (LTTng's fields, in their order).  Every
+ * as `fmt` into ev's payload (LTTng's fields, in their order; sample_pid
+ * and sample_tid: the current task's, the perf sample's).  Every
  * offset, size and __data_loc is checked against len.  Return 0 or -1.
  */
 TB_HIDDEN int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
-			    uint32_t sample_pid, struct tb_kev *ev);
+			    uint32_t sample_pid, uint32_t sample_tid, struct tb_kev *ev);
 
 #endif

@@ -19,6 +19,7 @@
  * and its stream file. */
 struct kring {
 	int fd;                  /* the ring's event */
+	unsigned group;          /* 0: scheduling events; 1: system calls, page faults (open.c) */
 	void *map;
 	size_t map_len;
 	struct tb_perf_ring ring;
@@ -26,11 +27,15 @@ struct kring {
 
 struct kcpu {
 	int cpu;
-	int fd;                  /* the first ring's event (the others' output is redirected to it) */
-	struct kring rings[1];   /* the CPU's ring, shared by its events through SET_OUTPUT */
+	int fd;                  /* the first ring's event (-1: no event open on this CPU) */
+	struct kring rings[2];   /* the CPU's rings, one per group of its events (each shared by its
+				  * group's events through SET_OUTPUT) */
 	unsigned nrings;
+	int gring[2];            /* the ring of each group (index in rings[]), -1: none */
 	struct tb_kev *ev;       /* pending, in time order after a pass sorted them */
 	size_t n, cap, next;     /* next: the merge's position */
+	struct tb_kev *tmp;      /* sort_events()'s buffer */
+	size_t tmp_cap;
 	uint64_t lost[TB_LOSS_NCAUSES]; /* running totals by cause */
 	uint64_t samples;        /* PERF_RECORD_SAMPLE records read from this ring */
 	uint64_t reported_lost;  /* ... and the PERF_RECORD_LOST counts */
@@ -101,6 +106,7 @@ struct tb_kernel {
 	uint8_t uuid[16];
 	uint8_t *scratch;        /* TB_PERF_REC_MAX */
 	struct kcpu *cur;        /* the ring being drained (the record callback's) */
+	unsigned cur_group;      /* ... and its group */
 	int err;                 /* first write error */
 	/* stats, read by other threads (relaxed atomics) */
 	uint64_t st_delivered, st_filtered, st_packets, st_bytes, st_samples;

@@ -30,6 +30,16 @@ static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/
 static const unsigned default_tps[] = { TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAKEUP_NEW, TB_KTP_FORK,
 					TB_KTP_EXEC, TB_KTP_EXIT, TB_KTP_MIGRATE };
 
+/* Which of a CPU's rings a tracepoint's records go to: the scheduling
+ * events in one, the optional, much more frequent ones (system calls, page
+ * faults: sampled on every CPU, kept or left out by the recorder) in
+ * another, so that a flood of them (other processes' included) fills
+ * only their own ring and never costs a scheduling event. */
+static unsigned ring_group(unsigned tp)
+{
+	return tp >= TB_KTP_SYS_ENTER;
+}
+
 /* The root and its threads now (an attached process has threads already). */
 static void add_root(struct tb_kernel *k, uint32_t pid)
 {
@@ -141,6 +151,18 @@ static int find_tracefs(char *dir, size_t len)
 		       "/sys/kernel/debug/tracing): as root, mount -t tracefs nodev /sys/kernel/tracing");
 }
 
+/* Names that stand for several tracepoints in --kernel=LIST. */
+static const struct {
+	const char *name;
+	unsigned tps[8], n;
+} groups[] = {
+	{ "sched", { TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAKEUP_NEW, TB_KTP_FORK, TB_KTP_EXEC, TB_KTP_EXIT,
+		     TB_KTP_MIGRATE },
+	  7 },
+	{ "syscalls", { TB_KTP_SYS_ENTER, TB_KTP_SYS_EXIT }, 2 },
+	{ "page_faults", { TB_KTP_PF_USER }, 1 },
+};
+
 /* Which tracepoints: cfg->list, or the default list.  want[tp] = 1. */
 static int parse_list(const char *list, int *want, int *explicit_list)
 {
@@ -154,19 +176,27 @@ static int parse_list(const char *list, int *want, int *explicit_list)
 	for (const char *p = list; *p;) {
 		const char *e = strchr(p, ',');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n > 6 && !strncmp(p, "sched:", 6)) {
-			p += 6;
-			n -= 6;
+		unsigned g;
+		for (g = 0; g < sizeof groups / sizeof groups[0]; g++)
+			if (strlen(groups[g].name) == n && !memcmp(groups[g].name, p, n))
+				break;
+		if (g < sizeof groups / sizeof groups[0]) {
+			for (unsigned i = 0; i < groups[g].n; i++)
+				want[groups[g].tps[i]] = 1;
+		} else {
+			int tp = tb_ktp_lookup(p, n);
+			if (tp < 0) {
+				char names[512] = "";
+				for (unsigned i = 0; i < TB_KTP_N; i++)
+					snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s:%s", i ? ", " : "",
+						 tb_ktp_sys(i), tb_ktp_tracepoint(i));
+				return tb_fail(-EINVAL,
+					       "--kernel: unknown tracepoint '%.*s' (known: %s; or the sets sched (the "
+					       "default), syscalls, page_faults)",
+					       (int)n, p, names);
+			}
+			want[tp] = 1;
 		}
-		int tp = tb_ktp_lookup(p, n);
-		if (tp < 0) {
-			char names[256] = "";
-			for (unsigned i = 0; i < TB_KTP_N; i++)
-				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-					 tb_ktp_name(i));
-			return tb_fail(-EINVAL, "--kernel: unknown tracepoint '%.*s' (known: %s)", (int)n, p, names);
-		}
-		want[tp] = 1;
 		p += n;
 		if (*p == ',')
 			p++;
@@ -195,13 +225,13 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		if (!want[tp])
 			continue;
 		char path[512], text[8192];
-		snprintf(path, sizeof path, "%s/sched/%s/format", evdir, tb_ktp_name(tp));
+		snprintf(path, sizeof path, "%s/%s/%s/format", evdir, tb_ktp_sys(tp), tb_ktp_tracepoint(tp));
 		int rc = read_file(path, text, sizeof text);
 		if (rc == -ENOENT && !explicit_list && tp == TB_KTP_WAKING)
 			want[TB_KTP_WAKEUP] = 1; /* an old kernel: the wakeup it has */
 		if (rc == -ENOENT) {
-			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
-				 tb_ktp_name(tp));
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s:%s", *missing ? ", " : "",
+				 tb_ktp_sys(tp), tb_ktp_tracepoint(tp));
 			continue;
 		}
 		if (rc == -EACCES || rc == -EPERM) {
@@ -212,8 +242,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		if (rc < 0)
 			return tb_fail(rc, "--kernel: cannot read %s: %s", path, strerror(-rc));
 		if (tb_tp_format_parse(text, &k->fmt[tp]) < 0) {
-			tb_kernel_warn(k, "--kernel: %s: a format this recorder cannot parse; sched:%s skipped", path,
-				       tb_ktp_name(tp));
+			tb_kernel_warn(k, "--kernel: %s: a format this recorder cannot parse; %s:%s skipped", path,
+				       tb_ktp_sys(tp), tb_ktp_tracepoint(tp));
 			continue;
 		}
 		/* the fields the class needs must be there: decode an all-zero record of the format's size */
@@ -223,9 +253,9 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		for (unsigned f = 0; f < k->fmt[tp].n; f++)
 			if ((uint32_t)k->fmt[tp].f[f].off + k->fmt[tp].f[f].size > sz)
 				sz = (uint32_t)k->fmt[tp].f[f].off + k->fmt[tp].f[f].size;
-		if (sz > sizeof zero || tb_ktp_decode(tp, &k->fmt[tp], zero, sz, 0, &probe) < 0) {
-			tb_kernel_warn(k, "--kernel: sched:%s on this kernel lacks a field tracebuf writes (%s); skipped",
-				       tb_ktp_name(tp), path);
+		if (sz > sizeof zero || tb_ktp_decode(tp, &k->fmt[tp], zero, sz, 0, 0, &probe) < 0) {
+			tb_kernel_warn(k, "--kernel: %s:%s on this kernel lacks a field tracebuf writes (%s); skipped",
+				       tb_ktp_sys(tp), tb_ktp_tracepoint(tp), path);
 			continue;
 		}
 		k->cls_of[tp] = (int32_t)tp;
@@ -257,6 +287,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		c->fd = -1;
 		c->chain_next = -1;
 		c->sfd = -1;
+		c->gring[0] = c->gring[1] = -1;
 		int offline = 0;
 		for (unsigned tp = 0; tp < TB_KTP_N && !offline; tp++) {
 			if (k->cls_of[tp] < 0)
@@ -293,8 +324,8 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 				}
 				if (err == EACCES || err == EPERM)
 					return perm_error(err, tb_ktp_name(tp));
-				return tb_fail(-err, "--kernel: perf_event_open(sched:%s, CPU %ld): %s", tb_ktp_name(tp),
-					       cpu, strerror(err));
+				return tb_fail(-err, "--kernel: perf_event_open(%s:%s, CPU %ld): %s", tb_ktp_sys(tp),
+					       tb_ktp_tracepoint(tp), cpu, strerror(err));
 			}
 			k->fd_cpu[k->nfds] = k->ncpu - 1;
 			k->fds[k->nfds++] = fd;
@@ -321,10 +352,12 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			k->ids[k->nids].id = id;
 			k->ids[k->nids].tp = tp;
 			k->nids++;
-			if (c->fd < 0) {
+			unsigned g = ring_group(tp);
+			if (c->gring[g] < 0) {
+				/* the group's first event on this CPU: its ring */
 				struct kring *kr = &c->rings[c->nrings];
-				c->fd = fd;
 				kr->fd = fd;
+				kr->group = g;
 				kr->map_len = (size_t)(k->ring_pages + 1) * (size_t)page;
 				kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 				if (kr->map == MAP_FAILED) {
@@ -337,7 +370,9 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 								      "raise it, or use a smaller ring)"
 								    : "");
 				}
-				c->nrings++;
+				c->gring[g] = (int)c->nrings++;
+				if (c->fd < 0)
+					c->fd = fd;
 				struct perf_event_mmap_page *mp = kr->map;
 				/* data_offset/data_size: Linux 4.1+; before, the data follows the first page */
 				uint64_t off = mp->data_offset ? mp->data_offset : (uint64_t)page;
@@ -348,7 +383,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 				kr->ring.size = size;
 				kr->ring.head = (const uint64_t *)&mp->data_head;
 				kr->ring.tail = (uint64_t *)&mp->data_tail;
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->fd) < 0) {
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[c->gring[g]].fd) < 0) {
 				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_SET_OUTPUT (CPU %ld): %s", cpu,
 					       strerror(errno));
 			}
@@ -440,6 +475,7 @@ void tb_kernel_close(struct tb_kernel *k)
 		if (c->sfd >= 0)
 			close(c->sfd);
 		free(c->ev);
+		free(c->tmp);
 		free(c->pkt);
 	}
 	for (unsigned i = 0; i < k->ncfds; i++)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracepoints.c - the sched tracepoints as tracebuf writes them: the
- * tracefs `format` parser, and for each tracepoint the event class of
- * LTTng's kernel tracer (lttng-modules, include/instrumentation/events/
- * sched.h: its field names, order and meaning, so that analyses written
- * for LTTng kernel traces read ours) and the decoder from the kernel's raw
- * record to that payload.  Where the raw record's layout comes from: the
+ * tracepoints.c - the kernel tracepoints as tracebuf writes them (sched,
+ * raw_syscalls, exceptions): the tracefs `format` parser, and for each
+ * tracepoint the event class of LTTng's kernel tracer (lttng-modules,
+ * include/instrumentation/events/sched.h...: its field names, order and
+ * meaning, so that analyses written for LTTng kernel traces read ours) and
+ * the decoder from the kernel's raw record to that payload.  Where the raw record's layout comes from: the
  * format file of the running kernel, never a compiled-in offset.
  */
 #define _GNU_SOURCE
@@ -19,12 +19,16 @@
 /* One field of a class: its LTTng name and type, and where the value comes from. */
 struct kout {
 	const char *name;
-	char type;        /* 's' string, 'i' int32, 'l' int64 */
-	const char *src;  /* the format file's field; "$pid": the sample's pid (tgid) */
+	char type;        /* 's' string, 'i' int32, 'l' int64, 'u' uint64, 'q' uint64 sequence (an
+			   * array field of the format), 'n' the name of the system call numbered
+			   * by an integer field (a string: "" where this build knows none) */
+	const char *src;  /* the format file's field; "$pid", "$tid": the sample's pid (tgid), tid */
 };
 
 struct kdef {
-	const char *name;
+	const char *name; /* the class's name (LTTng's) */
+	const char *sys;  /* tracefs subsystem */
+	const char *tp;   /* the tracepoint's name there */
 	struct kout out[8];
 	const char *tid_a, *tid_b; /* the format fields naming the tasks concerned */
 };
@@ -33,55 +37,120 @@ struct kdef {
 #define LTTNG_PRIO_BIAS 100
 
 static const struct kdef defs[TB_KTP_N] = {
-	[TB_KTP_SWITCH] = { "sched_switch",
+	[TB_KTP_SWITCH] = { "sched_switch", "sched", "sched_switch",
 			    { { "prev_comm", 's', "prev_comm" }, { "prev_tid", 'i', "prev_pid" },
 			      { "prev_prio", 'i', "prev_prio" }, { "prev_state", 'l', "prev_state" },
 			      { "next_comm", 's', "next_comm" }, { "next_tid", 'i', "next_pid" },
 			      { "next_prio", 'i', "next_prio" } },
 			    "prev_pid", "next_pid" },
-	[TB_KTP_WAKING] = { "sched_waking",
+	[TB_KTP_WAKING] = { "sched_waking", "sched", "sched_waking",
 			    { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
 			      { "target_cpu", 'i', "target_cpu" } },
 			    "pid", NULL },
-	[TB_KTP_WAKEUP] = { "sched_wakeup",
+	[TB_KTP_WAKEUP] = { "sched_wakeup", "sched", "sched_wakeup",
 			    { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
 			      { "target_cpu", 'i', "target_cpu" } },
 			    "pid", NULL },
-	[TB_KTP_WAKEUP_NEW] = { "sched_wakeup_new",
+	[TB_KTP_WAKEUP_NEW] = { "sched_wakeup_new", "sched", "sched_wakeup_new",
 				{ { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
 				  { "target_cpu", 'i', "target_cpu" } },
 				"pid", NULL },
 	/* LTTng also writes vtids, parent_ns_inum, child_pid (tgid) and
 	 * child_ns_inum, which the tracepoint's record does not carry */
-	[TB_KTP_FORK] = { "sched_process_fork",
+	[TB_KTP_FORK] = { "sched_process_fork", "sched", "sched_process_fork",
 			  { { "parent_comm", 's', "parent_comm" }, { "parent_tid", 'i', "parent_pid" },
 			    { "parent_pid", 'i', "$pid" }, { "child_comm", 's', "child_comm" },
 			    { "child_tid", 'i', "child_pid" } },
 			  "parent_pid", "child_pid" },
-	[TB_KTP_EXEC] = { "sched_process_exec",
+	[TB_KTP_EXEC] = { "sched_process_exec", "sched", "sched_process_exec",
 			  { { "filename", 's', "filename" }, { "tid", 'i', "pid" }, { "old_tid", 'i', "old_pid" } },
 			  "pid", NULL },
-	[TB_KTP_EXIT] = { "sched_process_exit",
+	[TB_KTP_EXIT] = { "sched_process_exit", "sched", "sched_process_exit",
 			  { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" } },
 			  "pid", NULL },
-	[TB_KTP_MIGRATE] = { "sched_migrate_task",
+	[TB_KTP_MIGRATE] = { "sched_migrate_task", "sched", "sched_migrate_task",
 			     { { "comm", 's', "comm" }, { "tid", 'i', "pid" }, { "prio", 'i', "prio" },
 			       { "orig_cpu", 'i', "orig_cpu" }, { "dest_cpu", 'i', "dest_cpu" } },
 			     "pid", NULL },
+	/* System calls: LTTng writes one class per call (syscall_entry_read with
+	 * its arguments by name...), from tables of each call's arguments in its
+	 * modules; raw_syscalls gives the number and six raw words.  tracebuf
+	 * writes the raw form under one class each way, with the call's name
+	 * (from the number: x86_64's table, src/kernel/syscall_names_x86_64.h)
+	 * and LTTng's syscall_entry_unknown field names (id, args).  These events
+	 * name no task: the task they happened to is the current one, which
+	 * LTTng gives as context fields (lttng add-context -k -t tid -t pid);
+	 * tracebuf's kernel streams have no event context, so its tid and pid
+	 * (tgid) end the payload, under those names. */
+	[TB_KTP_SYS_ENTER] = { "syscall_entry", "raw_syscalls", "sys_enter",
+			       { { "id", 'l', "id" }, { "name", 'n', "id" }, { "args", 'q', "args" },
+				 { "tid", 'i', "$tid" }, { "pid", 'i', "$pid" } },
+			       NULL, NULL },
+	[TB_KTP_SYS_EXIT] = { "syscall_exit", "raw_syscalls", "sys_exit",
+			      { { "id", 'l', "id" }, { "name", 'n', "id" }, { "ret", 'l', "ret" }, { "tid", 'i', "$tid" },
+				{ "pid", 'i', "$pid" } },
+			      NULL, NULL },
+	/* LTTng's x86_exceptions_page_fault_user (lttng-modules,
+	 * instrumentation/events/arch/x86/exceptions.h): the same fields, then
+	 * the current task's (as for system calls) */
+	[TB_KTP_PF_USER] = { "x86_exceptions_page_fault_user", "exceptions", "page_fault_user",
+			     { { "address", 'u', "address" }, { "ip", 'u', "ip" }, { "error_code", 'u', "error_code" },
+			       { "tid", 'i', "$tid" }, { "pid", 'i', "$pid" } },
+			     NULL, NULL },
 };
 
+#if defined(__x86_64__)
+#include "kernel/syscall_names_x86_64.h"
+#define SYSCALL_NAMES tb_syscall_names_x86_64
+#endif
+
+/* The name of system call nr on this architecture, "" when not known. */
+const char *tb_syscall_name(int64_t nr)
+{
+#ifdef SYSCALL_NAMES
+	if (nr >= 0 && (uint64_t)nr < sizeof SYSCALL_NAMES / sizeof SYSCALL_NAMES[0] && SYSCALL_NAMES[nr])
+		return SYSCALL_NAMES[nr];
+#else
+	(void)nr;
+#endif
+	return "";
+}
+
 #define KSTR_MAX 255u /* a string field's bound (exec's filename; comms are 15) */
+#define KSEQ_MAX 6u   /* a sequence's bound (the six argument words of a system call) */
 
 const char *tb_ktp_name(unsigned tp)
 {
 	return tp < TB_KTP_N ? defs[tp].name : NULL;
 }
 
+const char *tb_ktp_sys(unsigned tp)
+{
+	return tp < TB_KTP_N ? defs[tp].sys : NULL;
+}
+
+const char *tb_ktp_tracepoint(unsigned tp)
+{
+	return tp < TB_KTP_N ? defs[tp].tp : NULL;
+}
+
+static int same(const char *a, const char *name, size_t len)
+{
+	return strlen(a) == len && !memcmp(a, name, len);
+}
+
 int tb_ktp_lookup(const char *name, size_t len)
 {
-	for (unsigned i = 0; i < TB_KTP_N; i++)
-		if (strlen(defs[i].name) == len && !memcmp(defs[i].name, name, len))
+	const char *colon = memchr(name, ':', len);
+	for (unsigned i = 0; i < TB_KTP_N; i++) {
+		if (colon) { /* "subsystem:tracepoint", as perf and tracefs name it */
+			size_t sl = (size_t)(colon - name);
+			if (same(defs[i].sys, name, sl) && same(defs[i].tp, colon + 1, len - sl - 1))
+				return (int)i;
+		} else if (same(defs[i].name, name, len) || same(defs[i].tp, name, len)) {
 			return (int)i;
+		}
+	}
 	return -1;
 }
 
@@ -103,8 +172,12 @@ void tb_ktp_class(unsigned tp, uint32_t id, struct tb_event_desc *out)
 	for (unsigned i = 0; i < out->nfields; i++) {
 		const struct kout *o = &defs[tp].out[i];
 		snprintf(out->fields[i].name, sizeof out->fields[i].name, "%s", o->name);
-		out->fields[i].type = o->type == 's' ? TB_FT_STRING : o->type == 'i' ? TB_FT_I32 : TB_FT_I64;
-		out->fields[i].max_len = o->type == 's' ? KSTR_MAX : 0;
+		out->fields[i].type = o->type == 's' || o->type == 'n' ? TB_FT_STRING
+				      : o->type == 'i'		   ? TB_FT_I32
+				      : o->type == 'u'		   ? TB_FT_U64
+				      : o->type == 'q'		   ? TB_FT_U64SEQ
+								   : TB_FT_I64;
+		out->fields[i].max_len = o->type == 's' || o->type == 'n' ? KSTR_MAX : o->type == 'q' ? KSEQ_MAX : 0;
 	}
 }
 
@@ -253,7 +326,7 @@ static int get_str(const struct tb_tp_format *fmt, const char *name, const uint8
 }
 
 int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
-		  uint32_t sample_pid, struct tb_kev *ev)
+		  uint32_t sample_pid, uint32_t sample_tid, struct tb_kev *ev)
 {
 	if (tp >= TB_KTP_N)
 		return -1;
@@ -270,9 +343,34 @@ int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *ra
 			at += (uint32_t)n;
 			continue;
 		}
+		if (o->type == 'q') {
+			/* an array field: u32 count, then its words (CTF: a sequence) */
+			const struct tb_tp_field *f = field(fmt, o->src);
+			if (!f || f->data_loc || f->size % 8 || f->size / 8 > KSEQ_MAX || (uint32_t)f->off + f->size > len ||
+			    at + 4 + f->size > TB_KEV_PAYLOAD_MAX)
+				return -1;
+			uint32_t cnt = f->size / 8u;
+			memcpy(ev->payload + at, &cnt, 4);
+			memcpy(ev->payload + at + 4, raw + f->off, f->size);
+			at += 4 + f->size;
+			continue;
+		}
 		int64_t v;
+		if (o->type == 'n') {
+			if (get_int(fmt, o->src, raw, len, &v) < 0)
+				return -1;
+			const char *nm = tb_syscall_name(v);
+			size_t n = strlen(nm) + 1;
+			if (at + n > TB_KEV_PAYLOAD_MAX)
+				return -1;
+			memcpy(ev->payload + at, nm, n);
+			at += (uint32_t)n;
+			continue;
+		}
 		if (!strcmp(o->src, "$pid"))
 			v = (int32_t)sample_pid;
+		else if (!strcmp(o->src, "$tid"))
+			v = (int32_t)sample_tid;
 		else if (get_int(fmt, o->src, raw, len, &v) < 0)
 			return -1;
 		if (strstr(o->name, "prio"))

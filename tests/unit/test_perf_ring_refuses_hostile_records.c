@@ -181,6 +181,62 @@ static const char exec_fmt[] =
 	"\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
 	"\tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;\n";
 
+static const char sys_enter_fmt[] =
+	"name: sys_enter\nID: 443\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n";
+
+/* raw_syscalls:sys_enter: id, the call's name, the six words as a sequence,
+ * the current task; a cut record, an array of another size, an unknown
+ * number are each handled */
+static void test_syscall_decoder_bounds(void)
+{
+	struct tb_tp_format f;
+	CHECK(tb_tp_format_parse(sys_enter_fmt, &f) == 0 && f.n == 4 && f.f[3].size == 48);
+	uint8_t raw[64] = { 0 };
+	int64_t nr = 39; /* getpid on x86_64 */
+	memcpy(raw + 8, &nr, 8);
+	for (unsigned i = 0; i < 6; i++) {
+		uint64_t a = 100 + i;
+		memcpy(raw + 16 + 8 * i, &a, 8);
+	}
+	struct tb_kev ev;
+	CHECK(tb_ktp_decode(TB_KTP_SYS_ENTER, &f, raw, 64, 300, 301, &ev) == 0);
+	int64_t id;
+	memcpy(&id, ev.payload, 8);
+	const char *name = (const char *)ev.payload + 8;
+	size_t nl = strlen(name) + 1;
+#if defined(__x86_64__)
+	CHECK(!strcmp(name, "getpid"), "the name of 39: %s", name);
+#endif
+	uint32_t cnt;
+	uint64_t a5;
+	int32_t tid, pid;
+	memcpy(&cnt, ev.payload + 8 + nl, 4);
+	memcpy(&a5, ev.payload + 8 + nl + 4 + 40, 8);
+	memcpy(&tid, ev.payload + 8 + nl + 4 + 48, 4);
+	memcpy(&pid, ev.payload + 8 + nl + 4 + 48 + 4, 4);
+	CHECK(id == 39 && cnt == 6 && a5 == 105 && tid == 301 && pid == 300, "id %lld cnt %u a5 %llu tid %d pid %d",
+	      (long long)id, cnt, (unsigned long long)a5, tid, pid);
+	CHECK(ev.len == 8 + nl + 4 + 48 + 4 + 4 && ev.tid_a == -1 && ev.tid_b == -1, "len %u", ev.len);
+	for (uint32_t cut = 0; cut < 64; cut++)
+		CHECK(tb_ktp_decode(TB_KTP_SYS_ENTER, &f, raw, cut, 1, 1, &ev) < 0, "a record cut at %u is refused", cut);
+	nr = 1000000; /* no such call: no name, the number stays */
+	memcpy(raw + 8, &nr, 8);
+	CHECK(tb_ktp_decode(TB_KTP_SYS_ENTER, &f, raw, 64, 1, 1, &ev) == 0 && ev.payload[8] == 0);
+	nr = -1; /* what the kernel writes for an invalid number */
+	memcpy(raw + 8, &nr, 8);
+	CHECK(tb_ktp_decode(TB_KTP_SYS_ENTER, &f, raw, 64, 1, 1, &ev) == 0 && ev.payload[8] == 0);
+	/* an array that is not whole words, or longer than six */
+	f.f[3].size = 44;
+	CHECK(tb_ktp_decode(TB_KTP_SYS_ENTER, &f, raw, 64, 1, 1, &ev) < 0, "args of 44 bytes");
+	uint8_t big[128] = { 0 };
+	f.f[3].size = 56;
+	CHECK(tb_ktp_decode(TB_KTP_SYS_ENTER, &f, big, 128, 1, 1, &ev) < 0, "args of 7 words");
+}
+
 static void test_tracepoint_decoder_bounds(void)
 {
 	struct tb_tp_format f;
@@ -194,7 +250,7 @@ static void test_tracepoint_decoder_bounds(void)
 	memcpy(raw + 40, "0123456789abcdefXXXX", 16); /* a comm of 16 bytes, no NUL */
 	memcpy(raw + 56, &next, 4);
 	struct tb_kev ev;
-	CHECK(tb_ktp_decode(TB_KTP_SWITCH, &f, raw, 64, 7, &ev) == 0);
+	CHECK(tb_ktp_decode(TB_KTP_SWITCH, &f, raw, 64, 7, 7, &ev) == 0);
 	CHECK(ev.tid_a == 41 && ev.tid_b == 42);
 	CHECK(!memcmp(ev.payload, "worker\0", 7), "prev_comm");
 	int32_t p;
@@ -203,20 +259,20 @@ static void test_tracepoint_decoder_bounds(void)
 	/* prev_comm 7 + tid 4 + prio 4 + state 8 + next_comm 17 (cut at 16, NUL added) + 4 + 4 */
 	CHECK(ev.len == 7 + 4 + 4 + 8 + 17 + 4 + 4, "len %u", ev.len);
 	for (uint32_t cut = 0; cut < 64; cut++)
-		CHECK(tb_ktp_decode(TB_KTP_SWITCH, &f, raw, cut, 7, &ev) < 0, "a record cut at %u is refused", cut);
+		CHECK(tb_ktp_decode(TB_KTP_SWITCH, &f, raw, cut, 7, 7, &ev) < 0, "a record cut at %u is refused", cut);
 
 	CHECK(tb_tp_format_parse(exec_fmt, &f) == 0 && f.f[2].data_loc);
 	uint8_t r2[40] = { 0 };
 	uint32_t loc = (6u << 16) | 20u;
 	memcpy(r2 + 8, &loc, 4);
 	memcpy(r2 + 20, "/bin/\0", 6);
-	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, &ev) == 0 && !strcmp((char *)ev.payload, "/bin/"));
+	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, 1, &ev) == 0 && !strcmp((char *)ev.payload, "/bin/"));
 	loc = (30u << 16) | 20u; /* 30 bytes from 20: past the 40-byte record */
 	memcpy(r2 + 8, &loc, 4);
-	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, &ev) < 0, "a __data_loc past the record");
+	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, 1, &ev) < 0, "a __data_loc past the record");
 	loc = (2u << 16) | 0xfff0u;
 	memcpy(r2 + 8, &loc, 4);
-	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, &ev) < 0, "a __data_loc offset past the record");
+	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, 1, &ev) < 0, "a __data_loc offset past the record");
 
 	/* formats that lie */
 	CHECK(tb_tp_format_parse("ID: 5\n", &f) < 0, "no field");
@@ -228,6 +284,7 @@ static void test_tracepoint_decoder_bounds(void)
 int main(void)
 {
 	test_wrapping_record_is_whole();
+	test_syscall_decoder_bounds();
 	test_hostile_positions_and_sizes();
 	test_samples_and_lost_bounds();
 	test_tracepoint_decoder_bounds();
