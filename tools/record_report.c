@@ -238,11 +238,18 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			fprintf(stderr, " (not sent to the relay daemon: %" PRIu64 ")", ks.lost_relay);
 		fputc('\n', stderr);
 		if (ks.counted) {
-			uint64_t acc = ks.delivered + ks.filtered + ks.lost_full + ks.lost_invalid + ks.lost_disk +
-				       ks.lost_relay;
+			/* the tree's system calls and page faults (opened on its tasks) have no twin: their
+			 * losses are their ring's loss records, said apart */
+			uint64_t acc = ks.delivered - ks.pertask_delivered + ks.filtered + ks.lost_full - ks.pertask_lost +
+				       ks.lost_invalid + ks.lost_disk + ks.lost_relay;
 			fprintf(stderr, "  kernel: %" PRIu64 " tracepoint hits counted by perf, %" PRIu64
 					" accounted for (delivered + left out + lost)%s\n",
 				ks.generated, acc, acc == ks.generated ? "" : ": NOT EQUAL");
+			if (ks.pertask_delivered || ks.pertask_lost)
+				fprintf(stderr, "  kernel: and %" PRIu64 " system call and page fault events of the traced tree "
+						"(perf events on its tasks, inherited by what they start), %" PRIu64
+						" of them lost to a full ring\n",
+					ks.pertask_delivered, ks.pertask_lost);
 		}
 		if (ks.idle_gaps)
 			fprintf(stderr, "  kernel: %" PRIu64 " switch%s out of the idle task the kernel never gave (no tracer gets "

@@ -26,7 +26,9 @@
  *            duration, depth, name: the longest TB_HTML_SPANS of them
  *   states   a --kernel trace's thread states (report_sched.c's intervals:
  *            running, runnable, blocked) per thread lane, the first
- *            TB_HTML_STATES; null without sched events
+ *            TB_HTML_STATES, and what a blocked one was blocked in (a
+ *            system call, a page fault: `causes`, where the trace has
+ *            those events); null without sched events
  *   cpus     a --kernel trace's CPU occupancy: per CPU lane, which thread
  *            ran from one sched_switch to the next that names it as prev
  *            (lane, start, dur, tid; a gap where switches are missing, the
@@ -104,7 +106,10 @@ struct st_iv {
 	int64_t start, dur;
 	uint32_t lane;
 	uint8_t state;
+	uint8_t cause;           /* a blocked interval's: 1 + index in html.causes, 0 not known */
 };
+
+#define TB_HTML_CAUSES 255u      /* distinct causes of blocked time named (system calls, page fault) */
 
 /* a thread on a CPU from one sched_switch to the next */
 struct oc_run {
@@ -148,6 +153,8 @@ struct html {
 	size_t *st_last;         /* per lane: its last interval, SIZE_MAX none */
 	struct st_iv *st;
 	size_t nst, capst;
+	const char *causes[TB_HTML_CAUSES]; /* report_sched.c's names (they live as long as rs) */
+	unsigned ncauses;
 	uint64_t st_total, b1;
 	/* CPU occupancy (a --kernel trace with sched_switch): per CPU lane the
 	 * thread switched in and since when (oc_since < 0: not known yet) */
@@ -666,16 +673,24 @@ static void put_lanes(struct html *h, FILE *f)
 }
 
 /* a thread's interval in one state (report_sched.c's state machine): onto its lane's band */
-static int state_add(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to)
+static int state_add(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to, const char *cause)
 {
 	struct html *h = arg;
+	unsigned c = 0;
+	if (cause) {
+		while (c < h->ncauses && h->causes[c] != cause && strcmp(h->causes[c], cause))
+			c++;
+		if (c == h->ncauses && c < TB_HTML_CAUSES)
+			h->causes[h->ncauses++] = cause;
+		c = c < TB_HTML_CAUSES ? c + 1 : 0;
+	}
 	uint64_t *l = cli_map_get(&h->tid_lane, 0, tid, 0);
 	if (!l || !*l)
 		return 0;
 	size_t lane = (size_t)*l - 1;
 	int64_t a = tb_reader_ticks_to_ns(h->r, from) - h->t0, b = tb_reader_ticks_to_ns(h->r, to) - h->t0;
 	size_t k = h->st_last[lane];
-	if (k != SIZE_MAX && h->st[k].state == state && h->st[k].start + h->st[k].dur == a) {
+	if (k != SIZE_MAX && h->st[k].state == state && h->st[k].cause == c && h->st[k].start + h->st[k].dur == a) {
 		h->st[k].dur = b - h->st[k].start;
 		return 0;
 	}
@@ -690,7 +705,8 @@ static int state_add(void *arg, uint32_t tid, int state, uint64_t from, uint64_t
 		h->st = n;
 		h->capst = cap;
 	}
-	h->st[h->nst] = (struct st_iv){ .start = a, .dur = b > a ? b - a : 0, .lane = (uint32_t)lane, .state = (uint8_t)state };
+	h->st[h->nst] = (struct st_iv){ .start = a, .dur = b > a ? b - a : 0, .lane = (uint32_t)lane, .state = (uint8_t)state,
+					.cause = (uint8_t)c };
 	h->st_last[lane] = h->nst++;
 	return 0;
 }
@@ -703,12 +719,20 @@ static void put_states(struct html *h, FILE *f)
 	}
 	fprintf(f, ",\"states\":{\"names\":[\"running\",\"runnable\",\"blocked\"],\"total\":%" PRIu64 ",\"kept\":%zu",
 		h->st_total, h->nst);
-	static const char *keys[] = { "lane", "start", "dur", "state" };
-	for (int k = 0; k < 4; k++) {
+	/* what blocked intervals were blocked in: "cause" is 1 + an index in "causes", 0 not known */
+	fputs(",\"causes\":[", f);
+	for (unsigned i = 0; i < h->ncauses; i++) {
+		if (i)
+			fputc(',', f);
+		rpt_jstr(f, h->causes[i]);
+	}
+	fputc(']', f);
+	static const char *keys[] = { "lane", "start", "dur", "state", "cause" };
+	for (int k = 0; k < 5; k++) {
 		fprintf(f, ",\"%s\":[", keys[k]);
 		for (size_t i = 0; i < h->nst; i++) {
 			const struct st_iv *s = &h->st[i];
-			int64_t v = k == 0 ? s->lane : k == 1 ? s->start : k == 2 ? s->dur : s->state;
+			int64_t v = k == 0 ? s->lane : k == 1 ? s->start : k == 2 ? s->dur : k == 3 ? s->state : s->cause;
 			fprintf(f, i ? ",%" PRId64 : "%" PRId64, v);
 		}
 		fputc(']', f);

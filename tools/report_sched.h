@@ -3,7 +3,8 @@
  * report_sched.h - `tracebuf report` on a trace recorded with --kernel:
  * per thread the time running, runnable (waiting for a CPU) and blocked,
  * from the kernel's sched events, and the same split inside each span
- * name (NAME_begin ... NAME_end on one thread).  docs/KERNEL.md.
+ * name (NAME_begin ... NAME_end on one thread); with system calls and page
+ * faults recorded, what the blocked time was spent in.  docs/KERNEL.md.
  */
 #ifndef TB_TOOLS_REPORT_SCHED_H
 #define TB_TOOLS_REPORT_SCHED_H
@@ -27,8 +28,10 @@ void rs_print_json(const struct rs_state *s, FILE *f);
 void rs_free(struct rs_state *s);
 /* Calls fn for every interval a thread spent in one state (0 running, 1 runnable, 2 blocked),
  * in ticks [from, to), as the state machine closes it (rs_event, rs_finish): the intervals
- * the report's sums are made of (report --html's thread-state bands). */
-typedef int (*rs_interval_fn)(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to);
+ * the report's sums are made of (report --html's thread-state bands).  cause: what a blocked
+ * interval was blocked in (a system call's name, "page fault"; the string lives as long as
+ * s), NULL when not known or not blocked. */
+typedef int (*rs_interval_fn)(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to, const char *cause);
 void rs_on_interval(struct rs_state *s, rs_interval_fn fn, void *arg);
 
 #endif

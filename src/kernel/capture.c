@@ -84,6 +84,29 @@ static int keep(struct tb_kernel *k, const struct tb_kev *ev)
 	return cur || a || b;
 }
 
+/* The recorder's own threads (tb_kernel_exclude_self): an embedded
+ * recorder's system calls are not the program's. */
+static int excluded(const struct tb_kernel *k, int32_t tid)
+{
+	unsigned n = __atomic_load_n(&k->nexcl, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n && i < TB_KEXCL; i++)
+		/* acquire: pairs with the release store in tb_kernel_exclude_self() */
+		if ((int32_t)__atomic_load_n(&k->excl[i], __ATOMIC_ACQUIRE) == tid)
+			return 1;
+	return 0;
+}
+
+void tb_kernel_exclude_self(struct tb_kernel *k)
+{
+	if (!k)
+		return;
+	unsigned i = __atomic_fetch_add(&k->nexcl, 1, __ATOMIC_RELAXED);
+	if (i < TB_KEXCL)
+		/* release: pairs with excluded()'s acquire load (the slot may read 0
+		 * until then: a miss, never a wrong tid) */
+		__atomic_store_n(&k->excl[i], (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+}
+
 /* ---- the clock ---- */
 
 static uint64_t now_ticks(const struct tb_kernel *k)
@@ -155,15 +178,31 @@ int tb_kernel_enable(struct tb_kernel *k)
 void tb_kernel_wait(struct tb_kernel *k, int timeout_ms)
 {
 	struct pollfd p[256];
+	struct kring *of[256];
 	unsigned n = 0;
 	for (unsigned i = 0; i < k->ncpu; i++)
 		for (unsigned r = 0; r < k->cpus[i].nrings && n < 256; r++) {
+			if (k->cpus[i].rings[r].hup)
+				continue;
+			of[n] = &k->cpus[i].rings[r];
 			p[n].fd = k->cpus[i].rings[r].fd;
 			p[n].events = POLLIN;
 			n++;
 		}
-	if (poll(p, n, timeout_ms) < 0 && errno != EINTR) {
+	int rc = n ? poll(p, n, timeout_ms) : 0;
+	if (rc < 0 && errno != EINTR) {
 		struct timespec ts = { 0, 10 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	/* A ring whose event was opened on a task says POLLHUP for ever once
+	 * that task and everything that inherited the event have ended, even
+	 * while other tasks' events still write into it (SET_OUTPUT): it is no
+	 * longer polled (its records are still read by every pass) */
+	for (unsigned i = 0; rc > 0 && i < n; i++)
+		if (p[i].revents & (POLLHUP | POLLERR))
+			of[i]->hup = 1;
+	if (!n) {
+		struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
 	}
 }
@@ -189,7 +228,10 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		uint64_t lost;
 		if (tb_perf_lost_parse(rec, len, &lost) == 0 && lost <= TB_KLOST_MAX) {
 			kc_lost(c, TB_LOSS_FULL, lost);
-			c->reported_lost += lost;
+			if (k->cur_group == 1 && k->pertask)
+				__atomic_store_n(&k->pt_lost, k->pt_lost + lost, __ATOMIC_RELAXED); /* no twin counts them */
+			else
+				c->reported_lost += lost;
 			if (k->cur_group == 0)
 				c->chain_next = -1; /* switches may be missing here: the chain restarts */
 		}
@@ -199,8 +241,10 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 	}
 	if (type != PERF_RECORD_SAMPLE)
 		return; /* no event (throttling notices and the like) */
-	__atomic_store_n(&k->st_samples, k->st_samples + 1, __ATOMIC_RELAXED);
-	c->samples++;
+	if (!(k->cur_group == 1 && k->pertask)) { /* what the twins count */
+		__atomic_store_n(&k->st_samples, k->st_samples + 1, __ATOMIC_RELAXED);
+		c->samples++;
+	}
 	struct tb_perf_sample s;
 	const struct kid *id;
 	if (tb_perf_sample_parse(rec, len, &s) < 0 || !(id = find_id(k, s.id)) || k->cls_of[id->tp] < 0) {
@@ -304,7 +348,7 @@ static uint64_t seen(const struct tb_kernel *k)
 {
 	uint64_t n = k->st_samples;
 	for (unsigned i = 0; i < k->ncpu; i++)
-		n += k->cpus[i].lost[TB_LOSS_FULL];
+		n += k->cpus[i].reported_lost;
 	return n;
 }
 
@@ -424,10 +468,16 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 				__atomic_store_n(&best->idle_gaps, best->idle_gaps + 1, __ATOMIC_RELAXED);
 			best->chain_next = ev->tid_b;
 		}
-		if (k->all || keep(k, ev))
-			tb_kw_append(k, best, ev);
-		else
+		int pt = k->pertask && ev->tp >= TB_KTP_SYS_ENTER; /* the tree's by construction (open.c) */
+		if (pt && excluded(k, ev->cur_tid)) /* an embedded recorder's own calls, not its scheduling */
 			__atomic_store_n(&k->st_filtered, k->st_filtered + 1, __ATOMIC_RELAXED);
+		else if (pt || k->all || keep(k, ev)) {
+			tb_kw_append(k, best, ev);
+			if (pt)
+				__atomic_store_n(&k->pt_delivered, k->pt_delivered + 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_store_n(&k->st_filtered, k->st_filtered + 1, __ATOMIC_RELAXED);
+		}
 	}
 	uint64_t now = now_ticks(k);
 	for (unsigned i = 0; i < k->ncpu; i++) {
@@ -459,6 +509,8 @@ void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out)
 	out->packets = __atomic_load_n(&k->st_packets, __ATOMIC_RELAXED);
 	out->bytes = __atomic_load_n(&k->st_bytes, __ATOMIC_RELAXED);
 	out->samples = __atomic_load_n(&k->st_samples, __ATOMIC_RELAXED);
+	out->pertask_delivered = __atomic_load_n(&k->pt_delivered, __ATOMIC_RELAXED);
+	out->pertask_lost = __atomic_load_n(&k->pt_lost, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < k->ncpu; i++) {
 		/* written by the kernel thread; a torn read is impossible on x86_64 (aligned u64) */
 		out->lost_full += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_FULL], __ATOMIC_RELAXED);

@@ -62,6 +62,9 @@ struct tb_kernel_stats {
 				  * event grouped with each sampling one); valid when counted = 1, after
 				  * the final pass: delivered + filtered + lost = generated */
 	int counted;
+	uint64_t pertask_delivered; /* of delivered: the tree's system calls and page faults, opened on
+				     * its tasks (no twin counts them: not in generated) */
+	uint64_t pertask_lost;   /* of lost_full: theirs, lost to their full ring (its loss records) */
 	uint64_t silent;         /* of lost_full: counted by the kernel, neither delivered by the ring nor
 				  * reported lost by it */
 	uint64_t dropped;        /* of silent: not charged to a full ring either (the sampling event's
@@ -122,6 +125,9 @@ TB_HIDDEN void tb_kernel_wait(struct tb_kernel *k, int timeout_ms);
  */
 TB_HIDDEN int tb_kernel_pass(struct tb_kernel *k, int final);
 TB_HIDDEN void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out);
+/* The calling thread is the recorder's own: its events are left out (an
+ * embedded recorder's threads are in the tree it traces).  Any thread. */
+TB_HIDDEN void tb_kernel_exclude_self(struct tb_kernel *k);
 /* The event classes of stream class 2, ids TB_KERNEL_ID_BASE + i (i: enum
  * tb_ktp): every one tracebuf knows, opened or not (fixed ids). */
 TB_HIDDEN const struct tb_event_desc *tb_kernel_classes(const struct tb_kernel *k, uint32_t *n);

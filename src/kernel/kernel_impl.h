@@ -13,6 +13,7 @@
 #define TB_KINSTANCE_CHANNEL 0xffffu /* stream_instance_id = this << 32 | cpu */
 #define TB_KPAIRS 64u              /* (tsc, monotonic ns) pairs kept for the mapping */
 #define TB_KWARN 16u
+#define TB_KEXCL 32u               /* the recorder's own threads left out (tb_kernel_exclude_self) */
 #define TB_KTHROUGH_MARGIN_NS 10000000ull /* 10 ms: a record's clock read to its publication */
 
 /* One CPU: its perf ring, the events taken from it and not yet written,
@@ -20,6 +21,7 @@
 struct kring {
 	int fd;                  /* the ring's event */
 	unsigned group;          /* 0: scheduling events; 1: system calls, page faults (open.c) */
+	int hup;                 /* its event's task and heirs have ended: not polled (tb_kernel_wait) */
 	void *map;
 	size_t map_len;
 	struct tb_perf_ring ring;
@@ -69,6 +71,16 @@ struct tb_kernel {
 	int *fds;                /* every event's fd */
 	unsigned *fd_cpu;        /* index in cpus[] of each */
 	unsigned nfds;
+	size_t capfds;           /* room in fds, fd_cpu, ids, cfds, cfd_cpu (open.c, room()) */
+	uint32_t *roots;         /* the traced processes (cfg.roots) */
+	unsigned nroots;
+	int pertask;             /* group 1 (system calls, page faults) is opened on the tree's tasks,
+				  * inherited: its events are the tree's (no filter), with no counting
+				  * twin (the ring's loss records count its losses) */
+	uint64_t pt_delivered, pt_lost; /* those events written, and lost to a full ring */
+	uint32_t excl[TB_KEXCL]; /* the recorder's own threads (an embedded recorder is in the tree it
+				  * traces): their events are left out; 0 = free (tb_kernel_exclude_self) */
+	unsigned nexcl;
 	int *cfds;               /* the counting twins (open.c) */
 	unsigned *cfd_cpu;       /* index in cpus[] of each twin */
 	unsigned ncfds;

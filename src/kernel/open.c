@@ -204,9 +204,249 @@ static int parse_list(const char *list, int *want, int *explicit_list)
 	return 0;
 }
 
-static int perf_open(struct perf_event_attr *a, int cpu)
+/* Room for one more event fd (and its id, and a twin) in k's arrays. */
+static int room(struct tb_kernel *k)
 {
-	return (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (k->nfds < k->capfds && k->nids < k->capfds && k->ncfds < k->capfds)
+		return 0;
+	size_t cap = k->capfds ? k->capfds * 2 : 64;
+	int *fds = realloc(k->fds, cap * sizeof *fds);
+	if (fds)
+		k->fds = fds;
+	unsigned *fc = realloc(k->fd_cpu, cap * sizeof *fc);
+	if (fc)
+		k->fd_cpu = fc;
+	struct kid *ids = realloc(k->ids, cap * sizeof *ids);
+	if (ids)
+		k->ids = ids;
+	int *cfds = realloc(k->cfds, cap * sizeof *cfds);
+	if (cfds)
+		k->cfds = cfds;
+	unsigned *cc = realloc(k->cfd_cpu, cap * sizeof *cc);
+	if (cc)
+		k->cfd_cpu = cc;
+	if (!fds || !fc || !ids || !cfds || !cc)
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	k->capfds = cap;
+	return 0;
+}
+
+/* fd's records into its group's ring on CPU c: the group's first event
+ * there maps the ring, the others are redirected to it (SET_OUTPUT). */
+static int to_ring(struct tb_kernel *k, struct kcpu *c, int fd, unsigned g)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (c->gring[g] >= 0) {
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[c->gring[g]].fd) < 0)
+			return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_SET_OUTPUT (CPU %d): %s", c->cpu, strerror(errno));
+		return 0;
+	}
+	struct kring *kr = &c->rings[c->nrings];
+	kr->fd = fd;
+	kr->group = g;
+	kr->map_len = (size_t)(k->ring_pages + 1) * (size_t)page;
+	kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (kr->map == MAP_FAILED) {
+		int err = errno;
+		kr->map = NULL;
+		return tb_fail(-err, "--kernel: cannot map the perf ring of CPU %d (%u KiB): %s%s", c->cpu,
+			       (unsigned)(kr->map_len / 1024), strerror(err),
+			       err == EPERM ? " (above kernel.perf_event_mlock_kb for this user: "
+					      "raise it, or use a smaller ring)"
+					    : "");
+	}
+	c->gring[g] = (int)c->nrings++;
+	if (c->fd < 0)
+		c->fd = fd;
+	struct perf_event_mmap_page *mp = kr->map;
+	/* data_offset/data_size: Linux 4.1+; before, the data follows the first page */
+	uint64_t off = mp->data_offset ? mp->data_offset : (uint64_t)page;
+	uint64_t size = mp->data_size ? mp->data_size : (uint64_t)k->ring_pages * (uint64_t)page;
+	if (off + size > kr->map_len || (size & (size - 1)))
+		return tb_fail(-EINVAL, "--kernel: perf ring of CPU %d: impossible layout", c->cpu);
+	kr->ring.data = (const uint8_t *)kr->map + off;
+	kr->ring.size = size;
+	kr->ring.head = (const uint64_t *)&mp->data_head;
+	kr->ring.tail = (uint64_t *)&mp->data_tail;
+	return 0;
+}
+
+static void keep_fd(struct tb_kernel *k, struct kcpu *c, int fd, unsigned tp, uint64_t id)
+{
+	k->fd_cpu[k->nfds] = (unsigned)(c - k->cpus);
+	k->fds[k->nfds++] = fd;
+	k->ids[k->nids].id = id;
+	k->ids[k->nids].tp = tp;
+	k->nids++;
+}
+
+/*
+ * Tracepoint tp on CPU c: for every task (tid -1), with its counting twin,
+ * or for task tid and what it starts later (inherit: system calls and page
+ * faults of the tree; enabled at once, since a task started while its
+ * parent's event is off would never be counted: no twin, the ring's own
+ * loss records say what it lost).  *offline: the CPU is not there.
+ */
+static int open_one(struct tb_kernel *k, struct kcpu *c, unsigned tp, int tid, int *offline)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = k->fmt[tp].id;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a.disabled = tid < 0;
+	a.inherit = tid >= 0;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)((uint64_t)k->ring_pages * (uint64_t)page / 4);
+	/* the event's own count and the samples the kernel charged as lost to
+	 * a full ring (PERF_FORMAT_LOST, Linux 6.0+): what the final pass
+	 * separates "ring full, record still pending" from "counted, never
+	 * written, never charged" with (docs/KERNEL.md, "Losses") */
+	a.read_format = k->no_lost_format || tid >= 0 ? 0 : PERF_FORMAT_LOST;
+	if (room(k))
+		return -ENOMEM;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && tid < 0 && errno == EINVAL && !k->no_lost_format) {
+		k->no_lost_format = 1; /* a kernel before 6.0 */
+		a.read_format = 0;
+		fd = (int)syscall(SYS_perf_event_open, &a, tid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0) {
+		int err = errno;
+		if (err == ENODEV || err == ENXIO) {
+			*offline = 1; /* an offline CPU */
+			return 0;
+		}
+		if (tid >= 0 && err == ESRCH)
+			return 0; /* the task has ended: what it started is opened on its own */
+		if (err == EACCES || err == EPERM)
+			return perm_error(err, tb_ktp_name(tp));
+		return tb_fail(-err, "--kernel: perf_event_open(%s:%s, CPU %d%s): %s", tb_ktp_sys(tp),
+			       tb_ktp_tracepoint(tp), c->cpu, tid >= 0 ? ", a task of the tree" : "", strerror(err));
+	}
+	uint64_t id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		int err = errno;
+		close(fd);
+		return tb_fail(-err, "--kernel: PERF_EVENT_IOC_ID: %s", strerror(err));
+	}
+	keep_fd(k, c, fd, tp, id);
+	if (tid < 0) {
+		/* its counting twin, in its group: enabled and disabled with it,
+		 * it counts every hit of the tracepoint on this CPU, so that
+		 * delivered + filtered + lost can be checked against it */
+		struct perf_event_attr ca = a;
+		ca.sample_period = 0;
+		ca.sample_type = 0;
+		ca.disabled = 0;
+		ca.watermark = 0;
+		ca.wakeup_watermark = 0;
+		ca.read_format = 0;
+		int cfd = (int)syscall(SYS_perf_event_open, &ca, -1, c->cpu, fd, PERF_FLAG_FD_CLOEXEC);
+		if (cfd >= 0) {
+			k->cfd_cpu[k->ncfds] = (unsigned)(c - k->cpus);
+			k->cfds[k->ncfds++] = cfd;
+		} else {
+			k->count_failed = 1;
+		}
+	}
+	return to_ring(k, c, fd, ring_group(tp));
+}
+
+/* The group-1 tracepoints on task tid, CPU c. */
+static int open_task(struct tb_kernel *k, struct kcpu *c, uint32_t tid, int *offline)
+{
+	int rc = 0;
+	for (unsigned tp = 0; tp < TB_KTP_N && !rc && !*offline; tp++)
+		if (k->cls_of[tp] >= 0 && ring_group(tp))
+			rc = open_one(k, c, tp, (int)tid, offline);
+	return rc;
+}
+
+/* Appends to tasks[] the tree's tasks not in it yet: the roots' threads
+ * (/proc/PID/task), and the tasks of their descendants (each task's
+ * children, /proc/PID/task/TID/children).  -1: out of memory. */
+static int tree_tasks(struct tb_kernel *k, uint32_t **tasks, size_t *n, size_t *cap)
+{
+	/* the processes to look at: the roots, then the children found */
+	uint32_t *procs = NULL;
+	size_t np = 0, cp = 0;
+	for (unsigned i = 0; i < k->nroots; i++) {
+		if (np == cp) {
+			cp = cp ? cp * 2 : 16;
+			uint32_t *x = realloc(procs, cp * sizeof *x);
+			if (!x)
+				goto oom;
+			procs = x;
+		}
+		procs[np++] = k->roots[i];
+	}
+	for (size_t p = 0; p < np && p < 65536; p++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%u/task", procs[p]);
+		DIR *d = opendir(path);
+		if (!d)
+			continue;
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			char *e;
+			unsigned long t = strtoul(de->d_name, &e, 10);
+			if (*e || !t || t > INT32_MAX)
+				continue;
+			size_t j = 0;
+			while (j < *n && (*tasks)[j] != t)
+				j++;
+			if (j == *n) {
+				if (*n == *cap) {
+					size_t c2 = *cap ? *cap * 2 : 16;
+					uint32_t *x = realloc(*tasks, c2 * sizeof *x);
+					if (!x) {
+						closedir(d);
+						goto oom;
+					}
+					*tasks = x;
+					*cap = c2;
+				}
+				(*tasks)[(*n)++] = (uint32_t)t;
+			}
+			/* its children: processes of the tree too */
+			char cpath[96], buf[4096];
+			snprintf(cpath, sizeof cpath, "/proc/%u/task/%lu/children", procs[p], t);
+			FILE *f = fopen(cpath, "re");
+			size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+			if (f)
+				fclose(f);
+			buf[got] = 0;
+			for (char *q = buf, *qe; *q; q = qe) {
+				unsigned long child = strtoul(q, &qe, 10);
+				if (qe == q)
+					break;
+				if (!child || child > INT32_MAX)
+					continue;
+				if (np == cp) {
+					cp = cp ? cp * 2 : 16;
+					uint32_t *x = realloc(procs, cp * sizeof *x);
+					if (!x) {
+						closedir(d);
+						goto oom;
+					}
+					procs = x;
+				}
+				procs[np++] = (uint32_t)child;
+			}
+		}
+		closedir(d);
+	}
+	free(procs);
+	return 0;
+oom:
+	free(procs);
+	return -1;
 }
 
 static int open_events(struct tb_kernel *k, int *want, int explicit_list, const char *evdir)
@@ -272,15 +512,20 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	if (ncpu < 1)
 		ncpu = 1;
 	k->cpus = calloc((size_t)ncpu, sizeof *k->cpus);
-	k->fds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->fds);
-	k->ids = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->ids);
-	k->cfds = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfds);
-	k->cfd_cpu = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->cfd_cpu);
-	k->fd_cpu = calloc((size_t)ncpu * TB_KTP_N, sizeof *k->fd_cpu);
-	if (!k->cpus || !k->fds || !k->ids || !k->cfds || !k->cfd_cpu || !k->fd_cpu)
+	if (!k->cpus)
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
-	long page = sysconf(_SC_PAGESIZE);
-	for (long cpu = 0; cpu < ncpu; cpu++) {
+	/* the tracepoints of group 1 (system calls, page faults) are opened on
+	 * the tree's tasks, inherited by what they start, unless --kernel-all */
+	int pertask = 0;
+	for (unsigned tp = 0; tp < TB_KTP_N; tp++)
+		pertask |= k->cls_of[tp] >= 0 && ring_group(tp) && !k->all;
+	k->pertask = pertask;
+	uint32_t *tasks = NULL;
+	size_t ntasks = 0, captasks = 0;
+	if (pertask && tree_tasks(k, &tasks, &ntasks, &captasks) < 0)
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	int rc = 0;
+	for (long cpu = 0; cpu < ncpu && !rc; cpu++) {
 		struct kcpu *c = &k->cpus[k->ncpu++]; /* counted now: close() frees what it holds */
 		memset(c, 0, sizeof *c);
 		c->cpu = (int)cpu;
@@ -289,114 +534,37 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		c->sfd = -1;
 		c->gring[0] = c->gring[1] = -1;
 		int offline = 0;
-		for (unsigned tp = 0; tp < TB_KTP_N && !offline; tp++) {
-			if (k->cls_of[tp] < 0)
-				continue;
-			struct perf_event_attr a;
-			memset(&a, 0, sizeof a);
-			a.size = sizeof a;
-			a.type = PERF_TYPE_TRACEPOINT;
-			a.config = k->fmt[tp].id;
-			a.sample_period = 1;
-			a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-					PERF_SAMPLE_RAW;
-			a.disabled = 1;
-			a.use_clockid = 1;
-			a.clockid = CLOCK_MONOTONIC;
-			a.watermark = 1;
-			a.wakeup_watermark = (uint32_t)((uint64_t)k->ring_pages * (uint64_t)page / 4);
-			/* the event's own count and the samples the kernel charged as lost to
-			 * a full ring (PERF_FORMAT_LOST, Linux 6.0+): what the final pass
-			 * separates "ring full, record still pending" from "counted, never
-			 * written, never charged" with (docs/KERNEL.md, "Losses") */
-			a.read_format = k->no_lost_format ? 0 : PERF_FORMAT_LOST;
-			int fd = perf_open(&a, (int)cpu);
-			if (fd < 0 && errno == EINVAL && !k->no_lost_format) {
-				k->no_lost_format = 1; /* a kernel before 6.0 */
-				a.read_format = 0;
-				fd = perf_open(&a, (int)cpu);
-			}
-			if (fd < 0) {
-				int err = errno;
-				if (err == ENODEV || err == ENXIO) {
-					offline = 1; /* an offline CPU: the loop ends here */
-					continue;
-				}
-				if (err == EACCES || err == EPERM)
-					return perm_error(err, tb_ktp_name(tp));
-				return tb_fail(-err, "--kernel: perf_event_open(%s:%s, CPU %ld): %s", tb_ktp_sys(tp),
-					       tb_ktp_tracepoint(tp), cpu, strerror(err));
-			}
-			k->fd_cpu[k->nfds] = k->ncpu - 1;
-			k->fds[k->nfds++] = fd;
-			/* its counting twin, in its group: enabled and disabled with it,
-			 * it counts every hit of the tracepoint on this CPU, so that
-			 * delivered + filtered + lost can be checked against it */
-			struct perf_event_attr ca = a;
-			ca.sample_period = 0;
-			ca.sample_type = 0;
-			ca.disabled = 0;
-			ca.watermark = 0;
-			ca.wakeup_watermark = 0;
-			ca.read_format = 0;
-			int cfd = (int)syscall(SYS_perf_event_open, &ca, -1, (int)cpu, fd, PERF_FLAG_FD_CLOEXEC);
-			if (cfd >= 0) {
-				k->cfd_cpu[k->ncfds] = k->ncpu - 1;
-				k->cfds[k->ncfds++] = cfd;
-			}
-			else
-				k->count_failed = 1;
-			uint64_t id = 0;
-			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_ID: %s", strerror(errno));
-			k->ids[k->nids].id = id;
-			k->ids[k->nids].tp = tp;
-			k->nids++;
-			unsigned g = ring_group(tp);
-			if (c->gring[g] < 0) {
-				/* the group's first event on this CPU: its ring */
-				struct kring *kr = &c->rings[c->nrings];
-				kr->fd = fd;
-				kr->group = g;
-				kr->map_len = (size_t)(k->ring_pages + 1) * (size_t)page;
-				kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-				if (kr->map == MAP_FAILED) {
-					int err = errno;
-					kr->map = NULL;
-					return tb_fail(-err,
-						       "--kernel: cannot map the perf ring of CPU %ld (%u KiB): %s%s", cpu,
-						       (unsigned)(kr->map_len / 1024), strerror(err),
-						       err == EPERM ? " (above kernel.perf_event_mlock_kb for this user: "
-								      "raise it, or use a smaller ring)"
-								    : "");
-				}
-				c->gring[g] = (int)c->nrings++;
-				if (c->fd < 0)
-					c->fd = fd;
-				struct perf_event_mmap_page *mp = kr->map;
-				/* data_offset/data_size: Linux 4.1+; before, the data follows the first page */
-				uint64_t off = mp->data_offset ? mp->data_offset : (uint64_t)page;
-				uint64_t size = mp->data_size ? mp->data_size : (uint64_t)k->ring_pages * (uint64_t)page;
-				if (off + size > kr->map_len || (size & (size - 1)))
-					return tb_fail(-EINVAL, "--kernel: perf ring of CPU %ld: impossible layout", cpu);
-				kr->ring.data = (const uint8_t *)kr->map + off;
-				kr->ring.size = size;
-				kr->ring.head = (const uint64_t *)&mp->data_head;
-				kr->ring.tail = (uint64_t *)&mp->data_tail;
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[c->gring[g]].fd) < 0) {
-				return tb_fail(-errno, "--kernel: PERF_EVENT_IOC_SET_OUTPUT (CPU %ld): %s", cpu,
-					       strerror(errno));
-			}
+		for (unsigned tp = 0; tp < TB_KTP_N && !offline && !rc; tp++) {
+			if (k->cls_of[tp] >= 0 && !(pertask && ring_group(tp)))
+				rc = open_one(k, c, tp, -1, &offline);
 		}
-		if (c->fd < 0) {
+		for (size_t i = 0; pertask && i < ntasks && !offline && !rc; i++)
+			rc = open_task(k, c, tasks[i], &offline);
+		if (!rc && c->fd < 0) {
 			k->ncpu--; /* offline */
 			continue;
 		}
-		c->pkt = calloc(1, TB_KPKT_SIZE);
-		if (!c->pkt)
-			return tb_fail(-ENOMEM, "--kernel: out of memory");
+		if (!rc && !(c->pkt = calloc(1, TB_KPKT_SIZE)))
+			rc = tb_fail(-ENOMEM, "--kernel: out of memory");
 	}
-	return 0;
+	/* threads the tree started while the events were being opened (before
+	 * an opened one could pass them on): open theirs too, until none is new */
+	for (int round = 0; pertask && !rc && round < 16; round++) {
+		size_t before = ntasks;
+		if (tree_tasks(k, &tasks, &ntasks, &captasks) < 0) {
+			rc = tb_fail(-ENOMEM, "--kernel: out of memory");
+			break;
+		}
+		if (ntasks == before)
+			break;
+		for (unsigned i = 0; i < k->ncpu && !rc; i++) {
+			int offline = 0;
+			for (size_t t = before; t < ntasks && !rc && !offline; t++)
+				rc = open_task(k, &k->cpus[i], tasks[t], &offline);
+		}
+	}
+	free(tasks);
+	return rc;
 }
 
 int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
@@ -427,8 +595,14 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 		tb_kernel_close(k);
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
 	}
-	for (unsigned i = 0; i < cfg->nroots; i++)
+	if (cfg->nroots && !(k->roots = malloc(cfg->nroots * sizeof *k->roots))) {
+		tb_kernel_close(k);
+		return tb_fail(-ENOMEM, "--kernel: out of memory");
+	}
+	for (unsigned i = 0; i < cfg->nroots; i++) {
+		k->roots[k->nroots++] = cfg->roots[i];
 		add_root(k, cfg->roots[i]);
+	}
 	if ((rc = open_events(k, want, explicit_list, evdir)) != 0) {
 		tb_kernel_close(k);
 		return rc;
@@ -489,6 +663,7 @@ void tb_kernel_close(struct tb_kernel *k)
 	free(k->fds);
 	free(k->ids);
 	free(k->set);
+	free(k->roots);
 	free(k->scratch);
 	pthread_mutex_destroy(&k->warn_lock);
 	free(k);

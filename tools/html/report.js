@@ -108,7 +108,9 @@
         " with more keep their first " + grp(D.events.per_window) : "none in this page (--html-events 0)", true);
     if (D.states)
       add("thread states", "the band under each thread's events: running (green), runnable: waiting for a CPU " +
-        "(orange), blocked (grey), from the kernel's sched events" + (D.states.total > D.states.kept ? "; the first " +
+        "(orange), blocked (grey), from the kernel's sched events" + (D.states.causes && D.states.causes.length ?
+        "; the pointer over a lane says what a blocked thread was in (its system call or page fault)" : "") +
+        (D.states.total > D.states.kept ? "; the first " +
         grp(D.states.kept) + " of " + grp(D.states.total) + " intervals are drawn" : ""), D.states.total > D.states.kept);
     if (D.cpus)
       add("cpu occupancy", "the row under each CPU's events: which thread ran there, from one sched_switch to the " +
@@ -153,13 +155,14 @@
   for (let i = 0; i < SP.lane.length; i++) laneDepth[SP.lane[i]] = Math.max(laneDepth[SP.lane[i]], Math.min(SP.depth[i] + 1, 8));
   // thread states (a --kernel trace): per lane its intervals in time order, drawn as a band
   const ST = D.states, ST_COL = ["#2e9d4f", "#e8a33d", "#b4bfcd"], BAND_H = 4;
-  const stLane = lanes.map(() => ({ s: [], e: [], k: [] }));
+  const stLane = lanes.map(() => ({ s: [], e: [], k: [], c: [] }));
   if (ST)
     for (let i = 0; i < ST.lane.length; i++) {
       const L = stLane[ST.lane[i]];
       L.s.push(ST.start[i]);
       L.e.push(ST.start[i] + ST.dur[i]);
       L.k.push(ST.state[i]);
+      L.c.push(ST.cause ? ST.cause[i] : 0); // what a blocked interval was in: 1 + index in ST.causes, 0 not known
     }
   // CPU occupancy (a --kernel trace): per CPU lane the threads' runs in time order, a row under its events
   const OC = D.cpus;
@@ -584,6 +587,13 @@
         for (let k = a; k < b; k++) lines.push("event " + (EV.classes[e.c[k]] || "?") + " at " + dur(e.t[k]));
       else if (b - a > 5 && evInViewLast <= DRAW_MAX)
         lines.push((b - a) + " single events here: zoom in to tell them apart");
+      const S = stLane[lane];
+      if (S.s.length) {
+        const k = lowerBound(S.s, t + 1e-9) - 1;
+        if (k >= 0 && S.e[k] >= t)
+          lines.push("thread " + ST.names[S.k[k]] + (S.c[k] ? " in " + ST.causes[S.c[k] - 1] : "") + " for " +
+            dur(S.e[k] - S.s[k]) + " from " + dur(S.s[k]));
+      }
       const L = ocLane[lane];
       if (depth === 0 && L.s.length) {
         const k = lowerBound(L.s, t + 1e-9) - 1;
