@@ -25,7 +25,11 @@
  *      FtraceEventBundle of up to 1024 FtraceEvents (sched_switch,
  *      sched_waking, ... with ftrace's field names and prio), absolute
  *      timestamps on the clock snapshot's BOOTTIME, so that Perfetto draws
- *      CPU tracks and thread states itself; they are not also track events.
+ *      CPU tracks and thread states itself; and its system calls
+ *      (sys_enter/sys_exit: a slice per call on the thread's track; before
+ *      the first, a SystemInfo saying the machine is x86_64, by which
+ *      Perfetto names them) and user page faults (generic ftrace events);
+ *      they are not also track events.
  *
  * Tracks: a process track per pid (ProcessDescriptor with its recorded
  * name), a thread track per tid under it (ThreadDescriptor, "tid N" until
@@ -74,7 +78,9 @@ enum {
 	/* TracePacket */
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
 	TP_CLOCK_SNAPSHOT = 6, TP_DEFAULTS = 59, TP_TRACK_DESC = 60, TP_PERF_SAMPLE = 66,
-	TP_COMPRESSED = 50, TP_FIRST_ON_SEQ = 87,
+	TP_COMPRESSED = 50, TP_FIRST_ON_SEQ = 87, TP_SYSTEM_INFO = 45,
+	/* SystemInfo (common/system_info.proto), Utsname */
+	SI_UTSNAME = 1, UTS_MACHINE = 4,
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	/* TracePacketDefaults */
 	DEF_CLOCK_ID = 58,
@@ -672,6 +678,17 @@ static int convert_one(struct pf *f, const struct tb_rd_event *e)
 		return -ENOMEM;
 	if (c && id < f->roles.n) {
 		int k = pff_lookup(&f->ft, e, id);
+		if (k >= 0 && f->ft.need_system_info) { /* before any bundle holding a call */
+			f->ft.need_system_info = 0;
+			pkt_begin(f, 3, -1);
+			pb_begin(&f->b, TP_SYSTEM_INFO);
+			pb_begin(&f->b, SI_UTSNAME);
+			pb_str(&f->b, UTS_MACHINE, "x86_64"); /* only: a release would change how prev_state reads */
+			pb_end(&f->b);
+			pb_end(&f->b);
+			if (pkt_end(f))
+				return -ENOMEM;
+		}
 		if (k >= 0) {
 			int full = pff_event(&f->ft, &c->fb, e, k);
 			return full < 0 ? -ENOMEM : full ? bundle_flush(f, c) : 0;
@@ -854,9 +871,16 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 			f.events, cli_s(f.events), cv_out_name(o), f.begins, cli_s(f.begins), f.instants, cli_s(f.instants),
 			f.notices, cli_s(f.notices), f.counters, cli_s(f.counters), f.unmatched, cli_s(f.unmatched), f.closed_at_end, cli_s(f.closed_at_end),
 			f.closed_by_outer, f.bytes_out, f.bytes_out != f.bytes_plain ? "deflated from " : "", f.bytes_plain);
-		if (f.ft.events)
+		const uint64_t *fe = f.ft.events;
+		if (fe[PFF_SCHED])
 			cli_msg(stderr, "tracebuf convert: %" PRIu64 " kernel sched event%s as ftrace events (FtraceEventBundle "
-					"per CPU)", f.ft.events, cli_s(f.ft.events));
+					"per CPU)", fe[PFF_SCHED], cli_s(fe[PFF_SCHED]));
+		if (fe[PFF_SYSCALL] || fe[PFF_FAULT])
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " system call entr%s and exit%s as ftrace events "
+					"sys_enter/sys_exit (Perfetto: a slice per call on its thread), %" PRIu64 " user page "
+					"fault%s as generic ftrace events page_fault_user (Perfetto has no event of its own for "
+					"them: listed in the CPU's ftrace track)", fe[PFF_SYSCALL], fe[PFF_SYSCALL] == 1 ? "y" : "ies",
+				cli_s(fe[PFF_SYSCALL]), fe[PFF_FAULT], cli_s(fe[PFF_FAULT]));
 		if (f.prof)
 			cli_msg(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as perf samples with their callstacks "
 					"(%" PRIu64 " with an invalid PC left out)", f.samples, cli_s(f.samples), f.invalid_samples);

@@ -28,9 +28,15 @@ struct pff_bundle {
 	int lost;     /* the kernel lost events of this CPU before the bundle's */
 };
 
+enum { PFF_SCHED, PFF_SYSCALL, PFF_FAULT, PFF_NGROUPS };
+
 struct pff {
 	int8_t *map_of;  /* per class id: the event's mapping, -1 none, -2 not looked at yet */
-	uint64_t events; /* ftrace events written */
+	uint64_t events[PFF_NGROUPS]; /* ftrace events written: sched, sys_enter/exit, page faults */
+	int syscalls_seen;
+	/* set by pff_lookup at the first system call: the caller writes a SystemInfo saying
+	 * x86_64 (Perfetto names the calls from their numbers by it) and clears it */
+	int need_system_info;
 };
 
 int pff_init(struct pff *ft, uint32_t nclass_ids); /* -ENOMEM */
