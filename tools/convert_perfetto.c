@@ -21,11 +21,15 @@
  *      bucket, loss ranges): absolute BOOTTIME timestamps; trace_processor
  *      sorts the packets.
  *   3  the kernel's sched events of a --kernel trace (docs/KERNEL.md) as
- *      Perfetto's own ftrace events: per CPU an FtraceEventBundle of up to
- *      BUNDLE_EVENTS FtraceEvents (sched_switch, sched_waking, ... with
- *      ftrace's field names and prio), absolute timestamps on the clock
- *      snapshot's BOOTTIME, so that Perfetto draws CPU tracks and thread
- *      states itself; they are not also track events.
+ *      Perfetto's own ftrace events (convert_perfetto_ftrace.c): per CPU an
+ *      FtraceEventBundle of up to 1024 FtraceEvents (sched_switch,
+ *      sched_waking, ... with ftrace's field names and prio), absolute
+ *      timestamps on the clock snapshot's BOOTTIME, so that Perfetto draws
+ *      CPU tracks and thread states itself; and its system calls
+ *      (sys_enter/sys_exit: a slice per call on the thread's track; before
+ *      the first, a SystemInfo saying the machine is x86_64, by which
+ *      Perfetto names them) and user page faults (generic ftrace events);
+ *      they are not also track events.
  *
  * Tracks: a process track per pid (ProcessDescriptor with its recorded
  * name), a thread track per tid under it (ThreadDescriptor, "tid N" until
@@ -66,6 +70,7 @@
 #include "cli_map.h"
 #include "cli_pb.h"
 #include "cli_profile.h"
+#include "convert_perfetto_ftrace.h"
 
 /* field numbers (protos/perfetto/trace/...) */
 enum {
@@ -73,7 +78,9 @@ enum {
 	/* TracePacket */
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
 	TP_CLOCK_SNAPSHOT = 6, TP_DEFAULTS = 59, TP_TRACK_DESC = 60, TP_PERF_SAMPLE = 66,
-	TP_COMPRESSED = 50, TP_FIRST_ON_SEQ = 87,
+	TP_COMPRESSED = 50, TP_FIRST_ON_SEQ = 87, TP_SYSTEM_INFO = 45,
+	/* SystemInfo (common/system_info.proto), Utsname */
+	SI_UTSNAME = 1, UTS_MACHINE = 4,
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	/* TracePacketDefaults */
 	DEF_CLOCK_ID = 58,
@@ -98,49 +105,8 @@ enum {
 	MAP_BUILD_ID = 2, MAP_PATHS = 7, FR_FUNC = 2, FR_MAP = 3, FR_REL_PC = 4, CS_FRAMES = 2,
 	/* PerfSample */
 	PS_CPU = 1, PS_PID = 2, PS_TID = 3, PS_CALLSTACK = 4, PS_MODE = 5, MODE_USER = 2,
-	/* TracePacket.ftrace_events: FtraceEventBundle, FtraceEvent (ftrace/ftrace_event_bundle.proto,
-	 * ftrace_event.proto; the events' messages in ftrace/sched.proto) */
-	TP_FTRACE = 1, FB_CPU = 1, FB_EVENT = 2, FB_LOST = 3, FE_TS = 1, FE_PID = 2,
-	FE_SWITCH = 4, FE_WAKEUP = 17, FE_WAKING = 20, FE_WAKEUP_NEW = 114, FE_EXEC = 237, FE_EXIT = 238,
-	FE_FORK = 239, FE_MIGRATE = 491,
 };
 
-/* The kernel's sched events (docs/KERNEL.md: LTTng's names, stream class 2)
- * as Perfetto's ftrace events: which FtraceEvent member, and each field's
- * number in its message.  F_PRIO: LTTng's prio is the kernel's minus 100,
- * ftrace's (and so Perfetto's) the kernel's. */
-enum { F_STR, F_INT, F_PRIO };
-struct kmap_field {
-	const char *name;
-	uint8_t num, kind;
-};
-struct kmap {
-	const char *event;
-	uint32_t member;
-	/* FtraceEvent.pid: the task running when it fired, where the event says it; NULL: not written
-	 * (a waking's waker is not in the trace, and the CPU's last switch in the trace is not
-	 * the running task when other processes' switches were left out) */
-	const char *pid_field;
-	struct kmap_field f[7];
-};
-#define K_WAKE(ev, m) { ev, m, NULL, { { "comm", 1, F_STR }, { "tid", 2, F_INT }, { "prio", 3, F_PRIO }, \
-				    { "target_cpu", 5, F_INT } } }
-static const struct kmap kmaps[] = {
-	{ "sched_switch", FE_SWITCH, "prev_tid",
-	  { { "prev_comm", 1, F_STR }, { "prev_tid", 2, F_INT }, { "prev_prio", 3, F_PRIO }, { "prev_state", 4, F_INT },
-	    { "next_comm", 5, F_STR }, { "next_tid", 6, F_INT }, { "next_prio", 7, F_PRIO } } },
-	K_WAKE("sched_waking", FE_WAKING),
-	K_WAKE("sched_wakeup", FE_WAKEUP),
-	K_WAKE("sched_wakeup_new", FE_WAKEUP_NEW),
-	{ "sched_migrate_task", FE_MIGRATE, NULL,
-	  { { "comm", 1, F_STR }, { "tid", 2, F_INT }, { "prio", 3, F_PRIO }, { "orig_cpu", 4, F_INT }, { "dest_cpu", 5, F_INT } } },
-	{ "sched_process_fork", FE_FORK, "parent_tid",
-	  { { "parent_comm", 1, F_STR }, { "parent_tid", 2, F_INT }, { "child_comm", 3, F_STR }, { "child_tid", 4, F_INT } } },
-	{ "sched_process_exec", FE_EXEC, "tid", { { "filename", 1, F_STR }, { "tid", 2, F_INT }, { "old_tid", 3, F_INT } } },
-	{ "sched_process_exit", FE_EXIT, "tid", { { "comm", 1, F_STR }, { "tid", 2, F_INT }, { "prio", 4, F_PRIO } } },
-};
-#define NKMAPS (sizeof kmaps / sizeof kmaps[0])
-#define BUNDLE_EVENTS 1024 /* a CPU's ftrace events per FtraceEventBundle */
 
 #define CHUNK (1u << 20)
 
@@ -156,9 +122,7 @@ struct pcpu {
 	uint64_t lost_uuid; /* lost events, running total */
 	int64_t bucket;     /* current bucket index, -1 none */
 	uint64_t count, lost;
-	struct pb fb;       /* the FtraceEvent fields of the CPU's pending bundle */
-	uint32_t nfb;       /* events in it */
-	int fb_lost;        /* the kernel lost events of this CPU before the pending bundle's */
+	struct pff_bundle fb; /* the CPU's pending FtraceEventBundle */
 };
 
 struct pf {
@@ -176,7 +140,7 @@ struct pf {
 	uint64_t next_uuid;
 	struct cv_roles roles;
 	uint8_t *cls_done;  /* names of class id interned */
-	int8_t *kmap_of;    /* per class id: index in kmaps, -1 none, -2 not looked at yet */
+	struct pff ft;      /* the kernel's events as ftrace events */
 	uint32_t *ann_base; /* first debug annotation name iid of each class's fields */
 	uint32_t next_ann;
 	struct cli_table threads, procs; /* struct pthr by (pid, tid) / (pid, 0) */
@@ -195,7 +159,7 @@ struct pf {
 	int build_id_sent;
 	/* counts */
 	uint64_t events, instants, begins, ends, unmatched, closed_at_end, closed_by_outer, too_deep, notices;
-	uint64_t samples, invalid_samples, counters, backwards, ftrace;
+	uint64_t samples, invalid_samples, counters, backwards;
 	char nbuf[256];
 };
 
@@ -547,9 +511,9 @@ static int notice(struct pf *f, const struct tb_rd_event *e)
 	f->notices++;
 	const char *ch = tb_reader_stream_file(f->r, s);
 	if (c && ch && !strncmp(ch, "kernel_cpu", 10)) { /* ftrace's own mark: the bundle after the loss */
-		if (c->nfb && bundle_flush(f, c))
+		if (c->fb.n && bundle_flush(f, c))
 			return -ENOMEM;
-		c->fb_lost = 1;
+		c->fb.lost = 1;
 	}
 	if (!f->loss_track[s]) {
 		snprintf(f->nbuf, sizeof f->nbuf, "losses %s (cpu %" PRIu32 ")", tb_reader_stream_file(f->r, s), tb_rd_cpu(e));
@@ -605,83 +569,18 @@ static int notice(struct pf *f, const struct tb_rd_event *e)
 }
 
 /* ---------------------------------------------------------------------- */
-/* the kernel's sched events: ftrace events (sequence 3)                   */
-
-/* index in kmaps of the event's class: a kernel stream's (kernel_cpu<N>) event of one of its names */
-static int kmap_lookup(struct pf *f, const struct tb_rd_event *e, uint32_t id)
-{
-	if (f->kmap_of[id] != -2)
-		return f->kmap_of[id];
-	f->kmap_of[id] = -1;
-	const char *ch = tb_rd_channel(e), *name = tb_rd_name(e);
-	if (!ch || strncmp(ch, "kernel_cpu", 10) || !name)
-		return -1;
-	for (size_t k = 0; k < NKMAPS; k++)
-		if (!strcmp(name, kmaps[k].event))
-			f->kmap_of[id] = (int8_t)k;
-	return f->kmap_of[id];
-}
+/* the kernel's sched events: ftrace events (sequence 3, convert_perfetto_ftrace.c) */
 
 /* the CPU's pending FtraceEventBundle as one packet (its events in the CPU's time order) */
 static int bundle_flush(struct pf *f, struct pcpu *c)
 {
-	if (c->fb.oom)
+	if (c->fb.fb.oom)
 		return -ENOMEM;
-	if (!c->nfb && !c->fb_lost) /* a loss after the CPU's last event: an empty bundle says it */
+	if (!c->fb.n && !c->fb.lost) /* a loss after the CPU's last event: an empty bundle says it */
 		return 0;
 	pkt_begin(f, 3, -1);
-	pb_begin(&f->b, TP_FTRACE);
-	pb_varint(&f->b, FB_CPU, c->cpu);
-	if (c->fb_lost)
-		pb_varint(&f->b, FB_LOST, 1);
-	/* fb.b is NULL for a bundle that only says a loss: memcpy's arguments must not be */
-	if (c->fb.n && !pb_reserve(&f->b, c->fb.n)) {
-		memcpy(f->b.b + f->b.n, c->fb.b, c->fb.n);
-		f->b.n += c->fb.n;
-	}
-	pb_end(&f->b);
-	c->fb.n = 0;
-	c->nfb = 0;
-	c->fb_lost = 0;
+	pff_bundle_write(&f->b, &c->fb);
 	return pkt_end(f);
-}
-
-static int64_t kfield(const struct tb_rd_event *e, const char *name)
-{
-	int i = tb_rd_field_index(e, name);
-	return i < 0 ? INT64_MIN : tb_rd_i64(e, (unsigned)i);
-}
-
-/* one FtraceEvent into its CPU's bundle: absolute BOOTTIME ns (the clock snapshot's: the slices' clock) */
-static int ftrace_event(struct pf *f, struct pcpu *c, const struct tb_rd_event *e, const struct kmap *m)
-{
-	struct pb *b = &c->fb;
-	int64_t pid = m->pid_field ? kfield(e, m->pid_field) : -1;
-	f->ftrace++;
-	pb_begin(b, FB_EVENT);
-	pb_varint(b, FE_TS, (uint64_t)tb_rd_ns(e));
-	if (pid >= 0 && pid <= UINT32_MAX)
-		pb_varint(b, FE_PID, (uint64_t)pid);
-	pb_begin(b, m->member);
-	for (size_t i = 0; i < sizeof m->f / sizeof m->f[0] && m->f[i].name; i++) {
-		int k = tb_rd_field_index(e, m->f[i].name);
-		if (k < 0)
-			continue; /* a field the trace does not have: left out, not invented */
-		if (m->f[i].kind == F_STR) {
-			size_t n;
-			const char *str = tb_rd_str(e, (unsigned)k, &n);
-			pb_strn(b, m->f[i].num, str ? str : "", str ? n : 0);
-		} else {
-			pb_int64(b, m->f[i].num, tb_rd_i64(e, (unsigned)k) + (m->f[i].kind == F_PRIO ? 100 : 0));
-		}
-	}
-	if (m->member == FE_WAKING || m->member == FE_WAKEUP || m->member == FE_WAKEUP_NEW)
-		pb_varint(b, 4, 1); /* success: always 1 since Linux 4.x; ftrace's record has no field for it */
-	pb_end(b);
-	pb_end(b);
-	if (b->oom)
-		return -ENOMEM;
-	return ++c->nfb >= BUNDLE_EVENTS ? bundle_flush(f, c) : 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -778,9 +677,22 @@ static int convert_one(struct pf *f, const struct tb_rd_event *e)
 	if (c && rate_step(f, c, tb_rd_ns(e), 0))
 		return -ENOMEM;
 	if (c && id < f->roles.n) {
-		int k = kmap_lookup(f, e, id);
-		if (k >= 0)
-			return ftrace_event(f, c, e, &kmaps[k]);
+		int k = pff_lookup(&f->ft, e, id);
+		if (k >= 0 && f->ft.need_system_info) { /* before any bundle holding a call */
+			f->ft.need_system_info = 0;
+			pkt_begin(f, 3, -1);
+			pb_begin(&f->b, TP_SYSTEM_INFO);
+			pb_begin(&f->b, SI_UTSNAME);
+			pb_str(&f->b, UTS_MACHINE, "x86_64"); /* only: a release would change how prev_state reads */
+			pb_end(&f->b);
+			pb_end(&f->b);
+			if (pkt_end(f))
+				return -ENOMEM;
+		}
+		if (k >= 0) {
+			int full = pff_event(&f->ft, &c->fb, e, k);
+			return full < 0 ? -ENOMEM : full ? bundle_flush(f, c) : 0;
+		}
 	}
 	if (f->prof) {
 		int k = prof_event(f->prof, e, f->ps);
@@ -864,16 +776,13 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 	unsigned ns = tb_reader_nstreams(r);
 	uint32_t nc = tb_reader_nclass_ids(r);
 	f.cls_done = calloc(nc ? nc : 1, 1);
-	f.kmap_of = malloc(nc ? nc : 1);
 	f.ann_base = calloc(nc ? nc : 1, sizeof *f.ann_base);
 	f.cpus = calloc(ns ? ns : 1, sizeof *f.cpus);
 	f.loss_track = calloc(ns ? ns : 1, sizeof *f.loss_track);
 	f.prof = prof_open(r, "convert", o->quiet);
 	f.ps = malloc(sizeof *f.ps);
 	int rc = 0;
-	if (f.kmap_of)
-		memset(f.kmap_of, -2, nc ? nc : 1);
-	if (!f.cls_done || !f.kmap_of || !f.ann_base || !f.cpus || !f.loss_track || !f.prof || !f.ps || cv_roles_load(&f.roles, r) ||
+	if (pff_init(&f.ft, nc) || !f.cls_done || !f.ann_base || !f.cpus || !f.loss_track || !f.prof || !f.ps || cv_roles_load(&f.roles, r) ||
 	    (prof_present(f.prof) && prof_load(f.prof))) {
 		rc = cli_error("convert", "out of memory");
 		goto out;
@@ -889,7 +798,7 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 	for (unsigned s = 0; s < ns; s++) {
 		uint32_t cpu = tb_reader_stream_cpu(r, s);
 		if (!cpu_of(&f, cpu))
-			f.cpus[f.ncpus++] = (struct pcpu){ .cpu = cpu, .bucket = -1 };
+			f.cpus[f.ncpus++] = (struct pcpu){ .cpu = cpu, .bucket = -1, .fb.cpu = cpu };
 	}
 	uint64_t t0, t1;
 	tb_reader_time_range(r, &t0, &t1);
@@ -962,9 +871,16 @@ int convert_perfetto(struct tb_reader *r, const struct cv_opts *o)
 			f.events, cli_s(f.events), cv_out_name(o), f.begins, cli_s(f.begins), f.instants, cli_s(f.instants),
 			f.notices, cli_s(f.notices), f.counters, cli_s(f.counters), f.unmatched, cli_s(f.unmatched), f.closed_at_end, cli_s(f.closed_at_end),
 			f.closed_by_outer, f.bytes_out, f.bytes_out != f.bytes_plain ? "deflated from " : "", f.bytes_plain);
-		if (f.ftrace)
+		const uint64_t *fe = f.ft.events;
+		if (fe[PFF_SCHED])
 			cli_msg(stderr, "tracebuf convert: %" PRIu64 " kernel sched event%s as ftrace events (FtraceEventBundle "
-					"per CPU)", f.ftrace, cli_s(f.ftrace));
+					"per CPU)", fe[PFF_SCHED], cli_s(fe[PFF_SCHED]));
+		if (fe[PFF_SYSCALL] || fe[PFF_FAULT])
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " system call entr%s and exit%s as ftrace events "
+					"sys_enter/sys_exit (Perfetto: a slice per call on its thread), %" PRIu64 " user page "
+					"fault%s as generic ftrace events page_fault_user (Perfetto has no event of its own for "
+					"them: listed in the CPU's ftrace track)", fe[PFF_SYSCALL], fe[PFF_SYSCALL] == 1 ? "y" : "ies",
+				cli_s(fe[PFF_SYSCALL]), fe[PFF_FAULT], cli_s(fe[PFF_FAULT]));
 		if (f.prof)
 			cli_msg(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as perf samples with their callstacks "
 					"(%" PRIu64 " with an invalid PC left out)", f.samples, cli_s(f.samples), f.invalid_samples);
@@ -987,10 +903,10 @@ out:
 		libdeflate_free_compressor(f.z);
 #endif
 	free(f.cls_done);
-	free(f.kmap_of);
+	pff_free(&f.ft);
 	free(f.ann_base);
 	for (size_t i = 0; f.cpus && i < f.ncpus; i++)
-		free(f.cpus[i].fb.b);
+		free(f.cpus[i].fb.fb.b);
 	free(f.cpus);
 	free(f.loss_track);
 	free(f.ps);
