@@ -8,7 +8,8 @@
 #     syscall_exit (ret = the threads woken, what the program wrote in kh:woke) of the waker's
 #     tid, both between its kh:handoff and kh:woke (user, kernel, user: both orders exact);
 #     the 50 ms nap's clock_nanosleep lies inside kh:nap_begin .. kh:nap_end; each thread's
-#     entries and exits alternate with the same call; only the command's process is in it;
+#     entries and exits alternate with the same call; only the command's tree is in it (its
+#     process and what it forked: a sanitizer's helper);
 #   - report: kh-a's blocked time is mostly in clock_nanosleep (>= 49 ms), the span kh:nap is
 #     blocked in clock_nanosleep, kh-b waits in futex (text and JSON);
 #   - report --html: the thread-state intervals name what a blocked one was in;
@@ -55,9 +56,17 @@ pf = [e for e in evs if e["event"] == "x86_exceptions_page_fault_user"]
 if not sc:
     sys.exit("no system call in the trace")
 pid = next(e["fields"]["pid"] for e in sc if e["fields"]["tid"] == a)
-others = {e["fields"]["pid"] for e in sc + pf} - {pid}
+# the tree: the command's process and what it forked (sanitizer runtimes fork helpers)
+tree = {pid}
+forks = [(e["fields"]["parent_pid"], e["fields"]["child_tid"]) for e in evs if e["event"] == "sched_process_fork"]
+while True:
+    more = {c for p, c in forks if p in tree} - tree
+    if not more:
+        break
+    tree |= more
+others = {e["fields"]["pid"] for e in sc + pf} - tree
 if others:
-    sys.exit(f"system calls or faults of processes outside the tree: {sorted(others)[:5]}")
+    sys.exit(f"system calls or faults of processes outside the tree: {sorted(others)[:5]} (tree {sorted(tree)[:5]})")
 # every handoff: FUTEX_WAKE between kh:handoff and kh:woke, of the same thread
 user = {}
 for e in evs:
