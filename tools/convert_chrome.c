@@ -25,6 +25,13 @@
  *     since the Unix epoch (--absolute);
  *   - --begin/--end/--max-events: only part of the trace; otherData.cut
  *     and a line on stderr say what was left out;
+ *   - the kernel's system calls (record --kernel=syscalls: syscall_entry /
+ *     syscall_exit of a kernel stream) are slices on the calling thread's
+ *     track (its tid and pid fields), named by the call, cat "syscall":
+ *     an exit without its entry (a call entered before the trace) is an
+ *     instant, an entry without its exit is closed where the thread next
+ *     shows an event or at the end; the other kernel events are instants
+ *     on the CPU's track;
  *   - profile:sample events (traces of `tracebuf profile`) are instants
  *     named by their leaf function, cat "profile", the symbolised stack in
  *     args (cli_profile.c; one extra pass over the trace first reads the
@@ -47,6 +54,7 @@
 struct tstate {
 	uint64_t key; /* pid << 32 | tid */
 	struct cv_stack st;
+	char *call;   /* the JSON name of its open system call slice, NULL: none */
 };
 
 struct conv {
@@ -66,6 +74,9 @@ struct conv {
 	/* counts */
 	uint64_t events, instants, begins, ends, unmatched, closed_at_end, closed_by_outer, too_deep, notices;
 	uint64_t samples, invalid_samples;
+	int8_t *sys;      /* per class id: 1 syscall_entry, 2 syscall_exit of a kernel stream, 0 none, -1 not looked */
+	uint32_t nsys;
+	uint64_t calls, calls_unclosed, exits_alone;
 };
 
 static void sep(struct conv *c)
@@ -245,17 +256,104 @@ static int put_notice(struct conv *c, const struct tb_rd_event *e)
 	return 0;
 }
 
+/* closes thread t's open system call slice at ns, with a note saying why (NULL: its exit) */
+static void close_call(struct conv *c, struct tstate *t, int64_t ns, const char *why)
+{
+	sep(c);
+	fprintf(c->out, "{\"name\":%s,\"cat\":\"syscall\",\"ph\":\"E\",", t->call);
+	put_ts(c, "ts", ns);
+	fprintf(c->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", (uint32_t)(t->key >> 32), (uint32_t)t->key);
+	if (why) {
+		fprintf(c->out, "\"tracebuf_closed\":\"%s\"", why);
+		c->calls_unclosed++;
+	}
+	fputs("}}", c->out);
+	free(t->call);
+	t->call = NULL;
+}
+
+/* 1 entry, 2 exit: a system call event of a kernel stream; 0 any other */
+static int sys_kind(struct conv *c, const struct tb_rd_event *e)
+{
+	uint32_t id = tb_rd_id(e);
+	if (id >= c->nsys)
+		return 0;
+	if (c->sys[id] < 0) {
+		const char *n = tb_rd_name(e), *sf = tb_reader_stream_file(c->r, tb_rd_stream(e));
+		int k = !n || !sf || strncmp(sf, "kernel_cpu", 10) ? 0 : !strcmp(n, "syscall_entry") ? 1 : !strcmp(n, "syscall_exit") ? 2 : 0;
+		c->sys[id] = (int8_t)k;
+	}
+	return c->sys[id];
+}
+
+/* a syscall_entry / syscall_exit: a slice on the calling thread's track */
+static int put_call(struct conv *c, const struct tb_rd_event *e, int kind)
+{
+	int ti = tb_rd_field_index(e, "tid"), pi = tb_rd_field_index(e, "pid"), ni = tb_rd_field_index(e, "name");
+	if (ti < 0 || pi < 0)
+		return 1; /* not the layout tracebuf writes: an instant like any kernel event */
+	uint32_t tid = (uint32_t)tb_rd_i64(e, (unsigned)ti), pid = (uint32_t)tb_rd_i64(e, (unsigned)pi);
+	struct tstate *t = track(c, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	char nb[48];
+	size_t len = 0;
+	const char *nm = ni < 0 ? NULL : tb_rd_str(e, (unsigned)ni, &len);
+	if (!nm || !len) {
+		int ii = tb_rd_field_index(e, "id");
+		snprintf(nb, sizeof nb, "syscall_%" PRId64, ii < 0 ? (int64_t)-1 : tb_rd_i64(e, (unsigned)ii));
+		nm = nb;
+		len = strlen(nb);
+	}
+	char *j = cv_jdup(nm, len);
+	if (!j)
+		return -ENOMEM;
+	const char *f = cv_fields_json(e, &c->fields, &c->fcap);
+	if (!f) {
+		free(j);
+		return -ENOMEM;
+	}
+	if (kind == 2 && t->call) {
+		close_call(c, t, tb_rd_ns(e), NULL);
+		free(j);
+		return 0;
+	}
+	if (t->call) /* an entry whose exit was lost */
+		close_call(c, t, tb_rd_ns(e), "by the next entry");
+	sep(c);
+	fprintf(c->out, "{\"name\":%s,\"cat\":\"syscall\",\"ph\":\"%s\",%s", j, kind == 1 ? "B" : "i",
+		kind == 1 ? "" : "\"s\":\"t\",");
+	put_ts(c, "ts", tb_rd_ns(e));
+	fprintf(c->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{%s}}", pid, tid, f);
+	if (kind == 1) {
+		t->call = j;
+		c->calls++;
+	} else {
+		free(j);
+		c->exits_alone++;
+	}
+	return 0;
+}
+
 static int convert_one(struct conv *c, const struct tb_rd_event *e)
 {
 	if (tb_rd_kind(e) != TB_RD_EVENT)
 		return put_notice(c, e);
 	c->events++;
+	int sk = sys_kind(c, e);
+	if (sk) {
+		int k = put_call(c, e, sk);
+		if (k <= 0)
+			return k;
+	}
 	uint32_t pid = tb_rd_pid(e), tid = tb_rd_tid(e);
 	if (!tid && !pid)
 		tid = tb_rd_cpu(e); /* no thread record: the CPU's track of pseudo-process 0 */
 	struct tstate *t = track(c, pid, tid);
 	if (!t)
 		return -ENOMEM;
+	if (t->call) /* the thread is back in user space: the call's exit was lost */
+		close_call(c, t, tb_rd_ns(e), "by the thread's next event");
 	if (c->prof) {
 		int k = prof_event(c->prof, e, c->ps);
 		if (k)
@@ -297,7 +395,11 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	c.prof = prof_open(r, "convert", o->quiet);
 	c.ps = malloc(sizeof *c.ps);
 	int rc = 0;
-	if (!c.prof || !c.ps || (prof_present(c.prof) && prof_load(c.prof)) || cv_roles_load(&c.roles, r)) {
+	c.nsys = tb_reader_nclass_ids(r);
+	c.sys = malloc(c.nsys ? c.nsys : 1);
+	if (c.sys)
+		memset(c.sys, -1, c.nsys ? c.nsys : 1);
+	if (!c.sys || !c.prof || !c.ps || (prof_present(c.prof) && prof_load(c.prof)) || cv_roles_load(&c.roles, r)) {
 		rc = cli_error("convert", "out of memory");
 		goto out;
 	}
@@ -353,6 +455,8 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	/* spans still open: closed at the end of the trace (or of the window), innermost first */
 	for (size_t i = 0; !rc && i < c.threads.n; i++) {
 		struct tstate *t = cli_table_at(&c.threads, i);
+		if (t->call)
+			close_call(&c, t, end_ns, w.cut ? "where the file was cut" : "at the end of the trace");
 		while (t->st.depth) {
 			put_close(&c, t, end_ns, w.cut ? "where the file was cut" : "at the end of the trace");
 			c.closed_at_end++;
@@ -369,6 +473,10 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	if (c.prof)
 		fprintf(c.out, ",\"profile_samples\":%" PRIu64 ",\"profile_samples_invalid_pc\":%" PRIu64, c.samples,
 			c.invalid_samples);
+	if (c.calls || c.exits_alone)
+		fprintf(c.out, ",\"syscalls\":%" PRIu64 ",\"syscalls_closed_without_exit\":%" PRIu64
+			       ",\"syscall_exits_without_entry\":%" PRIu64,
+			c.calls, c.calls_unclosed, c.exits_alone);
 	if (note[0]) {
 		char *nj = cv_jdup(note, strlen(note));
 		fprintf(c.out, ",\"cut\":%s,\"events_before_window\":%" PRIu64 ",\"events_after_window\":%" PRIu64,
@@ -388,6 +496,11 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 			c.events, cli_s(c.events), cv_out_name(o), c.begins, cli_s(c.begins), c.instants, cli_s(c.instants),
 			c.notices, cli_s(c.notices), c.unmatched, cli_s(c.unmatched), c.closed_at_end, cli_s(c.closed_at_end),
 			c.closed_by_outer, c.too_deep ? " (and begins nested too deep kept as instants)" : "");
+		if (c.calls || c.exits_alone)
+			cli_msg(stderr, "tracebuf convert: %" PRIu64 " system call%s as slices on their threads' tracks (%" PRIu64
+					" without their exit, closed at the thread's next event or the end; %" PRIu64
+					" exit%s without their entry, as instants)",
+				c.calls, cli_s(c.calls), c.calls_unclosed, c.exits_alone, cli_s(c.exits_alone));
 		if (c.prof)
 			cli_msg(stderr, "tracebuf convert: %" PRIu64 " profile sample%s as instants named by their leaf "
 					"function (%" PRIu64 " with an invalid PC)", c.samples, cli_s(c.samples), c.invalid_samples);
@@ -396,8 +509,11 @@ int convert_chrome(struct tb_reader *r, const struct cv_opts *o)
 	}
 out:
 	cv_roles_free(&c.roles);
-	for (size_t i = 0; i < c.threads.n; i++)
+	for (size_t i = 0; i < c.threads.n; i++) {
 		free(((struct tstate *)cli_table_at(&c.threads, i))->st.s);
+		free(((struct tstate *)cli_table_at(&c.threads, i))->call);
+	}
+	free(c.sys);
 	cli_table_free(&c.threads);
 	cli_table_free(&c.procs);
 	free(c.fields);

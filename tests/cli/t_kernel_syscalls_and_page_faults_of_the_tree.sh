@@ -13,6 +13,8 @@
 #   - report: kh-a's blocked time is mostly in clock_nanosleep (>= 49 ms), the span kh:nap is
 #     blocked in clock_nanosleep, kh-b waits in futex (text and JSON);
 #   - report --html: the thread-state intervals name what a blocked one was in;
+#   - convert --to chrome: every call a slice (B/E) on its thread's track, one after the other,
+#     the nap's clock_nanosleep >= 49 ms;
 #   - page faults: a process that writes P fresh pages (no huge pages) has exactly P user page
 #     faults at those addresses, each a user write (error_code bits 1 and 2);
 #   - babeltrace2 reads both traces with the same events per class as tracebuf dump, and no
@@ -149,6 +151,41 @@ if not naps or max(naps) < 49e6:
     sys.exit(f"no blocked interval of >= 49 ms in clock_nanosleep: {naps[:5]}")
 if any(st["cause"][i] and st["state"][i] != 2 for i in range(len(st["cause"]))):
     sys.exit("a cause on an interval that is not blocked")
+PY
+
+# 2b. convert --to chrome: each call a slice on its thread's track
+"$CLI" convert "$T/h" --to chrome -o "$T/h.json" 2> "$T/conv.err" || { cat "$T/conv.err"; fail "convert --to chrome"; }
+"$PY" - "$T/h.json" "$T/h.jsonl" "$T/h.tids" <<'PY' || fail "chrome slices"
+import json, sys
+d = json.load(open(sys.argv[1]))
+evs = [json.loads(l) for l in open(sys.argv[2])]
+a, b = map(int, open(sys.argv[3]).read().split())
+ent = [e for e in evs if e.get("event") == "syscall_entry"]
+sc = [e for e in d["traceEvents"] if e.get("cat") == "syscall"]
+B = [e for e in sc if e["ph"] == "B"]
+E = [e for e in sc if e["ph"] == "E"]
+if len(B) != len(ent) or len(E) != len(B):
+    sys.exit(f"{len(ent)} entries in the trace, {len(B)} B and {len(E)} E slices in the JSON")
+# per thread: B, E, B, E ... with the same name, on the thread's own track
+open_ = {}
+longest = {}
+for e in sc:
+    k = (e["pid"], e["tid"])
+    if e["ph"] == "B":
+        if k in open_:
+            sys.exit(f"thread {k}: {e['name']} begins inside {open_[k]['name']}")
+        if e["args"]["tid"] != e["tid"]:
+            sys.exit(f"a call of tid {e['args']['tid']} on the track of {e['tid']}")
+        open_[k] = e
+    elif e["ph"] == "E":
+        o = open_.pop(k, None)
+        if not o or o["name"] != e["name"]:
+            sys.exit(f"thread {k}: an end of {e['name']} that closes {o and o['name']}")
+        longest[(e["tid"], e["name"])] = max(longest.get((e["tid"], e["name"]), 0), e["ts"] - o["ts"])
+if longest.get((a, "clock_nanosleep"), 0) < 49000:
+    sys.exit(f"kh-a's longest clock_nanosleep slice: {longest.get((a, 'clock_nanosleep'))} us")
+if d["tracebufSummary"].get("syscalls") != len(B):
+    sys.exit(f"summary {d['tracebufSummary']}")
 PY
 
 # 3. page faults: P fresh pages written once each
