@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +52,34 @@ extern char **environ;
 /* what the messages after the arguments call us: "profile" when profile runs us */
 static const char *rec_name = NAME;
 
+
+/*
+ * Until CMD's child waits on the go pipe (blocked in read: /proc/PID/syscall
+ * names it), at most 2 s: --kernel opens the tree's system-call events on
+ * each CPU in turn, and a call the child made meanwhile (its steps between
+ * fork and the read) could be entered on a CPU whose event was open and
+ * left on one whose was not.  Not readable: go on.
+ */
+static void wait_held(pid_t pid)
+{
+	char path[64], want[16], buf[32];
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+	snprintf(want, sizeof want, "%ld ", (long)SYS_read);
+	for (int i = 0; i < 2000; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		if (!strncmp(buf, want, strlen(want)))
+			return;
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
 
 /* execvp's search, done up front so that a missing command creates nothing. */
 static int resolve_cmd(const char *cmd, char *path, size_t len)
@@ -674,6 +703,8 @@ int cmd_record(int argc, char **argv)
 	env[3].num = pid;
 	cfg.nenv = 4;
 	uint32_t root = (uint32_t)pid;
+	if (o.kernel)
+		wait_held(pid);
 	if (o.kernel) {
 		o.kcfg.roots = &root; /* CMD's tree: it exists, held on the go pipe */
 		o.kcfg.nroots = 1;

@@ -248,8 +248,10 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			if (ks.pertask_delivered || ks.pertask_lost)
 				fprintf(stderr, "  kernel: and %" PRIu64 " system call and page fault events of the traced tree "
 						"(perf events on its tasks, inherited by what they start), %" PRIu64
-						" of them lost to a full ring\n",
-					ks.pertask_delivered, ks.pertask_lost);
+						" of them lost to a full ring%s\n",
+					ks.pertask_delivered, ks.pertask_lost,
+					ks.pertask_dups ? " (and second records of a hit, from a thread opened while it "
+							  "inherited, left out)" : "");
 		}
 		if (ks.idle_gaps)
 			fprintf(stderr, "  kernel: %" PRIu64 " switch%s out of the idle task the kernel never gave (no tracer gets "

@@ -43,6 +43,7 @@ static const char *const knames[K_N] = { "sched_switch",	 "sched_waking",       
 
 #define NO_CAUSE UINT32_MAX
 #define MAX_CALL_NR 1024u /* system call numbers looked up directly; beyond: by name */
+#define MAX_CAUSES 4096u  /* names kept apart (a real kernel has ~460 calls) */
 #define SPAN_CAUSES 4 /* the causes an open span keeps apart; more go to the last slot's "other" */
 
 /* blocked time by cause: a call (index in rs_state.causes), its blocked ticks, the calls made */
@@ -102,7 +103,7 @@ struct rs_state {
 				* allocation: a name's address stays valid while s lives) */
 	size_t ncauses, capcauses;
 	uint32_t *cause_of_call; /* per system call number < MAX_CALL_NR: its cause, NO_CAUSE: none yet */
-	uint32_t fault_cause;
+	uint32_t fault_cause, other_cause;
 	int have_causes;       /* system call or page fault events were seen */
 	rs_interval_fn on_interval;
 	void *on_arg;
@@ -161,7 +162,7 @@ struct rs_state *rs_new(struct tb_reader *r)
 	s->role = malloc(nid);
 	s->span_of = calloc(nid, sizeof *s->span_of);
 	s->cause_of_call = malloc(MAX_CALL_NR * sizeof *s->cause_of_call);
-	s->fault_cause = NO_CAUSE;
+	s->fault_cause = s->other_cause = NO_CAUSE;
 	if (!s->kind || !s->role || !s->span_of || !s->cause_of_call) {
 		rs_free(s);
 		return NULL;
@@ -294,6 +295,11 @@ static uint32_t call_cause(struct rs_state *s, const struct tb_rd_event *e)
 	for (size_t k = 0; k < s->ncauses; k++)
 		if (!strcmp(s->causes[k], name))
 			return (uint32_t)k;
+	if (s->ncauses >= MAX_CAUSES) { /* a hostile trace's endless names: one bucket for the rest */
+		if (s->other_cause == NO_CAUSE)
+			s->other_cause = cause_add(s, "other calls");
+		return s->other_cause;
+	}
 	uint32_t cause = cause_add(s, name);
 	if (cause != NO_CAUSE && nr >= 0 && (uint64_t)nr < MAX_CALL_NR && s->cause_of_call)
 		s->cause_of_call[nr] = cause;

@@ -469,6 +469,20 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			best->chain_next = ev->tid_b;
 		}
 		int pt = k->pertask && ev->tp >= TB_KTP_SYS_ENTER; /* the tree's by construction (open.c) */
+		if (pt && k->maybe_dups && best->pt_last.tp == ev->tp && best->pt_last.cur_tid == ev->cur_tid &&
+		    best->pt_last.len == ev->len && ev->ts - best->pt_last.ts <= k->dup_ticks &&
+		    !memcmp(best->pt_last.payload, ev->payload, ev->len)) {
+			/* the same hit twice: a task that inherited its events on some CPU
+			 * was also opened on its own (open.c: a thread started while the
+			 * tree's tasks were being opened, k->maybe_dups): two records back
+			 * to back on the same CPU, same task, same payload, each stamped
+			 * by its own event (ns apart).  A real second hit of the same
+			 * call has its exit between them */
+			__atomic_store_n(&k->pt_dups, k->pt_dups + 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (pt && k->maybe_dups)
+			best->pt_last = *ev;
 		if (pt && excluded(k, ev->cur_tid)) /* an embedded recorder's own calls, not its scheduling */
 			__atomic_store_n(&k->st_filtered, k->st_filtered + 1, __ATOMIC_RELAXED);
 		else if (pt || k->all || keep(k, ev)) {
@@ -511,6 +525,7 @@ void tb_kernel_stats(struct tb_kernel *k, struct tb_kernel_stats *out)
 	out->samples = __atomic_load_n(&k->st_samples, __ATOMIC_RELAXED);
 	out->pertask_delivered = __atomic_load_n(&k->pt_delivered, __ATOMIC_RELAXED);
 	out->pertask_lost = __atomic_load_n(&k->pt_lost, __ATOMIC_RELAXED);
+	out->pertask_dups = __atomic_load_n(&k->pt_dups, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < k->ncpu; i++) {
 		/* written by the kernel thread; a torn read is impossible on x86_64 (aligned u64) */
 		out->lost_full += __atomic_load_n(&k->cpus[i].lost[TB_LOSS_FULL], __ATOMIC_RELAXED);

@@ -65,6 +65,7 @@ struct tb_kernel_stats {
 	uint64_t pertask_delivered; /* of delivered: the tree's system calls and page faults, opened on
 				     * its tasks (no twin counts them: not in generated) */
 	uint64_t pertask_lost;   /* of lost_full: theirs, lost to their full ring (its loss records) */
+	uint64_t pertask_dups;   /* second records of a hit (a task opened while it inherited), dropped */
 	uint64_t silent;         /* of lost_full: counted by the kernel, neither delivered by the ring nor
 				  * reported lost by it */
 	uint64_t dropped;        /* of silent: not charged to a full ring either (the sampling event's

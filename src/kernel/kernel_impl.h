@@ -37,6 +37,8 @@ struct kcpu {
 	struct tb_kev *ev;       /* pending, in time order after a pass sorted them */
 	size_t n, cap, next;     /* next: the merge's position */
 	struct tb_kev *tmp;      /* sort_events()'s buffer */
+	struct tb_kev pt_last;   /* the last per-task event merged from this CPU (when maybe_dups: a
+				  * second record of the same hit is dropped) */
 	size_t tmp_cap;
 	uint64_t lost[TB_LOSS_NCAUSES]; /* running totals by cause */
 	uint64_t samples;        /* PERF_RECORD_SAMPLE records read from this ring */
@@ -78,6 +80,9 @@ struct tb_kernel {
 				  * inherited: its events are the tree's (no filter), with no counting
 				  * twin (the ring's loss records count its losses) */
 	uint64_t pt_delivered, pt_lost; /* those events written, and lost to a full ring */
+	uint64_t pt_dups;        /* ... and records of a hit already taken (capture.c) */
+	int maybe_dups;          /* a task was opened after others that may have passed it their events */
+	uint64_t dup_ticks;      /* two records of one hit are at most this far apart (2 us) */
 	uint32_t excl[TB_KEXCL]; /* the recorder's own threads (an embedded recorder is in the tree it
 				  * traces): their events are left out; 0 = free (tb_kernel_exclude_self) */
 	unsigned nexcl;

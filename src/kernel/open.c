@@ -538,15 +538,39 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			if (k->cls_of[tp] >= 0 && !(pertask && ring_group(tp)))
 				rc = open_one(k, c, tp, -1, &offline);
 		}
-		for (size_t i = 0; pertask && i < ntasks && !offline && !rc; i++)
-			rc = open_task(k, c, tasks[i], &offline);
-		if (!rc && c->fd < 0) {
+		if (!rc && c->fd < 0 && !pertask) {
 			k->ncpu--; /* offline */
 			continue;
 		}
 		if (!rc && !(c->pkt = calloc(1, TB_KPKT_SIZE)))
 			rc = tb_fail(-ENOMEM, "--kernel: out of memory");
+		if (offline) {
+			free(c->pkt);
+			c->pkt = NULL;
+			k->ncpu--; /* not there: nothing of it opened on any task either */
+		}
 	}
+	/* each task on every CPU in turn, so that the window in which a task has
+	 * its events on some CPUs only (a call entered on one and left on
+	 * another) is one task's opening, not the whole tree's */
+	for (size_t i = 0; pertask && i < ntasks && !rc; i++)
+		for (unsigned j = 0; j < k->ncpu && !rc; j++) {
+			int offline = 0;
+			rc = open_task(k, &k->cpus[j], tasks[i], &offline);
+		}
+	/* a CPU with no ring at all (no tracepoint of group 0, no task of the tree) */
+	for (unsigned j = 0; !rc && j < k->ncpu; j++)
+		if (k->cpus[j].fd < 0) {
+			free(k->cpus[j].pkt);
+			memmove(&k->cpus[j], &k->cpus[j + 1], (k->ncpu - j - 1) * sizeof k->cpus[0]);
+			k->ncpu--;
+			/* no fd names CPU j; those of the CPUs after it name them one lower now */
+			for (unsigned f = 0; f < k->nfds; f++)
+				k->fd_cpu[f] -= k->fd_cpu[f] > j;
+			for (unsigned f = 0; f < k->ncfds; f++)
+				k->cfd_cpu[f] -= k->cfd_cpu[f] > j;
+			j--;
+		}
 	/* threads the tree started while the events were being opened (before
 	 * an opened one could pass them on): open theirs too, until none is new */
 	for (int round = 0; pertask && !rc && round < 16; round++) {
@@ -557,6 +581,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		}
 		if (ntasks == before)
 			break;
+		k->maybe_dups = 1; /* each new one may also have inherited some (capture.c drops the twins) */
 		for (unsigned i = 0; i < k->ncpu && !rc; i++) {
 			int offline = 0;
 			for (size_t t = before; t < ntasks && !rc && !offline; t++)
@@ -587,6 +612,7 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 	k->ring_pages = cfg->ring_pages ? cfg->ring_pages : 256; /* 1 MiB per CPU */
 	k->clock_kind = cfg->clock_kind;
 	k->clock_freq = cfg->clock_freq;
+	k->dup_ticks = k->clock_kind == TB_CLOCK_TSC ? k->clock_freq / 500000u : 2000u; /* 2 us */
 	k->mono_offset_ns = cfg->clock_mono_offset_ns;
 	k->dirfd = -1;
 
