@@ -245,14 +245,13 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			fprintf(stderr, "  kernel: %" PRIu64 " tracepoint hits counted by perf, %" PRIu64
 					" accounted for (delivered + left out + lost)%s\n",
 				ks.generated, acc, acc == ks.generated ? "" : ": NOT EQUAL");
-			if (ks.pertask_delivered || ks.pertask_lost)
-				fprintf(stderr, "  kernel: and %" PRIu64 " system call and page fault events of the traced tree "
-						"(perf events on its tasks, inherited by what they start), %" PRIu64
-						" of them lost to a full ring%s\n",
-					ks.pertask_delivered, ks.pertask_lost,
-					ks.pertask_dups ? " (and second records of a hit, from a thread opened while it "
-							  "inherited, left out)" : "");
 		}
+		if (ks.pertask_delivered || ks.pertask_lost)
+			fprintf(stderr, "  kernel: %s%" PRIu64 " system call and page fault events of the traced tree (perf "
+					"events on its tasks, inherited by what they start), %" PRIu64 " of them lost to a full ring%s\n",
+				ks.counted ? "and " : "", ks.pertask_delivered, ks.pertask_lost,
+				ks.pertask_dups ? " (and second records of a hit, from a thread opened while it inherited, left out)"
+						: "");
 		if (ks.idle_gaps)
 			fprintf(stderr, "  kernel: %" PRIu64 " switch%s out of the idle task the kernel never gave (no tracer gets "
 					"them on this kernel, perf does not count them: docs/KERNEL.md, \"Known gap\")\n",
@@ -472,7 +471,10 @@ void record_explain_empty(struct tb_session *s, struct tb_engine *e, const char 
 	char names[160];
 	unsigned procs = tb_session_attached_procs(s, (uint32_t)getpid(), names, sizeof names);
 	int links = elf_links_tracebuf(exe);
-	fprintf(stderr, "tracebuf %s: the trace holds no event: ", NAME);
+	/* the kernel's events are there (--kernel): only the program's own are missing */
+	struct tb_kernel_stats ks;
+	int kev = tb_engine_kernel(e, &ks) && ks.delivered;
+	fprintf(stderr, "tracebuf %s: the trace holds no event%s: ", NAME, kev ? " of the program's own (only the kernel's)" : "");
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !procs) {
 		fprintf(stderr, "%s exited with status 127 without attaching to the session: the dynamic loader most "
 				"likely did not find a library it needs (see its message above: \"error while loading "

@@ -200,6 +200,10 @@ for i in range($P):
     m[i * 4096] = 1
 " > "$T/pf.base" 2> "$T/pf.err" || { cat "$T/pf.err"; fail "record the page writer"; }
 "$CLI" dump --format json "$T/pf" > "$T/pf.jsonl" || fail "dump pf"
+grep -q "the trace holds no event of the program's own (only the kernel's): " "$T/pf.err" ||
+	fail "a trace of kernel events only is said to hold none: $(grep 'holds no' "$T/pf.err")"
+grep -q "kernel: [0-9]* system call and page fault events of the traced tree" "$T/pf.err" ||
+	fail "the summary does not count the tree's page faults: $(cat "$T/pf.err")"
 "$PY" - "$T/pf.jsonl" "$(cat "$T/pf.base")" $P "$T/pf.err" <<'PY' || { cat "$T/pf.err"; fail "page fault checks"; }
 import json, re, sys
 evs = [json.loads(l) for l in open(sys.argv[1])]
