@@ -48,6 +48,9 @@
  *   trigger  a flight recorder snapshot's trigger (kind, name, tid, t: ns
  *            from the start), marked on the timeline; null otherwise
  *
+ * The --kernel parts (states, cpus) are in report_html_kernel.c, the
+ * state both share in report_html_impl.h.
+ *
  * Passes over the trace: the report's, the profile report's (two), then
  * one to count each thread's events (lanes) and each time window's (the
  * single events' budget), then one for the buckets, spans, events and
@@ -68,107 +71,10 @@
 #include "cli_profile.h"
 #include "cli_report.h"
 #include "report_sched.h"
-
-#define TB_HTML_THREADS 32       /* thread lanes; the rest share one */
-#define TB_HTML_CELLS (1u << 20) /* lanes x buckets at most */
-#define TB_HTML_MAX_BUCKETS 65536u
-#define TB_HTML_SPANS 50000u     /* the longest spans kept */
-#define TB_HTML_EV_WINDOWS 65536u /* the single events' budget is shared per time window */
-#define TB_HTML_LOSSES 10000u
-#define TB_HTML_STATES 500000u   /* thread-state intervals (the first ones); CPU runs too */
-#define TB_HTML_SWITCH_IDS 4u    /* class ids named sched_switch (one per kernel recorder) */
+#include "report_html_impl.h"
 
 extern const char tb_html_page[], tb_html_css[], tb_html_js[];
 
-struct hthr {
-	uint32_t pid, tid;
-	uint64_t n;
-	int lane;
-	struct cv_stack st;
-	int64_t *ts; /* start of each open span (parallel to st) */
-	uint32_t tcap;
-};
-
-/* a lane's single events: LEB128 varints, (zigzag time delta, class) each */
-struct evlane {
-	uint8_t *b;
-	size_t len, cap;
-	int64_t last; /* ns from the start of the previous event */
-	uint64_t n;
-};
-
-struct span {
-	int64_t start, dur;
-	uint32_t lane, depth, name;
-};
-
-struct st_iv {
-	int64_t start, dur;
-	uint32_t lane;
-	uint8_t state;
-	uint8_t cause;           /* a blocked interval's: 1 + index in html.causes, 0 not known */
-};
-
-#define TB_HTML_CAUSES 255u      /* distinct causes of blocked time named (system calls, page fault) */
-
-/* a thread on a CPU from one sched_switch to the next */
-struct oc_run {
-	int64_t start, dur;
-	uint32_t lane, tid;
-};
-
-struct html {
-	struct tb_reader *r;
-	int64_t t0, t1, span_ns, bucket_ns;
-	uint32_t nb;          /* buckets */
-	size_t nlanes, ncpu_lanes, other_lane; /* other_lane: SIZE_MAX none */
-	uint32_t *counts;     /* nlanes x nb */
-	uint32_t *cpu_lane;   /* stream -> lane */
-	struct cli_table thr; /* (pid, tid) -> struct hthr */
-	struct cv_roles roles;
-	struct span *spans;   /* a min-heap by duration */
-	size_t nspans;
-	uint64_t spans_total;
-	/* single events: at most ev_max, the first per_win of each window */
-	uint64_t ev_max, ev_total, ev_kept, per_win; /* per_win UINT64_MAX: all */
-	int64_t win_ns;
-	uint64_t *wcount;     /* events per window (count pass) */
-	uint64_t *wkept;      /* kept so far per window (main pass) */
-	struct evlane *evl;   /* per lane */
-	/* losses */
-	FILE *lost;           /* the JSON array's items */
-	char *lost_buf;
-	size_t lost_len, nlost;
-	/* flame */
-	struct prof *prof;
-	struct prof_sample *ps;
-	struct cli_map child; /* (parent node, label id) -> node + 1 */
-	struct cli_smap labels; /* "label\1module" -> id + 1 */
-	uint32_t *parent, *name;
-	uint64_t *value, *self;
-	size_t nnodes, ncap;
-	/* thread states (a --kernel trace): intervals per thread lane, consecutive equal ones merged */
-	struct rs_state *rs;
-	struct cli_map tid_lane; /* tid -> lane + 1, threads with a lane of their own */
-	size_t *st_last;         /* per lane: its last interval, SIZE_MAX none */
-	struct st_iv *st;
-	size_t nst, capst;
-	const char *causes[TB_HTML_CAUSES]; /* report_sched.c's names (they live as long as rs) */
-	unsigned ncauses;
-	uint64_t st_total, b1;
-	/* CPU occupancy (a --kernel trace with sched_switch): per CPU lane the
-	 * thread switched in and since when (oc_since < 0: not known yet) */
-	uint32_t sw_id[TB_HTML_SWITCH_IDS];
-	unsigned nsw;
-	int64_t *oc_since;
-	uint32_t *oc_tid;
-	struct oc_run *oc;
-	size_t noc, capoc;
-	uint64_t oc_total;
-	struct cli_map oc_name;  /* tid -> index + 1 into oc_comm */
-	char (*oc_comm)[16];
-	size_t ncomm, capcomm;
-};
 
 static int cmp_thr_n(const void *a, const void *b)
 {
@@ -398,119 +304,6 @@ static int lost_item(struct html *h, const struct tb_rd_event *e)
 /* ---------------------------------------------------------------------- */
 /* CPU occupancy: which thread ran on each CPU (sched_switch)              */
 
-static int oc_is_switch(const struct html *h, uint32_t id)
-{
-	for (unsigned i = 0; i < h->nsw; i++)
-		if (h->sw_id[i] == id)
-			return 1;
-	return 0;
-}
-
-/* remembers tid's name (the latest comm a switch gave it) */
-static int oc_name(struct html *h, uint32_t tid, const struct tb_rd_event *e, const char *field)
-{
-	int i = tb_rd_field_index(e, field);
-	size_t n = 0;
-	const char *c = i < 0 ? NULL : tb_rd_str(e, (unsigned)i, &n);
-	if (!c || !tid)
-		return 0;
-	uint64_t *v = cli_map_get(&h->oc_name, 0, tid, 1);
-	if (!v)
-		return -ENOMEM;
-	if (!*v) {
-		if (h->ncomm == h->capcomm) {
-			size_t cap = h->capcomm ? h->capcomm * 2 : 256;
-			char(*nc)[16] = realloc(h->oc_comm, cap * sizeof *nc);
-			if (!nc)
-				return -ENOMEM;
-			h->oc_comm = nc;
-			h->capcomm = cap;
-		}
-		*v = ++h->ncomm;
-	}
-	snprintf(h->oc_comm[*v - 1], 16, "%.*s", (int)(n < 15 ? n : 15), c);
-	return 0;
-}
-
-/* tid ran on lane's CPU over [a, b) (ns from the start): a run, the idle task's left out */
-static int oc_run_add(struct html *h, uint32_t lane, uint32_t tid, int64_t a, int64_t b)
-{
-	if (!tid || b < a)
-		return 0;
-	h->oc_total++;
-	if (h->noc == TB_HTML_STATES)
-		return 0;
-	if (h->noc == h->capoc) {
-		size_t cap = h->capoc ? h->capoc * 2 : 1024;
-		struct oc_run *n = realloc(h->oc, cap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		h->oc = n;
-		h->capoc = cap;
-	}
-	h->oc[h->noc++] = (struct oc_run){ .start = a, .dur = b - a, .lane = lane, .tid = tid };
-	return 0;
-}
-
-/* a sched_switch at rel ns on the CPU of lane: the previous task's run ends, the next one's begins */
-static int oc_switch(struct html *h, const struct tb_rd_event *e, int64_t rel)
-{
-	uint32_t lane = h->cpu_lane[tb_rd_stream(e)];
-	int ip = tb_rd_field_index(e, "prev_tid"), in = tb_rd_field_index(e, "next_tid");
-	if (ip < 0 || in < 0)
-		return 0;
-	int64_t prev = tb_rd_i64(e, (unsigned)ip), next = tb_rd_i64(e, (unsigned)in);
-	if (prev < 0 || next < 0 || prev > UINT32_MAX || next > UINT32_MAX)
-		return 0; /* not a task id: nothing drawn of it */
-	/* the run of prev: known when the CPU's previous switch in the trace put
-	 * prev there; otherwise switches are missing in between (left out by
-	 * the process-tree filter, or lost) and who ran when is not known */
-	if (h->oc_since[lane] >= 0 && h->oc_tid[lane] == (uint32_t)prev &&
-	    oc_run_add(h, lane, (uint32_t)prev, h->oc_since[lane], rel))
-		return -ENOMEM;
-	h->oc_since[lane] = rel;
-	h->oc_tid[lane] = (uint32_t)next;
-	if (oc_name(h, (uint32_t)prev, e, "prev_comm") || oc_name(h, (uint32_t)next, e, "next_comm"))
-		return -ENOMEM;
-	return 0;
-}
-
-static void put_cpus(struct html *h, FILE *f)
-{
-	if (!h->nsw || !h->oc_since) {
-		fputs(",\"cpus\":null", f);
-		return;
-	}
-	fprintf(f, ",\"cpus\":{\"total\":%" PRIu64 ",\"kept\":%zu", h->oc_total, h->noc);
-	static const char *keys[] = { "lane", "start", "dur", "tid" };
-	for (int k = 0; k < 4; k++) {
-		fprintf(f, ",\"%s\":[", keys[k]);
-		for (size_t i = 0; i < h->noc; i++) {
-			const struct oc_run *o = &h->oc[i];
-			if (k == 0 || k == 3)
-				fprintf(f, i ? ",%" PRIu32 : "%" PRIu32, k ? o->tid : o->lane);
-			else
-				fprintf(f, i ? ",%" PRId64 : "%" PRId64, k == 1 ? o->start : o->dur);
-		}
-		fputc(']', f);
-	}
-	/* the names of the threads drawn: the trace's text, escaped (a hostile comm sends no markup) */
-	fputs(",\"names\":{", f);
-	int first = 1;
-	for (size_t i = 0; i < h->noc; i++) {
-		uint64_t *v = cli_map_get(&h->oc_name, 1, h->oc[i].tid, 0);
-		if (v)
-			continue; /* said already */
-		uint64_t *nm = cli_map_get(&h->oc_name, 0, h->oc[i].tid, 0);
-		if (!nm || !(v = cli_map_get(&h->oc_name, 1, h->oc[i].tid, 1)))
-			continue;
-		*v = 1;
-		fprintf(f, "%s\"%" PRIu32 "\":", first ? "" : ",", h->oc[i].tid);
-		rpt_jstr(f, h->oc_comm[*nm - 1]);
-		first = 0;
-	}
-	fputs("}}", f);
-}
 
 static int main_pass(struct html *h)
 {
@@ -527,7 +320,7 @@ static int main_pass(struct html *h)
 		if (h->rs && rs_event(h->rs, e))
 			return -ENOMEM;
 		int64_t rel = ns < h->t0 ? 0 : ns - h->t0;
-		if (h->nsw && oc_is_switch(h, tb_rd_id(e)) && oc_switch(h, e, rel))
+		if (h->nsw && rh_oc_is_switch(h, tb_rd_id(e)) && rh_oc_switch(h, e, rel))
 			return -ENOMEM;
 		uint64_t b = (uint64_t)rel / (uint64_t)h->bucket_ns;
 		if (b >= h->nb)
@@ -581,7 +374,7 @@ static int main_pass(struct html *h)
 	rs_finish(h->rs, h->b1);
 	/* the tasks still on their CPUs at the end ran up to it */
 	for (size_t l = 0; h->nsw && l < h->ncpu_lanes; l++)
-		if (h->oc_since[l] >= 0 && oc_run_add(h, (uint32_t)l, h->oc_tid[l], h->oc_since[l], h->t1 - h->t0))
+		if (h->oc_since[l] >= 0 && rh_oc_run_add(h, (uint32_t)l, h->oc_tid[l], h->oc_since[l], h->t1 - h->t0))
 			return -ENOMEM;
 	return 0;
 }
@@ -672,73 +465,6 @@ static void put_lanes(struct html *h, FILE *f)
 	fputc(']', f);
 }
 
-/* a thread's interval in one state (report_sched.c's state machine): onto its lane's band */
-static int state_add(void *arg, uint32_t tid, int state, uint64_t from, uint64_t to, const char *cause)
-{
-	struct html *h = arg;
-	unsigned c = 0;
-	if (cause) {
-		while (c < h->ncauses && h->causes[c] != cause && strcmp(h->causes[c], cause))
-			c++;
-		if (c == h->ncauses && c < TB_HTML_CAUSES)
-			h->causes[h->ncauses++] = cause;
-		c = c < TB_HTML_CAUSES ? c + 1 : 0;
-	}
-	uint64_t *l = cli_map_get(&h->tid_lane, 0, tid, 0);
-	if (!l || !*l)
-		return 0;
-	size_t lane = (size_t)*l - 1;
-	int64_t a = tb_reader_ticks_to_ns(h->r, from) - h->t0, b = tb_reader_ticks_to_ns(h->r, to) - h->t0;
-	size_t k = h->st_last[lane];
-	if (k != SIZE_MAX && h->st[k].state == state && h->st[k].cause == c && h->st[k].start + h->st[k].dur == a) {
-		h->st[k].dur = b - h->st[k].start;
-		return 0;
-	}
-	h->st_total++;
-	if (h->nst == TB_HTML_STATES)
-		return 0;
-	if (h->nst == h->capst) {
-		size_t cap = h->capst ? h->capst * 2 : 1024;
-		struct st_iv *n = realloc(h->st, cap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		h->st = n;
-		h->capst = cap;
-	}
-	h->st[h->nst] = (struct st_iv){ .start = a, .dur = b > a ? b - a : 0, .lane = (uint32_t)lane, .state = (uint8_t)state,
-					.cause = (uint8_t)c };
-	h->st_last[lane] = h->nst++;
-	return 0;
-}
-
-static void put_states(struct html *h, FILE *f)
-{
-	if (!h->rs) {
-		fputs(",\"states\":null", f);
-		return;
-	}
-	fprintf(f, ",\"states\":{\"names\":[\"running\",\"runnable\",\"blocked\"],\"total\":%" PRIu64 ",\"kept\":%zu",
-		h->st_total, h->nst);
-	/* what blocked intervals were blocked in: "cause" is 1 + an index in "causes", 0 not known */
-	fputs(",\"causes\":[", f);
-	for (unsigned i = 0; i < h->ncauses; i++) {
-		if (i)
-			fputc(',', f);
-		rpt_jstr(f, h->causes[i]);
-	}
-	fputc(']', f);
-	static const char *keys[] = { "lane", "start", "dur", "state", "cause" };
-	for (int k = 0; k < 5; k++) {
-		fprintf(f, ",\"%s\":[", keys[k]);
-		for (size_t i = 0; i < h->nst; i++) {
-			const struct st_iv *s = &h->st[i];
-			int64_t v = k == 0 ? s->lane : k == 1 ? s->start : k == 2 ? s->dur : k == 3 ? s->state : s->cause;
-			fprintf(f, i ? ",%" PRId64 : "%" PRId64, v);
-		}
-		fputc(']', f);
-	}
-	fputc('}', f);
-}
 
 static void put_spans(struct html *h, FILE *f)
 {
@@ -1002,43 +728,9 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 			t->lane = (int)h.other_lane;
 		}
 	}
-	/* the thread-state bands: the threads with a lane of their own */
-	if ((h.rs = rs_new(r)) != NULL) {
-		h.st_last = malloc((h.nlanes ? h.nlanes : 1) * sizeof *h.st_last);
-		if (!h.st_last) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		for (size_t l = 0; l < h.nlanes; l++)
-			h.st_last[l] = SIZE_MAX;
-		for (size_t i = 0; i < h.thr.n && i < TB_HTML_THREADS; i++) {
-			struct hthr *t = cli_table_at(&h.thr, i);
-			uint64_t *v = t->tid ? cli_map_get(&h.tid_lane, 0, t->tid, 1) : NULL;
-			if (t->tid && !v) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			if (v)
-				*v = (uint64_t)t->lane + 1;
-		}
-		rs_on_interval(h.rs, state_add, &h);
-	}
-	/* the CPU lanes' occupancy: the classes named sched_switch (a kernel class: its stream's CPU) */
-	for (uint32_t id = 0, nid = tb_reader_nclass_ids(r); id < nid && h.nsw < TB_HTML_SWITCH_IDS; id++) {
-		const char *n = tb_reader_class_name(r, id);
-		if (n && !strcmp(n, "sched_switch"))
-			h.sw_id[h.nsw++] = id;
-	}
-	if (h.nsw) {
-		h.oc_since = malloc((h.ncpu_lanes ? h.ncpu_lanes : 1) * sizeof *h.oc_since);
-		h.oc_tid = calloc(h.ncpu_lanes ? h.ncpu_lanes : 1, sizeof *h.oc_tid);
-		if (!h.oc_since || !h.oc_tid) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		for (size_t l = 0; l < h.ncpu_lanes; l++)
-			h.oc_since[l] = -1;
-	}
+	/* the thread-state bands and the CPU rows (a --kernel trace) */
+	if ((rc = rh_kernel_setup(&h)) != 0)
+		goto out;
 	/* 3. buckets: a power of two, lanes x buckets <= TB_HTML_CELLS */
 	h.nb = TB_HTML_MAX_BUCKETS;
 	while (h.nb > 1024 && (size_t)h.nb * (h.nlanes ? h.nlanes : 1) > TB_HTML_CELLS)
@@ -1084,8 +776,8 @@ int report_html(struct tb_reader *r, const char *dir, const char *snapshot, cons
 		fwrite(h.lost_buf, 1, h.lost_len, m);
 	fputs("]}", m);
 	put_spans(&h, m);
-	put_states(&h, m);
-	put_cpus(&h, m);
+	rh_put_states(&h, m);
+	rh_put_cpus(&h, m);
 	put_events(&h, m);
 	put_flame(&h, m);
 	put_trigger(&h, snapshot, m);
