@@ -33,6 +33,13 @@ latency() {
 	local rc=$?
 	wait $rec || { cat "$T/$name.w"; fail "$name: record"; }
 	echo "  $name: $(cat "$T/$name.lat")"
+	# Under valgrind (the .valgrind variant: memcheck of the follower) the follower itself runs
+	# some 30 times slower: at 100,000 events/s its own throughput sets the latency (CI: p99 5 s,
+	# every event shown). Every event must still be shown; the bound is judged by the other stages.
+	if [ $rc = 3 ] && [ -n "${TB_UNDER_VALGRIND:-}" ]; then
+		echo "  $name: the bound not judged under valgrind (the follower's own speed); every event was shown"
+		return
+	fi
 	[ $rc = 0 ] || fail "$name: visibility latency"
 }
 
