@@ -8,9 +8,12 @@
  *                  and the LTTng-named event classes they become
  *   perf_ring.c    the head/tail protocol of a perf mmap ring, untrusted
  *   open.c         perf_event_open per CPU per tracepoint (and a counting
- *                  twin in its group), one ring per CPU
- *                  (PERF_EVENT_IOC_SET_OUTPUT); the errors that say what
- *                  permission is missing
+ *                  twin in its group), per tree task for system calls and
+ *                  page faults (inherited); a ring per CPU per group
+ *                  (PERF_EVENT_IOC_SET_OUTPUT)
+ *   perm.c         where tracefs is; the errors that say what permission
+ *                  is missing
+ *   tasks.c        the traced tree's tasks from /proc
  *   capture.c      a pass: drains every ring, maps the times to the
  *                  session clock, filters to the traced process tree and
  *                  hands events to kwrite.c

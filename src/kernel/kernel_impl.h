@@ -138,6 +138,17 @@ static inline void kc_lost(struct kcpu *c, unsigned cause, uint64_t n)
 	__atomic_store_n(&c->lost[cause], c->lost[cause] + n, __ATOMIC_RELAXED);
 }
 
+/* perm.c: a small file's text (0, or -errno); the permission state said in an error; the error
+ * of a refused perf_event_open of tracepoint tp; tracefs's events directory */
+TB_HIDDEN int tb_kfile_read(const char *path, char *buf, size_t len);
+TB_HIDDEN void tb_kperm_state(char *buf, size_t len, int tracefs_ok);
+TB_HIDDEN int tb_kperm_error(int err, unsigned tp);
+TB_HIDDEN int tb_kfind_tracefs(char *dir, size_t len);
+/* tasks.c: a root and its threads into the filter's set; the tree's tasks not in tasks[] yet
+ * appended to it (-1: out of memory) */
+TB_HIDDEN void tb_kadd_root(struct tb_kernel *k, uint32_t pid);
+TB_HIDDEN int tb_ktree_tasks(struct tb_kernel *k, uint32_t **tasks, size_t *n, size_t *cap);
+
 /* capture.c: adds a tid (or tgid) to the traced tree; takes a (tsc, ns) pair */
 TB_HIDDEN void tb_kset_add(struct tb_kernel *k, uint32_t v);
 TB_HIDDEN void tb_kclock_pair(struct tb_kernel *k);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * open.c - the sched tracepoints through perf_event_open: tracefs found,
- * each tracepoint's format read, one event per CPU per tracepoint, all of
- * a CPU's events writing into one mmap ring (PERF_EVENT_IOC_SET_OUTPUT
- * onto the CPU's first), samples of IDENTIFIER | TID | TIME | CPU | RAW on
- * CLOCK_MONOTONIC (use_clockid; docs/KERNEL.md says why).  What is missing
- * when the kernel refuses is said with how to grant it.
+ * open.c - the tracepoints through perf_event_open: each tracepoint's
+ * format read, the scheduling events one per CPU per tracepoint, the
+ * system calls and page faults one per tree task per CPU (inherited), each
+ * group of a CPU's events writing into one mmap ring (PERF_EVENT_IOC_SET_
+ * OUTPUT onto the group's first), samples of IDENTIFIER | TID | TIME | CPU
+ * | RAW on CLOCK_MONOTONIC (use_clockid; docs/KERNEL.md says why).  Where
+ * tracefs is and what is missing when the kernel refuses: perm.c; the
+ * tree's tasks: tasks.c.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,7 +26,6 @@
 
 #include "kernel/kernel_impl.h"
 
-static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
 /* The default list (docs/KERNEL.md): sched_waking where the kernel has it, else sched_wakeup. */
 static const unsigned default_tps[] = { TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAKEUP_NEW, TB_KTP_FORK,
@@ -38,117 +39,6 @@ static const unsigned default_tps[] = { TB_KTP_SWITCH, TB_KTP_WAKING, TB_KTP_WAK
 static unsigned ring_group(unsigned tp)
 {
 	return tp >= TB_KTP_SYS_ENTER;
-}
-
-/* The root and its threads now (an attached process has threads already). */
-static void add_root(struct tb_kernel *k, uint32_t pid)
-{
-	tb_kset_add(k, pid);
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%u/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		char *e;
-		unsigned long t = strtoul(de->d_name, &e, 10);
-		if (e != de->d_name && !*e && t && t < 0xffffffffu)
-			tb_kset_add(k, (uint32_t)t);
-	}
-	closedir(d);
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t got = 0;
-	while (got + 1 < len) {
-		ssize_t r = read(fd, buf + got, len - 1 - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	buf[got] = 0;
-	close(fd);
-	return 0;
-}
-
-static int cap_effective(int bit)
-{
-	char buf[4096];
-	if (read_file("/proc/self/status", buf, sizeof buf) < 0)
-		return 0;
-	const char *p = strstr(buf, "CapEff:");
-	if (!p)
-		return 0;
-	unsigned long long v = strtoull(p + 7, NULL, 16);
-	return (int)((v >> bit) & 1);
-}
-
-static int paranoid(void)
-{
-	char buf[32];
-	if (read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf) < 0)
-		return 99;
-	char *end;
-	long v = strtol(buf, &end, 10);
-	return end == buf ? 99 : (int)v; /* unreadable: the strictest */
-}
-
-/*
- * What tracepoints need and what this process has, one clause each: root,
- * or CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or kernel.perf_event_paranoid
- * <= 1; and tracefs readable.  Written into buf.
- */
-static void perm_state(char *buf, size_t len, int tracefs_ok)
-{
-	int root = geteuid() == 0, perfmon = cap_effective(38 /* CAP_PERFMON */),
-	    admin = cap_effective(21 /* CAP_SYS_ADMIN */), par = paranoid();
-	int perf_ok = root || perfmon || admin || par <= 1;
-	snprintf(buf, len,
-		 "tracepoints need (1) root [%s, uid %u] or CAP_PERFMON [%s: setcap cap_perfmon+ep tracebuf] or "
-		 "kernel.perf_event_paranoid <= 1 [it is %d: sysctl -w kernel.perf_event_paranoid=1], and (2) "
-		 "tracefs readable [%s: as root, mount -o remount,mode=755 /sys/kernel/tracing]. %s",
-		 root ? "present" : "missing", (unsigned)geteuid(), perfmon || admin ? "present" : "missing", par,
-		 tracefs_ok ? "present" : "missing",
-		 perf_ok && tracefs_ok ? "All are present: a seccomp or LSM policy refuses it"
-				       : "Without --kernel the program is traced alone");
-}
-
-/* The error for a refused perf_event_open: what is missing, how to grant it. */
-static int perm_error(int err, const char *tp)
-{
-	char st[768];
-	perm_state(st, sizeof st, 1);
-	return tb_fail(-err, "--kernel: perf_event_open(sched:%s) refused (%s): %s", tp, strerror(err), st);
-}
-
-static int find_tracefs(char *dir, size_t len)
-{
-	int denied = 0;
-	for (unsigned i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
-		char p[256];
-		snprintf(p, sizeof p, "%s/events/sched", tracefs_dirs[i]);
-		if (access(p, R_OK | X_OK) == 0) {
-			snprintf(dir, len, "%s/events", tracefs_dirs[i]);
-			return 0;
-		}
-		if (errno == EACCES)
-			denied = 1;
-	}
-	if (denied) {
-		char st[768];
-		perm_state(st, sizeof st, 0);
-		return tb_fail(-EACCES, "--kernel: tracefs is not readable (tracepoint ids and layouts): %s", st);
-	}
-	return tb_fail(-ENOENT,
-		       "--kernel: tracefs is not mounted (no events/sched under /sys/kernel/tracing nor "
-		       "/sys/kernel/debug/tracing): as root, mount -t tracefs nodev /sys/kernel/tracing");
 }
 
 /* Names that stand for several tracepoints in --kernel=LIST. */
@@ -325,7 +215,7 @@ static int open_one(struct tb_kernel *k, struct kcpu *c, unsigned tp, int tid, i
 		if (tid >= 0 && err == ESRCH)
 			return 0; /* the task has ended: what it started is opened on its own */
 		if (err == EACCES || err == EPERM)
-			return perm_error(err, tb_ktp_name(tp));
+			return tb_kperm_error(err, tp);
 		return tb_fail(-err, "--kernel: perf_event_open(%s:%s, CPU %d%s): %s", tb_ktp_sys(tp),
 			       tb_ktp_tracepoint(tp), c->cpu, tid >= 0 ? ", a task of the tree" : "", strerror(err));
 	}
@@ -368,87 +258,6 @@ static int open_task(struct tb_kernel *k, struct kcpu *c, uint32_t tid, int *off
 	return rc;
 }
 
-/* Appends to tasks[] the tree's tasks not in it yet: the roots' threads
- * (/proc/PID/task), and the tasks of their descendants (each task's
- * children, /proc/PID/task/TID/children).  -1: out of memory. */
-static int tree_tasks(struct tb_kernel *k, uint32_t **tasks, size_t *n, size_t *cap)
-{
-	/* the processes to look at: the roots, then the children found */
-	uint32_t *procs = NULL;
-	size_t np = 0, cp = 0;
-	for (unsigned i = 0; i < k->nroots; i++) {
-		if (np == cp) {
-			cp = cp ? cp * 2 : 16;
-			uint32_t *x = realloc(procs, cp * sizeof *x);
-			if (!x)
-				goto oom;
-			procs = x;
-		}
-		procs[np++] = k->roots[i];
-	}
-	for (size_t p = 0; p < np && p < 65536; p++) {
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%u/task", procs[p]);
-		DIR *d = opendir(path);
-		if (!d)
-			continue;
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			char *e;
-			unsigned long t = strtoul(de->d_name, &e, 10);
-			if (*e || !t || t > INT32_MAX)
-				continue;
-			size_t j = 0;
-			while (j < *n && (*tasks)[j] != t)
-				j++;
-			if (j == *n) {
-				if (*n == *cap) {
-					size_t c2 = *cap ? *cap * 2 : 16;
-					uint32_t *x = realloc(*tasks, c2 * sizeof *x);
-					if (!x) {
-						closedir(d);
-						goto oom;
-					}
-					*tasks = x;
-					*cap = c2;
-				}
-				(*tasks)[(*n)++] = (uint32_t)t;
-			}
-			/* its children: processes of the tree too */
-			char cpath[96], buf[4096];
-			snprintf(cpath, sizeof cpath, "/proc/%u/task/%lu/children", procs[p], t);
-			FILE *f = fopen(cpath, "re");
-			size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-			if (f)
-				fclose(f);
-			buf[got] = 0;
-			for (char *q = buf, *qe; *q; q = qe) {
-				unsigned long child = strtoul(q, &qe, 10);
-				if (qe == q)
-					break;
-				if (!child || child > INT32_MAX)
-					continue;
-				if (np == cp) {
-					cp = cp ? cp * 2 : 16;
-					uint32_t *x = realloc(procs, cp * sizeof *x);
-					if (!x) {
-						closedir(d);
-						goto oom;
-					}
-					procs = x;
-				}
-				procs[np++] = (uint32_t)child;
-			}
-		}
-		closedir(d);
-	}
-	free(procs);
-	return 0;
-oom:
-	free(procs);
-	return -1;
-}
-
 static int open_events(struct tb_kernel *k, int *want, int explicit_list, const char *evdir)
 {
 	/* Every class tracebuf knows is declared, opened or not, each under a
@@ -466,7 +275,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 			continue;
 		char path[512], text[8192];
 		snprintf(path, sizeof path, "%s/%s/%s/format", evdir, tb_ktp_sys(tp), tb_ktp_tracepoint(tp));
-		int rc = read_file(path, text, sizeof text);
+		int rc = tb_kfile_read(path, text, sizeof text);
 		if (rc == -ENOENT && !explicit_list && tp == TB_KTP_WAKING)
 			want[TB_KTP_WAKEUP] = 1; /* an old kernel: the wakeup it has */
 		if (rc == -ENOENT) {
@@ -476,7 +285,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 		}
 		if (rc == -EACCES || rc == -EPERM) {
 			char st[768];
-			perm_state(st, sizeof st, 0);
+			tb_kperm_state(st, sizeof st, 0);
 			return tb_fail(rc, "--kernel: cannot read %s: %s", path, st);
 		}
 		if (rc < 0)
@@ -522,7 +331,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	k->pertask = pertask;
 	uint32_t *tasks = NULL;
 	size_t ntasks = 0, captasks = 0;
-	if (pertask && tree_tasks(k, &tasks, &ntasks, &captasks) < 0)
+	if (pertask && tb_ktree_tasks(k, &tasks, &ntasks, &captasks) < 0)
 		return tb_fail(-ENOMEM, "--kernel: out of memory");
 	int rc = 0;
 	for (long cpu = 0; cpu < ncpu && !rc; cpu++) {
@@ -575,7 +384,7 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	 * an opened one could pass them on): open theirs too, until none is new */
 	for (int round = 0; pertask && !rc && round < 16; round++) {
 		size_t before = ntasks;
-		if (tree_tasks(k, &tasks, &ntasks, &captasks) < 0) {
+		if (tb_ktree_tasks(k, &tasks, &ntasks, &captasks) < 0) {
 			rc = tb_fail(-ENOMEM, "--kernel: out of memory");
 			break;
 		}
@@ -602,7 +411,7 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 	if (rc)
 		return rc;
 	char evdir[256];
-	if ((rc = find_tracefs(evdir, sizeof evdir)) != 0)
+	if ((rc = tb_kfind_tracefs(evdir, sizeof evdir)) != 0)
 		return rc;
 	struct tb_kernel *k = calloc(1, sizeof *k);
 	if (!k)
@@ -627,7 +436,7 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 	}
 	for (unsigned i = 0; i < cfg->nroots; i++) {
 		k->roots[k->nroots++] = cfg->roots[i];
-		add_root(k, cfg->roots[i]);
+		tb_kadd_root(k, cfg->roots[i]);
 	}
 	if ((rc = open_events(k, want, explicit_list, evdir)) != 0) {
 		tb_kernel_close(k);
