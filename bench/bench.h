@@ -51,6 +51,8 @@ void bench_convert(struct bench_table *t);
 void bench_relay(struct bench_table *t);
 void bench_kernel(struct bench_table *t);
 void bench_equal(struct bench_table *t);
+void bench_soak(struct bench_table *t);
+void bench_flight_lttng(struct bench_table *t);
 
 /*
  * Helpers shared by the groups (bench_latency.c, bench_record.c).

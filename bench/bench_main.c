@@ -120,6 +120,8 @@ static const struct {
 	{ "relay", bench_relay },
 	{ "kernel", bench_kernel },
 	{ "equal-load", bench_equal },
+	{ "soak", bench_soak },
+	{ "flight", bench_flight_lttng },
 };
 
 int main(int argc, char **argv)

@@ -24,6 +24,16 @@
  * --error-at N of thread 0 ends with status 500 and route "/fail", request
  * --slow-at N of thread 0 lasts --slow-ms MS (the others: no wait between
  * begin and end).  `written:` then counts both events of each request.
+ * --error-every N (with --requests): thread 0's requests N-1, 2N-1, ... end
+ * with status 500 and route "/fail" too, and at the end each one's
+ * CLOCK_REALTIME read just before its request_end is printed as
+ * `workload: error_realtime_ns T` (make bench's flight-lttng group: the
+ * triggering event's time; at most 4096 are kept).
+ * --trigger-ms MS: one more thread calls tb_trigger("workload") every MS ms
+ * (absolute schedule) while the writers run, and `workload: triggers N`
+ * (the calls that returned 0) is printed before the `workload:` line (make
+ * bench's soak group: a flight recorder's steady load; without a session the
+ * calls fail at once and N is 0).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +53,7 @@
 #include <unistd.h>
 
 #include <tracebuf/event.h>
+#include <tracebuf/trigger.h>
 
 TB_EVENT(workload, tick, (u32, thread), (u64, seq), (u64, value), (u64, check))
 TB_EVENT(workload, signal, (u32, thread), (u64, seq), (u64, value), (u64, check))
@@ -72,11 +83,16 @@ static struct {
 	int requests;           /* --requests: request_begin/request_end pairs */
 	uint64_t error_at, slow_at; /* request of thread 0 with status 500 / lasting slow_ms; UINT64_MAX: none */
 	unsigned slow_ms;
+	uint64_t error_every;   /* --error-every: thread 0's requests seq % N == N - 1 end with 500 */
+	unsigned trigger_ms;    /* --trigger-ms: tb_trigger() every that many ms, 0: never */
 } opt = { .error_at = UINT64_MAX, .slow_at = UINT64_MAX, .threads = 1, .events = 100000, .signal_us = 500, .pin = -1, .procs = 1, .payload = 28 };
 
 static int chan_idx = -1;
 static int id_tick = -1, id_signal = -1, id_ev16 = -1;
 static volatile int stop_signals;
+/* set once the writers are done; relaxed both sides: it orders nothing, the
+ * trigger thread only needs to see it eventually (pthread_join follows) */
+static int stop_triggers;
 
 struct worker {
 	pthread_t th;
@@ -158,6 +174,10 @@ static void write_one(int is_signal, uint32_t thread, uint64_t seq, uint64_t val
 	}
 }
 
+#define MAX_ERROR_TIMES 4096
+static uint64_t error_times[MAX_ERROR_TIMES]; /* --error-every: thread 0's only */
+static unsigned n_error_times;
+
 /* --requests: one request, a span of two events */
 static void write_request(uint32_t thread, uint64_t seq)
 {
@@ -168,6 +188,13 @@ static void write_request(uint32_t thread, uint64_t seq)
 			;
 	}
 	int err = thread == 0 && seq == opt.error_at;
+	if (thread == 0 && opt.error_every && seq % opt.error_every == opt.error_every - 1) {
+		err = 1;
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		if (n_error_times < MAX_ERROR_TIMES)
+			error_times[n_error_times++] = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	}
 	tb_workload_request_end(seq, err ? 500u : 200u + (uint32_t)(seq % 300), err ? "/fail" : "/ok");
 }
 
@@ -261,6 +288,25 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* --trigger-ms: tb_trigger("workload") every opt.trigger_ms ms until the
+ * writers are done; returns the number of calls that returned 0 */
+static void *trigger_loop(void *arg)
+{
+	uint64_t *ok = arg, start = mono_ns();
+	for (uint64_t i = 1; !__atomic_load_n(&stop_triggers, __ATOMIC_RELAXED); i++) {
+		uint64_t due = start + i * (uint64_t)opt.trigger_ms * 1000000ull;
+		/* in steps of at most 50 ms, so that the end of the writers is seen soon */
+		for (uint64_t now = mono_ns(); now < due && !__atomic_load_n(&stop_triggers, __ATOMIC_RELAXED); now = mono_ns()) {
+			uint64_t step = due - now < 50000000ull ? due - now : 50000000ull;
+			struct timespec ts = { (time_t)(step / 1000000000ull), (long)(step % 1000000000ull) };
+			nanosleep(&ts, NULL);
+		}
+		if (!__atomic_load_n(&stop_triggers, __ATOMIC_RELAXED) && tb_trigger("workload") == 0)
+			(*ok)++;
+	}
+	return NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -281,7 +327,10 @@ static void usage(FILE *f)
 		"  --requests  each event is a request: workload:request_begin (seq), then workload:request_end\n"
 		"              (seq, status 200 + seq %% 300, route \"/ok\"); `written:` counts both events\n"
 		"  --error-at N  request N of thread 0 ends with status 500, route \"/fail\"\n"
-		"  --slow-at N --slow-ms MS  request N of thread 0 lasts MS ms (the others do not wait)\n");
+		"  --slow-at N --slow-ms MS  request N of thread 0 lasts MS ms (the others do not wait)\n"
+		"  --error-every N  with --requests: requests N-1, 2N-1, ... of thread 0 end with 500, and their\n"
+		"              times are printed (`workload: error_realtime_ns T`)\n"
+		"  --trigger-ms MS  call tb_trigger(\"workload\") every MS ms while writing (a flight recorder's load)\n");
 }
 
 /* an option's number (decimal, 0x hex); exits with a usage error when it is not one */
@@ -306,7 +355,8 @@ int main(int argc, char **argv)
 		{ "child-id", 1, 0, 'C' }, { "channel", 1, 0, 'c' }, { "help", 0, 0, 'H' },
 		{ "until-file", 1, 0, 'U' }, { "wait-file", 1, 0, 'W' }, { "floor", 0, 0, 'F' },
 		{ "rate", 1, 0, 'R' }, { "payload", 1, 0, 'L' }, { "requests", 0, 0, 'Q' },
-		{ "error-at", 1, 0, 'E' }, { "slow-at", 1, 0, 'D' }, { "slow-ms", 1, 0, 'M' }, { 0, 0, 0, 0 }
+		{ "error-at", 1, 0, 'E' }, { "slow-at", 1, 0, 'D' }, { "slow-ms", 1, 0, 'M' },
+		{ "trigger-ms", 1, 0, 'T' }, { "error-every", 1, 0, 'e' }, { 0, 0, 0, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -331,6 +381,8 @@ int main(int argc, char **argv)
 		case 'E': opt.error_at = num(optarg, UINT64_MAX - 1); break;
 		case 'D': opt.slow_at = num(optarg, UINT64_MAX - 1); break;
 		case 'M': opt.slow_ms = (unsigned)num(optarg, 3600000); break;
+		case 'e': opt.error_every = num(optarg, UINT64_MAX); break;
+		case 'T': opt.trigger_ms = (unsigned)num(optarg, 3600000); break;
 		case 'H': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -347,6 +399,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.requests && (opt.channel || opt.floor || opt.payload != 28)) {
 		fprintf(stderr, "tracebuf-workload: --requests writes its own events: not with --channel, --floor or --payload\n");
+		return 2;
+	}
+	if (!opt.requests && opt.error_every) {
+		fprintf(stderr, "tracebuf-workload: --error-every goes with --requests\n");
 		return 2;
 	}
 	if (!opt.requests && (opt.error_at != UINT64_MAX || opt.slow_at != UINT64_MAX || opt.slow_ms)) {
@@ -422,10 +478,17 @@ int main(int argc, char **argv)
 		w[i].thread = opt.child_id * opt.threads + i;
 		pthread_create(&w[i].th, NULL, run, &w[i]);
 	}
+	pthread_t trig_th;
+	uint64_t trig_ok = 0;
+	int trig = opt.trigger_ms && pthread_create(&trig_th, NULL, trigger_loop, &trig_ok) == 0;
 	uint64_t total = 0, cpu_ns = 0;
 	for (unsigned i = 0; i < opt.threads; i++) {
 		pthread_join(w[i].th, NULL);
 		cpu_ns += w[i].cpu_ns;
+	}
+	if (trig) {
+		__atomic_store_n(&stop_triggers, 1, __ATOMIC_RELAXED);
+		pthread_join(trig_th, NULL);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
@@ -447,6 +510,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.quiet_ms)
 		usleep(opt.quiet_ms * 1000u);
+	for (unsigned i = 0; i < n_error_times; i++) /* thread 0 is joined: its writes are visible */
+		printf("workload: error_realtime_ns %llu\n", (unsigned long long)error_times[i]);
+	if (opt.trigger_ms)
+		printf("workload: triggers %llu\n", (unsigned long long)trig_ok);
 	/* the writing threads' own cost (this process; for make bench) */
 	printf("workload: wall_ns %llu cpu_ns %llu proc_cpu_ns %llu\n",
 	       (unsigned long long)((uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -

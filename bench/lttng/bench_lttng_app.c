@@ -16,6 +16,15 @@
  *        pinned; prints the workload's own last lines, `workload: wall_ns W
  *        cpu_ns C proc_cpu_ns P` and `written: N`
  *
+ *   tracebuf-bench-lttng workload --requests [--error-every N] ...
+ *        the requests of `tracebuf-workload --requests --error-every N`
+ *        (make bench's flight-lttng group): each event a request,
+ *        tbbench:request_begin { seq } then tbbench:request_end { seq,
+ *        status 200 + seq % 300, route "/ok" }; thread 0's requests N-1,
+ *        2N-1, ... end with 500 and "/fail", and each one's CLOCK_REALTIME
+ *        read just before its request_end is printed at the end, `workload:
+ *        error_realtime_ns T`, as the workload does
+ *
  * Prints `key value` lines that tracebuf-bench parses: enabled, floor_ns,
  * lttng_ns (best round, ns per event), lat_<pct> (ns), written; threads:
  * floor_cpu, lttng_cpu (CPU ns per event), floor_wall, lttng_wall (wall ns
@@ -73,6 +82,25 @@ static int threads(unsigned nthr, uint64_t total, int rounds)
 #define GOLDEN 0x9E3779B97F4A7C15ull
 
 static uint64_t wl_events = 100000, wl_rate; /* per thread; rate 0: full speed */
+static int wl_requests;                       /* --requests */
+static uint64_t wl_error_every;               /* --error-every */
+#define WL_MAX_ERRORS 4096
+static uint64_t wl_error_ns[WL_MAX_ERRORS];   /* thread 0's */
+static unsigned wl_errors;
+
+/* tools/workload.c's write_request() with --error-every: keep the two equal */
+static void wl_request(uint32_t thread, uint64_t seq)
+{
+	lttng_ust_tracepoint(tbbench, request_begin, seq);
+	int err = thread == 0 && wl_error_every && seq % wl_error_every == wl_error_every - 1;
+	if (err) {
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		if (wl_errors < WL_MAX_ERRORS)
+			wl_error_ns[wl_errors++] = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	}
+	lttng_ust_tracepoint(tbbench, request_end, seq, err ? 500u : 200u + (uint32_t)(seq % 300), err ? "/fail" : "/ok");
+}
 
 struct wl_worker {
 	pthread_t th;
@@ -111,7 +139,10 @@ static void *wl_run(void *arg)
 	for (uint64_t i = 0; i < wl_events; i++) {
 		if (wl_rate)
 			workload_pace(start_ns, i);
-		lttng_ust_tracepoint(tbbench, ev16, i, xorshift(&w->rng));
+		if (wl_requests)
+			wl_request(w->thread, i);
+		else
+			lttng_ust_tracepoint(tbbench, ev16, i, xorshift(&w->rng));
 		w->ticks = i + 1;
 	}
 	w->cpu_ns = bc_thread_cpu_ns();
@@ -126,11 +157,17 @@ static uint64_t ts_ns(const struct timespec *t)
 static int workload(int argc, char **argv)
 {
 	static const struct option lo[] = { { "threads", 1, 0, 't' }, { "events", 1, 0, 'n' }, { "rate", 1, 0, 'R' },
-					    { 0, 0, 0, 0 } };
+					    { "requests", 0, 0, 'Q' }, { "error-every", 1, 0, 'e' }, { 0, 0, 0, 0 } };
 	unsigned nthr = 1;
 	int c;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'Q') {
+			wl_requests = 1;
+			continue;
+		}
+		if (c == '?')
+			return 2;
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(optarg, &end, 0);
@@ -144,6 +181,8 @@ static int workload(int argc, char **argv)
 			wl_events = v;
 		else if (c == 'R')
 			wl_rate = v;
+		else if (c == 'e')
+			wl_error_every = v;
 		else
 			return 2;
 	}
@@ -168,10 +207,12 @@ static int workload(int argc, char **argv)
 	for (unsigned i = 0; i < nthr; i++) {
 		pthread_join(w[i].th, NULL);
 		cpu_ns += w[i].cpu_ns;
-		total += w[i].ticks;
+		total += w[i].ticks * (wl_requests ? 2u : 1u);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+	for (unsigned i = 0; i < wl_errors; i++) /* thread 0 is joined */
+		printf("workload: error_realtime_ns %llu\n", (unsigned long long)wl_error_ns[i]);
 	printf("workload: wall_ns %llu cpu_ns %llu proc_cpu_ns %llu\n", (unsigned long long)(ts_ns(&t1) - ts_ns(&t0)),
 	       (unsigned long long)cpu_ns, (unsigned long long)(ts_ns(&p1) - ts_ns(&p0)));
 	printf("written: %llu\n", (unsigned long long)total);
@@ -187,7 +228,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: tracebuf-bench-lttng cost N ROUNDS LAT_N | write N | threads NTHR N ROUNDS |\n"
-				"       workload [--threads N] [--events N] [--rate N]\n");
+				"       workload [--threads N] [--events N] [--rate N] [--requests [--error-every N]]\n");
 		return 2;
 	}
 	uint64_t n = strtoull(argv[2], NULL, 0);

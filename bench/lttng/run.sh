@@ -11,7 +11,15 @@
 #           untraced (no lttng-sessiond at all: APP runs with LTTng-UST
 #           loaded and nothing to register with, its untraced baseline) |
 #           relay (the relay rows: LTTng's default channel settings, per-UID
-#           buffers, the consumer daemon streaming to a relay daemon)
+#           buffers, the consumer daemon streaming to a relay daemon) |
+#           snapshot (the flight-lttng rows: `lttng create --snapshot`, a
+#           channel of 8 x 256 KiB per CPU in overwrite mode, the requests'
+#           events enabled, and a trigger: `lttng add-trigger --condition
+#           event-rule-matches --type=user --name=tbbench:request_end
+#           --filter 'status >= 500' --action snapshot-session`; after APP,
+#           waits (60 s at most) until $TB_LTTNG_SNAPSHOTS snapshot
+#           directories are in OUTDIR and their files have stopped growing
+#           for a second, and prints `snapshots N`)
 #   OUTDIR  where the trace goes (must not exist); relay: the relay daemon's
 #           URL, net://HOST:CONTROL_PORT:DATA_PORT (`lttng create --set-url`)
 #
@@ -94,20 +102,48 @@ cpu0=$(daemon_cpu)
 cc0=$(consumerd_cpu)
 if [ "$mode" = relay ]; then
 	lttng create tbbench --set-url="$out" >/dev/null
+elif [ "$mode" = snapshot ]; then
+	lttng create tbbench --snapshot --output="$out" >/dev/null
 else
 	lttng create tbbench --output="$out" >/dev/null
 fi
 if [ "$mode" = default ] || [ "$mode" = relay ]; then
 	lttng enable-channel -u --buffers-uid ch >/dev/null
+elif [ "$mode" = snapshot ]; then
+	lttng enable-channel -u --buffers-uid --overwrite --subbuf-size=256K --num-subbuf=8 ch >/dev/null
 elif [ "$mode" = blocking ]; then
 	lttng enable-channel -u --buffers-uid --discard --blocking-timeout=inf \
 		--subbuf-size=256K --num-subbuf=8 ch >/dev/null
 else
 	lttng enable-channel -u --buffers-uid --discard --subbuf-size=256K --num-subbuf=8 ch >/dev/null
 fi
-lttng enable-event -u -c ch tbbench:ev16 >/dev/null
+if [ "$mode" = snapshot ]; then
+	lttng enable-event -u -c ch 'tbbench:request_begin,tbbench:request_end' >/dev/null
+	lttng add-trigger --name tbflight --condition event-rule-matches --type=user \
+		--name=tbbench:request_end --filter 'status >= 500' \
+		--action snapshot-session tbbench >/dev/null
+else
+	lttng enable-event -u -c ch tbbench:ev16 >/dev/null
+fi
 lttng start >/dev/null
 LTTNG_UST_ALLOW_BLOCKING=1 LTTNG_UST_REGISTER_TIMEOUT=-1 "$@"
+if [ "$mode" = snapshot ]; then
+	# the snapshots the trigger takes after the last error: until all are
+	# there and nothing in OUTDIR has grown for a second
+	want=${TB_LTTNG_SNAPSHOTS:-1} i=0 last=
+	while [ $i -lt 600 ]; do
+		n=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name 'snapshot-*' 2>/dev/null | wc -l)
+		size=$(du -sb "$out" 2>/dev/null | cut -f1)
+		if [ "$n" -ge "$want" ] && [ "$size" = "$last" ]; then
+			break
+		fi
+		last=$size
+		i=$((i + 10))
+		sleep 1
+	done
+	echo "snapshots $n"
+	lttng remove-trigger tbflight >/dev/null 2>&1 || true
+fi
 lttng stop >"$LTTNG_HOME/stop.log" 2>&1
 cpu1=$(daemon_cpu)
 cc1=$(consumerd_cpu)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tp.h - the LTTng-UST tracepoint provider of the benchmark: the same
- * 16-byte event (two u64 fields) as tracebuf's bench:ev16.
+ * 16-byte event (two u64 fields) as tracebuf's bench:ev16; and the
+ * requests of tracebuf-workload --requests (request_begin { seq },
+ * request_end { seq, status, route }) for the flight-lttng group.
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER tbbench
@@ -20,6 +22,22 @@ LTTNG_UST_TRACEPOINT_EVENT(tbbench, ev16,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(uint64_t, a, a)
 		lttng_ust_field_integer(uint64_t, b, b)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(tbbench, request_begin,
+	LTTNG_UST_TP_ARGS(uint64_t, seq),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint64_t, seq, seq)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(tbbench, request_end,
+	LTTNG_UST_TP_ARGS(uint64_t, seq, uint32_t, status, const char *, route),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint64_t, seq, seq)
+		lttng_ust_field_integer(uint32_t, status, status)
+		lttng_ust_field_string(route, route)
 	)
 )
 
