@@ -35,7 +35,7 @@ fi
 # --kernel-all: this test is about the conversion, and the default filter (CMD's tree) has
 # been seen to leave out a thread's switch-out on a loaded machine (the nap check then
 # failed; docs/KERNEL.md "Not done yet"); t_kernel_sched_events tests the filter
-"$CLI" record -q --kernel --kernel-all -o "$T/h" -- "$HO" 300 > "$T/h.tids" 2> "$T/h.err" || { cat "$T/h.err"; fail "record the handoff"; }
+"$CLI" record -q --kernel --kernel-all --kernel-pages 4096 -o "$T/h" -- "$HO" 300 > "$T/h.tids" 2> "$T/h.err" || { cat "$T/h.err"; fail "record the handoff"; }
 "$CLI" dump --format json "$T/h" > "$T/h.jsonl" || fail "dump"
 "$CLI" convert "$T/h" --to perfetto --no-compress -o "$T/h.pf" 2> "$T/conv.err" || { cat "$T/conv.err"; fail "convert"; }
 grep -q 'kernel sched events as ftrace events' "$T/conv.err" || fail "convert does not say it wrote ftrace events: $(cat "$T/conv.err")"

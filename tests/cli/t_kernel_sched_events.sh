@@ -41,7 +41,11 @@ if ! out=$("$CLI" record -q --kernel -o "$T/probe" -- true 2>&1); then
 fi
 
 # 1. the handoff
-"$CLI" record --kernel -o "$T/h" -- "$HO" $N 300 > "$T/h.tids" 2> "$T/h.err" || { cat "$T/h.err"; fail "record the handoff"; }
+# a 16 MiB ring per CPU (4096 pages): the ring takes every CPU's switches (the filter is the
+# recorder's), and a recorder slowed down (valgrind's stage, a loaded machine: once 0 of the
+# handoff's switches, all lost to a full 1 MiB ring while clang-tidy ran beside) must not lose them
+"$CLI" record --kernel --kernel-pages 4096 -o "$T/h" -- "$HO" $N 300 > "$T/h.tids" 2> "$T/h.err" ||
+	{ cat "$T/h.err"; fail "record the handoff"; }
 grep -q 'accounted for' "$T/h.err" || fail "no kernel count line: $(cat "$T/h.err")"
 grep -q 'NOT EQUAL' "$T/h.err" && fail "kernel accounting: $(cat "$T/h.err")"
 "$CLI" dump --format json --thread-records "$T/h" > "$T/h.jsonl" || fail "dump"
@@ -61,7 +65,10 @@ ours = {a, b}
 sw = [e for e in evs if e["event"] == "sched_switch"]
 mine = [e for e in sw if e["fields"]["prev_tid"] in ours or e["fields"]["next_tid"] in ours]
 if len(mine) < n:
-    sys.exit(f"{len(mine)} switches of the two threads, want >= {n}")
+    import re as _re
+    m_ = _re.search(r"perf ring full: (\d+)", open(sys.argv[5]).read())
+    sys.exit(f"{len(mine)} switches of the two threads, want >= {n} ({m_.group(1) if m_ else 0} kernel events "
+             f"lost to a full ring): {open(sys.argv[5]).read()[-600:]}")
 # the merged order is by ticks; check the claims on ticks
 wak = [e for e in evs if e["event"] in ("sched_waking", "sched_wakeup") and e["fields"]["tid"] in ours]
 user = {}

@@ -37,7 +37,7 @@ if ! out=$("$CLI" record -q --kernel=sched,syscalls -o "$T/probe" -- true 2>&1);
 fi
 
 # 1. the handoff, with system calls and page faults
-"$CLI" record --kernel=sched,syscalls,page_faults -o "$T/h" -- "$HO" $N > "$T/h.tids" 2> "$T/h.err" ||
+"$CLI" record --kernel=sched,syscalls,page_faults --kernel-pages 4096 -o "$T/h" -- "$HO" $N > "$T/h.tids" 2> "$T/h.err" ||
 	{ cat "$T/h.err"; fail "record the handoff"; }
 grep -q 'NOT EQUAL' "$T/h.err" && fail "kernel accounting: $(cat "$T/h.err")"
 "$CLI" dump --format json "$T/h" > "$T/h.jsonl" || fail "dump"

@@ -74,7 +74,7 @@ mkdir "$T/cwd"
 # hold nothing of it, and only their beacons let the viewer go on)
 PIN=
 command -v taskset > /dev/null && [ "$(nproc)" -gt 1 ] && PIN="taskset -c 0"
-(cd "$T/cwd" && exec "$CLI" record --kernel --relay "$URL" --session-name kr --hostname hostk --live-timer 100ms \
+(cd "$T/cwd" && exec "$CLI" record --kernel --kernel-pages 4096 --relay "$URL" --session-name kr --hostname hostk --live-timer 100ms \
 	--flush-period 100ms -- $PIN sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done; "$2" "$3" 1000; sleep 1' sh "$T/go" "$HO" $N) \
 	> "$T/k.tids" 2> "$T/k.err" &
 RP=$!
@@ -157,7 +157,7 @@ EOF
 [ "$vsw" = "$sw" ] || fail "the live viewer printed $vsw switches of the handoff threads, the relay's copy holds $sw"
 
 echo "== with -o too: the relay's streams hold the local ones' packets"
-"$CLI" record --kernel --relay "$URL" --session-name kl --hostname hostk --live-timer 0 -o "$T/local" -- \
+"$CLI" record --kernel --kernel-pages 4096 --relay "$URL" --session-name kl --hostname hostk --live-timer 0 -o "$T/local" -- \
 	"$HO" $N > "$T/l.tids" 2> "$T/l.err" || { cat "$T/l.err"; fail "record --kernel --relay -o"; }
 R=$(session_dir hostk kl)
 [ -n "$R" ] || fail "no hostk/kl-DATE in the relay daemon's output"

@@ -29,7 +29,7 @@ if ! out=$("$CLI" record -q --kernel -o "$T/probe" -- true 2>&1); then
 	fail "record --kernel -- true: $out"
 fi
 
-"$CLI" record -q --kernel -o "$T/h" -- "$HO" 300 > "$T/h.tids" 2> "$T/h.err" || { cat "$T/h.err"; fail "record the handoff"; }
+"$CLI" record -q --kernel --kernel-pages 4096 -o "$T/h" -- "$HO" 300 > "$T/h.tids" 2> "$T/h.err" || { cat "$T/h.err"; fail "record the handoff"; }
 "$CLI" report --html -q -o "$T/h.html" "$T/h" || fail "report --html"
 "$CLI" record -q -o "$T/u" -- "$HO" 10 > /dev/null 2> "$T/u.err" || { cat "$T/u.err"; fail "record without --kernel"; }
 "$CLI" report --html -q -o "$T/u.html" "$T/u" || fail "report --html (no kernel)"
