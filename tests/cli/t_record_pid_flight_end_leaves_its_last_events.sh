@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: MIT
+# t_record_pid_flight_end_leaves_its_last_events.sh - a flight recorder attached with
+# `record --pid PID --mode overwrite --snapshot-dir DIR` is not the program's parent (no
+# waitpid): it sees the end through a pidfd and snapshots the rings, which outlive the program
+# in shared memory (docs/FLIGHT-RECORDER.md, "A program that is already running").
+#   - killed by SIGSEGV, its parent not reaping it yet (tests/lib/parent.py hold): one snapshot,
+#     kind crash, SIGSEGV (read from /proc/PID/stat while a zombie), its pid; its last event is
+#     the last one written; babeltrace2 finds every event written after the attach accounted for;
+#     -o DIR beside it gets the trace at the end too;
+#   - killed by SIGKILL (an OOM killer's, a watchdog's): the same, SIGKILL;
+#   - killed by SIGSEGV with a parent that ignores SIGCHLD (the kernel reaps it at once: nobody
+#     can learn how it ended): one snapshot, kind end, status_known false, its last events;
+#     record says that how it ended is not known;
+#   - --no-snapshot-on-crash: none; an exit 0 that the recorder could read: none.
+set -u
+. "$(dirname "$0")/../lib/recorder_env.sh"
+. "$(dirname "$0")/../lib/accounting.sh"
+. "$(dirname "$0")/../lib/flight.sh"
+TB_LIB=$(cd "$(dirname "$0")/../lib" && pwd)
+need_bt2
+command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
+trap 'for i in 1 2 3 4 5; do touch "$T/go$i" "$T/rel$i"; done 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
+
+said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
+started() { grep -q '^pid: ' "$1"; }
+K=3000
+
+# run N MODE RECORD_OPTS... -- WRITER_OPTS...: the writer under parent.py MODE, record --pid
+# attached to it before its first event; sets wpid; leaves $T/wN.out, $T/rN.err, record's status rrc
+run() {
+	local n=$1 mode=$2 ropts=() wopts=()
+	shift 2
+	while [ "$1" != -- ]; do ropts+=("$1"); shift; done
+	shift
+	wopts=("$@")
+	env -u TRACEBUF_SESSION "$PY" "$TB_LIB/parent.py" $mode "$T/rel$n" \
+		"$FW" --no-wait --start "$T/go$n" "${wopts[@]}" > "$T/w$n.out" 2> "$T/w$n.err" &
+	local p=$!
+	wait_for started "$T/w$n.out" || fail "writer $n did not start"
+	wpid=$(sed -n 's/^pid: //p' "$T/w$n.out")
+	"$CLI" record --pid $wpid --mode overwrite --sb-size 16K --sb-count 64 "${ropts[@]}" 2> "$T/r$n.err" &
+	local r=$!
+	wait_for said_or_ended "recording process $wpid" "$T/r$n.err" $r
+	grep -q "recording process $wpid" "$T/r$n.err" || { cat "$T/r$n.err"; fail "record --pid ($n) did not start"; }
+	touch "$T/go$n"
+	wait $r; rrc=$?
+	touch "$T/rel$n"
+	wait $p
+}
+
+# crash_snapshot DIR KIND SIGNAL: one snapshot of that kind (and signal), the writer's pid, its
+# last event the last written, every event after the attach accounted for
+crash_snapshot() {
+	mapfile -t snaps < <(snapshots "$1")
+	[ ${#snaps[@]} -eq 1 ] || { ls "$1"; cat "$T/r.err"; fail "${#snaps[@]} snapshots after the end (want 1)"; }
+	local j=${snaps[0]}/trigger.json
+	[ "$(json_field "$j" '["trigger"]["kind"]')" = "$2" ] || { cat "$j"; fail "kind is not $2"; }
+	if [ -n "$3" ]; then
+		[ "$(json_field "$j" '["trigger"]["signal"]')" = "$3" ] || { cat "$j"; fail "the signal is not $3"; }
+	else
+		[ "$(json_field "$j" '["trigger"]["status_known"]')" = False ] || { cat "$j"; fail "status_known is not false"; }
+		! grep -q '"signal"' "$j" || { cat "$j"; fail "a signal named that could not be known"; }
+	fi
+	[ "$(json_field "$j" '["trigger"]["pid"]')" = "$wpid" ] || fail "the pid is not the program's"
+	snap_events "${snaps[0]}" | grep -v "tracebuf:thread:" | tail -1 | grep -q "flight:last: .*{ seq = $((K - 1)) }" ||
+		fail "the snapshot's last event is not the last one written before the end"
+	# written K; the first (seq 0) attached the program and was dropped
+	check_accounting "${snaps[0]}/trace" $((K - 1))
+}
+
+echo "== SIGSEGV, status readable (its parent holds it)"
+run 1 hold --snapshot-dir "$T/s1" -o "$T/d1" -- --triggers 0 --events $K --crash
+[ $rrc -eq 0 ] || { cat "$T/r1.err"; fail "record --pid exited $rrc"; }
+cp "$T/r1.err" "$T/r.err"
+grep -q "process $wpid (.*) ended (killed by signal 11)" "$T/r1.err" || { cat "$T/r1.err"; fail "the end is not said"; }
+crash_snapshot "$T/s1" crash SIGSEGV
+[ "$("$CLI" dump "$T/d1" | grep -c 'flight:last:')" -eq $((K - 1)) ] || fail "-o: the trace at the end lacks events"
+[ -z "$(ls "$TRACEBUF_SHM_DIR")" ] || fail "the session of an ended program was left"
+
+echo "== SIGKILL, status readable"
+run 2 hold --snapshot-dir "$T/s2" -- --triggers 0 --events $K --crash --kill-self
+cp "$T/r2.err" "$T/r.err"
+[ $rrc -eq 0 ] || { cat "$T/r2.err"; fail "record --pid exited $rrc"; }
+crash_snapshot "$T/s2" crash SIGKILL
+
+echo "== SIGSEGV, reaped at once by its parent: how it ended is not known"
+run 3 autoreap --snapshot-dir "$T/s3" -- --triggers 0 --events $K --crash
+cp "$T/r3.err" "$T/r.err"
+[ $rrc -eq 0 ] || { cat "$T/r3.err"; fail "record --pid exited $rrc"; }
+grep -q "process $wpid (.*) ended (how is not known" "$T/r3.err" || { cat "$T/r3.err"; fail "the unknown end is not said"; }
+crash_snapshot "$T/s3" end ""
+"$CLI" snapshots "$T/s3" | grep -qE "^1 +[0-9T:.-]+Z +end +ended +$wpid " || { "$CLI" snapshots "$T/s3"; fail "the end snapshot is not listed"; }
+
+echo "== --no-snapshot-on-crash; an exit 0"
+run 4 autoreap --snapshot-dir "$T/s4" --no-snapshot-on-crash -- --triggers 0 --events 10 --crash
+[ "$(snapshots "$T/s4" | wc -l)" -eq 0 ] || fail "a snapshot despite --no-snapshot-on-crash"
+run 5 hold --snapshot-dir "$T/s5" -- --triggers 0 --events 10
+grep -q "process $wpid (.*) ended (exit status 0)" "$T/r5.err" || { cat "$T/r5.err"; fail "the exit is not said"; }
+[ "$(snapshots "$T/s5" | wc -l)" -eq 0 ] || { cat "$T/r5.err"; fail "a snapshot of a clean exit"; }
+echo PASS
