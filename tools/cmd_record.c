@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -473,6 +474,32 @@ static int run_attach(struct rec_opts *o)
 	return code;
 }
 
+/* --pid: an exclusive flock on the session file, held until this recorder
+ * exits (the kernel drops it when it dies): a second record --pid of the
+ * same process is refused while it lives.  The consumer pid of the session
+ * says the same only for drained channels (tb_session_claim_consumer): two
+ * flight recorders of one overwrite session would both answer every
+ * trigger.  Returns the fd, or -1 with the error said. */
+static int pid_lock(const struct record_pid *tp)
+{
+	int fd = open(tp->session, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		cli_error(rec_name, "cannot open %s: %s", tp->session, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		close(fd);
+		if (err == EWOULDBLOCK)
+			cli_error(rec_name, "process %d is recorded already by another tracebuf record --pid (it holds the "
+				  "lock of session %s); stop it first", (int)tp->pid, tp->session);
+		else
+			cli_error(rec_name, "cannot lock %s: %s", tp->session, strerror(err));
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * --pid: a program already running.  The per-pid session is created (or,
  * left by an earlier record --pid, taken over), drained as by --attach, and
@@ -504,7 +531,7 @@ static int run_pid(struct rec_opts *o)
 	struct tb_session *s = NULL;
 	struct tb_engine *e = NULL;
 	struct tb_flight *fl = NULL;
-	int created = 0, takeover = tp.exists;
+	int created = 0, takeover = tp.exists, lockfd = -1;
 	if (takeover) {
 		rc = tb_session_attach(tp.session, 0, &s);
 		if (rc < 0)
@@ -517,8 +544,13 @@ static int run_pid(struct rec_opts *o)
 			return cli_error(rec_name, "process %d is recorded already by process %u (session %s); stop it first",
 					 (int)tp.pid, cpid, tp.session);
 		}
+		if ((lockfd = pid_lock(&tp)) < 0) {
+			tb_session_close(s);
+			return TB_EXIT_FAIL;
+		}
 		if (record_flight_check_session(&o->flight, s, tp.session)) {
 			tb_session_close(s);
+			close(lockfd);
 			return TB_EXIT_FAIL;
 		}
 		if (!o->quiet && (o->nchan > 1 || o->dflt.sb_size || o->dflt.sb_count || o->dflt.mode))
@@ -535,6 +567,8 @@ static int run_pid(struct rec_opts *o)
 		rc = tb_session_create(&so, &s);
 		if (rc < 0)
 			return cli_error(rec_name, "cannot create the session: %s", tb_errmsg());
+		if ((lockfd = pid_lock(&tp)) < 0)
+			goto fail;
 	}
 	if (o->out && tb_output_dir(o->out, &created) < 0) {
 		cli_error(rec_name, "%s", tb_errmsg());
@@ -666,6 +700,8 @@ static int run_pid(struct rec_opts *o)
 	tb_session_close(s);
 	if (tp.pidfd >= 0)
 		close(tp.pidfd);
+	if (lockfd >= 0)
+		close(lockfd); /* last: the session is ours until here */
 	return code;
 fail:
 	if (tp.pidfd >= 0)
@@ -674,6 +710,8 @@ fail:
 		tb_session_unlink(s);
 	}
 	tb_session_close(s);
+	if (lockfd >= 0)
+		close(lockfd);
 	if (created)
 		rmdir(o->out);
 	return TB_EXIT_FAIL;

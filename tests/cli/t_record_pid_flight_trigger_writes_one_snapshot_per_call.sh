@@ -12,6 +12,8 @@
 #   - --snapshot-on 'flight:measure[status==503]' on the program's classes (read from
 #     /proc/PID/exe): exactly one snapshot, naming that event; a condition on a class the program
 #     does not declare is refused before anything is created;
+#   - a second flight recorder of the same process, while the first runs: refused (the session's
+#     lock), nothing created;
 #   - a session an earlier record --pid made in discard mode cannot take a flight recorder:
 #     refused, saying why, the program untouched.
 set -u
@@ -92,6 +94,11 @@ wait_for nsnaps "$S" 1 || fail "no snapshot of t1 (2)"
 kill -USR2 $r2
 wait_for nsnaps "$S" 2 || { cat "$T/r2.err"; fail "no snapshot of the signal"; }
 kill -0 $w2 || fail "the program died of the recorder's signal"
+# a second flight recorder of the same process would answer every trigger again: refused
+"$CLI" record --pid $w2 --mode overwrite --snapshot-dir "$T/s2b" 2> "$T/r2b.err"
+[ $? -eq 1 ] || { cat "$T/r2b.err"; fail "a second flight recorder of a recorded process was accepted"; }
+grep -q "process $w2 is recorded already by another tracebuf record --pid" "$T/r2b.err" || { cat "$T/r2b.err"; fail "the second recorder's refusal"; }
+[ ! -e "$T/s2b" ] || fail "the refused recorder created its snapshots directory"
 touch "$T/gate.2"
 wait $r2 || { cat "$T/r2.err"; fail "record --pid (2) exited $?"; }
 touch "$T/rel2"
