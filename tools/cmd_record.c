@@ -377,7 +377,7 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight
 		if (pid < 0)
 			break;
 		if (tp) { /* --pid: until the program ends (or refuses) */
-			if (!tp->ended && !record_pid_alive(tp))
+			if (!tp->ended && record_pid_gone(tp))
 				record_pid_note_end(tp); /* (no pidfd: seen late, its status most likely reaped) */
 			if (tp->ended || pid_progress(tp, quiet) < 0)
 				break;
@@ -652,7 +652,7 @@ static int run_pid(struct rec_opts *o)
 			tp.session, tp.said ? "" : "; it attaches at its next event");
 	int show = !o->quiet && isatty(2);
 	wait_loop(s, e, fl, 0, show, t0, &tp, o->quiet);
-	if (!tp.ended && !record_pid_alive(&tp))
+	if (!tp.ended && record_pid_gone(&tp))
 		record_pid_note_end(&tp);
 	int alive = !tp.ended;
 	int attached = tp.mapped || record_pid_state(&tp, NULL, 0) == 1;

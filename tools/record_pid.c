@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -93,13 +94,31 @@ static int proc_stat(pid_t pid, char *state, unsigned long long *start, char *co
 	return proc_stat_x(pid, state, start, comm, commcap, NULL);
 }
 
+/* 1 when /proc/PID/task lists another thread than the leader's. */
+static int other_threads(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int n = 0;
+	while (n < 2 && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n > 1;
+}
+
 int record_pid_alive(const struct record_pid *t)
 {
 	char st = 0;
 	unsigned long long start = 0;
-	if (proc_stat(t->pid, &st, &start, NULL, 0) < 0)
+	if (proc_stat(t->pid, &st, &start, NULL, 0) < 0 || start != t->start)
 		return 0;
-	return start == t->start && st != 'Z' && st != 'X';
+	/* a zombie leader whose other threads run (its main thread called
+	 * pthread_exit) is a live process */
+	return (st != 'Z' && st != 'X') || other_threads(t->pid);
 }
 
 void record_pid_open(struct record_pid *t)
@@ -117,6 +136,15 @@ void record_pid_open(struct record_pid *t)
 	}
 	t->pidfd = fd;
 #endif
+}
+
+int record_pid_gone(const struct record_pid *t)
+{
+	if (t->pidfd >= 0) {
+		struct pollfd p = { t->pidfd, POLLIN, 0 };
+		return poll(&p, 1, 0) > 0;
+	}
+	return !record_pid_alive(t);
 }
 
 void record_pid_note_end(struct record_pid *t)
@@ -355,7 +383,7 @@ int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct reco
 		return cli_error(cmd, "--pid %d: no such process", (int)pid);
 	if (rc < 0)
 		return cli_error(cmd, "--pid %d: cannot read /proc/%d/stat: %s", (int)pid, (int)pid, strerror(-rc));
-	if (st == 'Z' || st == 'X')
+	if ((st == 'Z' || st == 'X') && !record_pid_alive(t))
 		return cli_error(cmd, "--pid %d (%s): the process has exited (a zombie)", (int)pid, t->comm);
 	if (pid == getpid())
 		return cli_error(cmd, "--pid %d: that is this recorder", (int)pid);

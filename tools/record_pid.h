@@ -50,6 +50,11 @@ void record_pid_open(struct record_pid *t);
  * status when /proc/PID/stat still shows it (a zombie its parent has not
  * reaped yet; field 52, exit_code, Linux 3.5).  Call it at once. */
 void record_pid_note_end(struct record_pid *t);
+/* 1 when the process has ended: its pidfd readable (all its threads gone), or,
+ * without one, /proc says it is gone or a zombie (a main thread that called
+ * pthread_exit() looks the same there while the others run: only the pidfd
+ * tells them apart). */
+int record_pid_gone(const struct record_pid *t);
 /* Removes this user's per-pid session files in dir whose process is gone. */
 void record_pid_sweep(const char *cmd, const char *dir, int quiet);
 
