@@ -553,7 +553,14 @@ static int run_pid(struct rec_opts *o)
 			close(lockfd);
 			return TB_EXIT_FAIL;
 		}
-		if (!o->quiet && (o->nchan > 1 || o->dflt.sb_size || o->dflt.sb_count || o->dflt.mode))
+		/* --mode overwrite that the session has already (a flight recorder
+		 * taking over a flight recorder's session) is not worth a warning */
+		int other_mode = 0;
+		for (unsigned ch = 0; o->dflt.mode && ch < tb_session_nchannels(s); ch++) {
+			struct tb_channel_info ci = { .size = sizeof ci };
+			other_mode |= tb_session_channel_info(s, ch, &ci) < 0 || ci.mode != o->dflt.mode;
+		}
+		if (!o->quiet && (o->nchan > 1 || o->dflt.sb_size || o->dflt.sb_count || other_mode))
 			cli_msg(stderr, "tracebuf %s: warning: the session %s exists: its channels are kept as they were "
 				"made (--channel, --sb-size, --sb-count, --mode ignored)", rec_name, tp.session);
 	} else {
