@@ -11,7 +11,8 @@
 #   - killed by SIGSEGV with a parent that ignores SIGCHLD (the kernel reaps it at once: nobody
 #     can learn how it ended): one snapshot, kind end, status_known false, its last events;
 #     record says that how it ended is not known;
-#   - --no-snapshot-on-crash: none; an exit 0 that the recorder could read: none;
+#   - --no-snapshot-on-crash: none; an exit 0 that the recorder could read: none; an exit 3 with
+#     --snapshot-on-failure: one, kind exit, exit_status 3;
 #   - a program whose main thread called pthread_exit() after the attach (its leader a zombie
 #     in /proc while its other thread writes): the recorder goes on until that thread crashes,
 #     then snapshots its last events (when a C compiler is here).
@@ -22,7 +23,7 @@ set -u
 TB_LIB=$(cd "$(dirname "$0")/../lib" && pwd)
 need_bt2
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
-trap 'for i in 1 2 3 4 5 6; do touch "$T/crash$i"; "$T/go$i" "$T/rel$i"; done 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
+trap 'for i in 1 2 3 4 5 6 7; do touch "$T/crash$i"; "$T/go$i" "$T/rel$i"; done 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
 
 said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
 started() { grep -q '^pid: ' "$1"; }
@@ -100,6 +101,14 @@ run 4 autoreap --snapshot-dir "$T/s4" --no-snapshot-on-crash -- --triggers 0 --e
 run 5 hold --snapshot-dir "$T/s5" -- --triggers 0 --events 10
 grep -q "process $wpid (.*) ended (exit status 0)" "$T/r5.err" || { cat "$T/r5.err"; fail "the exit is not said"; }
 [ "$(snapshots "$T/s5" | wc -l)" -eq 0 ] || { cat "$T/r5.err"; fail "a snapshot of a clean exit"; }
+
+echo "== --snapshot-on-failure: exit status 3, read while a zombie"
+run 7 hold --snapshot-dir "$T/s7" --snapshot-on-failure -- --triggers 0 --events 10 --exit-status 3
+grep -q "process $wpid (.*) ended (exit status 3)" "$T/r7.err" || { cat "$T/r7.err"; fail "the exit status is not said"; }
+mapfile -t snaps < <(snapshots "$T/s7")
+[ ${#snaps[@]} -eq 1 ] || { ls "$T/s7"; cat "$T/r7.err"; fail "${#snaps[@]} snapshots of exit 3 (want 1)"; }
+[ "$(json_field "${snaps[0]}/trigger.json" '["trigger"]["kind"]')" = exit ] || fail "kind is not exit"
+[ "$(json_field "${snaps[0]}/trigger.json" '["trigger"]["exit_status"]')" = 3 ] || fail "exit_status is not 3"
 
 echo "== the main thread gone (pthread_exit), the other one writing, then crashing"
 CC=$(command -v cc || command -v gcc || command -v clang || true)

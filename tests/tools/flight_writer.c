@@ -6,7 +6,7 @@
  *
  *   tb-flight-writer --dir DIR --triggers N [--events K] [--after-event]
  *                    [--no-wait | --wait-from I] [--gate PREFIX] [--name NAME] [--crash]
- *                    [--start FILE] [--kill-self]
+ *                    [--start FILE] [--kill-self] [--exit-status N]
  *                    [--measures M [--slow-at S] [--error-at E]]
  *
  * For trigger i = 1..N: writes K events `flight:before { u32 trigger; u64
@@ -21,7 +21,8 @@
  * `flight:last { u64 seq }` and dies of SIGSEGV (--kill-self: of SIGKILL).
  * --start FILE: before its first event, waits until FILE exists (record
  * --pid's tests: the recorder's request is in place, so the first event
- * attaches; that event is dropped, written before the attach).  --name NAME: every
+ * attaches; that event is dropped, written before the attach).  --exit-status
+ * N: exits with N (not 0) at the end.  --name NAME: every
  * trigger is called NAME (the rate limit's tests).  --measures M: after the
  * triggers, M events `flight:measure { u64 seq; f64 latency; f32 ratio; u32
  * status }` (float conditions, t_flight_event_condition_*.sh): latency
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL, *gate = NULL, *same = NULL, *start = NULL;
 	unsigned triggers = 1, after_event = 0, no_wait = 0, crash = 0, wait_from = 1, kill_self = 0;
+	int exit_status = 0;
 	uint64_t events = 1000, measures = 0, slow_at = UINT64_MAX, error_at = UINT64_MAX;
 	static const struct option lo[] = { { "dir", 1, 0, 'd' },	   { "triggers", 1, 0, 'n' },
 					    { "events", 1, 0, 'k' },	   { "after-event", 0, 0, 'a' },
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
 					    { "wait-from", 1, 0, 'f' },	   { "measures", 1, 0, 'M' },
 					    { "slow-at", 1, 0, 'S' },	   { "error-at", 1, 0, 'E' },
 					    { "start", 1, 0, 's' },	   { "kill-self", 0, 0, 'K' },
+					    { "exit-status", 1, 0, 'x' },
 					    { 0, 0, 0, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -129,6 +132,7 @@ int main(int argc, char **argv)
 		case 'E': error_at = strtoull(optarg, NULL, 10); break;
 		case 's': start = optarg; break;
 		case 'K': kill_self = 1; break;
+		case 'x': exit_status = atoi(optarg); break;
 		default: fprintf(stderr, "usage: see tests/tools/flight_writer.c\n"); return 2;
 		}
 	}
@@ -213,5 +217,5 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("written: %" PRIu64 "\n", written);
-	return 0;
+	return exit_status;
 }
