@@ -27,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -291,6 +294,27 @@ static int pid_progress(struct record_pid *tp, int quiet)
 	return -1;
 }
 
+/* --pid with a pidfd: a signal (from a signalfd of the blocked set) or the end
+ * of the process, whichever comes first, within timeout_ms.  Returns the
+ * signal (si filled as sigtimedwait would), or -1 (nothing, or the end: then
+ * tp->ended, and its status noted at once, before its parent reaps it). */
+static int pid_wait(int sfd, struct record_pid *tp, siginfo_t *si, int timeout_ms)
+{
+	struct pollfd p[2] = { { sfd, POLLIN, 0 }, { tp->pidfd, POLLIN, 0 } };
+	if (poll(p, 2, timeout_ms) <= 0)
+		return -1;
+	if (p[1].revents)
+		record_pid_note_end(tp);
+	struct signalfd_siginfo ss;
+	if (!(p[0].revents & POLLIN) || read(sfd, &ss, sizeof ss) != (ssize_t)sizeof ss)
+		return -1;
+	memset(si, 0, sizeof *si);
+	si->si_signo = (int)ss.ssi_signo;
+	si->si_code = ss.ssi_code;
+	si->si_pid = (pid_t)ss.ssi_pid;
+	return (int)ss.ssi_signo;
+}
+
 static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight *fl, pid_t pid, int show_status,
 		     double t0, struct record_pid *tp, int quiet)
 {
@@ -304,13 +328,18 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight
 	int relay = rs.enabled;
 	uint64_t prev_ev = 0;
 	double prev_t = t0;
+	/* --pid: the end of the process is seen at once through its pidfd
+	 * (polled with a signalfd of the signals, which stay blocked) */
+	int sfd = tp && tp->pidfd >= 0 ? signalfd(-1, &set, SFD_CLOEXEC) : -1;
 	for (;;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 500000000 };
 		int sig;
 		if (relay)
 			record_print_warnings(e);
-		if ((show_status && e) || !pid || relay)
+		if (sfd >= 0)
+			sig = pid_wait(sfd, tp, &si, 500);
+		else if ((show_status && e) || !pid || relay)
 			sig = sigtimedwait(&set, &si, &ts);
 		else
 			sig = sigwaitinfo(&set, &si);
@@ -336,29 +365,32 @@ static int wait_loop(struct tb_session *s, struct tb_engine *e, struct tb_flight
 				break; /* attach mode: stop draining */
 			}
 		}
-		if (!e) {
-			if (pid < 0)
-				break;
-			continue;
-		}
-		record_print_warnings(e);
-		if (tb_engine_error(e) && !reported_err) {
-			reported_err = 1;
-			fputc('\n', stderr);
-			cli_msg(stderr, "tracebuf %s: %s", rec_name, tb_engine_errmsg(e));
-			cli_msg(stderr, "tracebuf %s: recording stopped; the command goes on", rec_name);
+		if (e) {
+			record_print_warnings(e);
+			if (tb_engine_error(e) && !reported_err) {
+				reported_err = 1;
+				fputc('\n', stderr);
+				cli_msg(stderr, "tracebuf %s: %s", rec_name, tb_engine_errmsg(e));
+				cli_msg(stderr, "tracebuf %s: recording stopped; the command goes on", rec_name);
+			}
 		}
 		if (pid < 0)
 			break;
 		if (tp) { /* --pid: until the program ends (or refuses) */
-			if (!record_pid_alive(tp) || pid_progress(tp, quiet) < 0)
+			if (!tp->ended && record_pid_gone(tp))
+				record_pid_note_end(tp); /* (no pidfd: seen late, its status most likely reaped) */
+			if (tp->ended || pid_progress(tp, quiet) < 0)
 				break;
+		} else if (!e) {
+			continue; /* a flight recorder alone: until CMD ends */
 		} else if (!pid && tb_session_live_procs(s, (uint32_t)getpid()) == 0) {
 			break;
 		}
-		if (show_status)
+		if (show_status && e)
 			record_status_line(s, e, t0, &prev_ev, &prev_t);
 	}
+	if (sfd >= 0)
+		close(sfd);
 	if (show_status)
 		fprintf(stderr, "\r\033[K");
 	(void)signals;
@@ -442,6 +474,32 @@ static int run_attach(struct rec_opts *o)
 	return code;
 }
 
+/* --pid: an exclusive flock on the session file, held until this recorder
+ * exits (the kernel drops it when it dies): a second record --pid of the
+ * same process is refused while it lives.  The consumer pid of the session
+ * says the same only for drained channels (tb_session_claim_consumer): two
+ * flight recorders of one overwrite session would both answer every
+ * trigger.  Returns the fd, or -1 with the error said. */
+static int pid_lock(const struct record_pid *tp)
+{
+	int fd = open(tp->session, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		cli_error(rec_name, "cannot open %s: %s", tp->session, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		close(fd);
+		if (err == EWOULDBLOCK)
+			cli_error(rec_name, "process %d is recorded already by another tracebuf record --pid (it holds the "
+				  "lock of session %s); stop it first", (int)tp->pid, tp->session);
+		else
+			cli_error(rec_name, "cannot lock %s: %s", tp->session, strerror(err));
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * --pid: a program already running.  The per-pid session is created (or,
  * left by an earlier record --pid, taken over), drained as by --attach, and
@@ -449,7 +507,12 @@ static int run_attach(struct rec_opts *o)
  * end, with the program still running, its events are switched off in the
  * session (it writes nothing more, at the cost of a disabled event) and
  * the session file stays for a later record --pid; once the program is
- * gone, the file is removed.
+ * gone, the file is removed.  --kernel: the process's tree (its threads
+ * now, what it starts later) is the kernel recorder's root, as CMD is.
+ * --snapshot-dir: a flight recorder on the session; the program's end is
+ * seen through a pidfd (record is not its parent: no waitpid), its wait
+ * status read from /proc while it is a zombie, when its parent has not
+ * reaped it yet (docs/FLIGHT-RECORDER.md).
  */
 static int run_pid(struct rec_opts *o)
 {
@@ -458,8 +521,17 @@ static int run_pid(struct rec_opts *o)
 	int rc = record_pid_find(rec_name, o->pid, o->shm_dir, &tp);
 	if (rc)
 		return rc;
+	if (o->flight.nconds) {
+		/* the conditions against the classes the program declares */
+		char exe[64];
+		snprintf(exe, sizeof exe, "/proc/%d/exe", (int)tp.pid);
+		if ((rc = record_flight_check_exe(&o->flight, exe)))
+			return rc;
+	}
 	struct tb_session *s = NULL;
-	int created = 0, takeover = tp.exists;
+	struct tb_engine *e = NULL;
+	struct tb_flight *fl = NULL;
+	int created = 0, takeover = tp.exists, lockfd = -1;
 	if (takeover) {
 		rc = tb_session_attach(tp.session, 0, &s);
 		if (rc < 0)
@@ -472,7 +544,23 @@ static int run_pid(struct rec_opts *o)
 			return cli_error(rec_name, "process %d is recorded already by process %u (session %s); stop it first",
 					 (int)tp.pid, cpid, tp.session);
 		}
-		if (!o->quiet && (o->nchan > 1 || o->dflt.sb_size || o->dflt.sb_count || o->dflt.mode))
+		if ((lockfd = pid_lock(&tp)) < 0) {
+			tb_session_close(s);
+			return TB_EXIT_FAIL;
+		}
+		if (record_flight_check_session(&o->flight, s, tp.session)) {
+			tb_session_close(s);
+			close(lockfd);
+			return TB_EXIT_FAIL;
+		}
+		/* --mode overwrite that the session has already (a flight recorder
+		 * taking over a flight recorder's session) is not worth a warning */
+		int other_mode = 0;
+		for (unsigned ch = 0; o->dflt.mode && ch < tb_session_nchannels(s); ch++) {
+			struct tb_channel_info ci = { .size = sizeof ci };
+			other_mode |= tb_session_channel_info(s, ch, &ci) < 0 || ci.mode != o->dflt.mode;
+		}
+		if (!o->quiet && (o->nchan > 1 || o->dflt.sb_size || o->dflt.sb_count || other_mode))
 			cli_msg(stderr, "tracebuf %s: warning: the session %s exists: its channels are kept as they were "
 				"made (--channel, --sb-size, --sb-count, --mode ignored)", rec_name, tp.session);
 	} else {
@@ -486,11 +574,15 @@ static int run_pid(struct rec_opts *o)
 		rc = tb_session_create(&so, &s);
 		if (rc < 0)
 			return cli_error(rec_name, "cannot create the session: %s", tb_errmsg());
+		if ((lockfd = pid_lock(&tp)) < 0)
+			goto fail;
 	}
 	if (o->out && tb_output_dir(o->out, &created) < 0) {
 		cli_error(rec_name, "%s", tb_errmsg());
 		goto fail;
 	}
+	/* its end, seen through a pidfd from here on */
+	record_pid_open(&tp);
 	char cmdline[64];
 	snprintf(cmdline, sizeof cmdline, "%s", tp.comm);
 	struct timespec now;
@@ -502,21 +594,42 @@ static int run_pid(struct rec_opts *o)
 		{ "cmdline", cmdline, 0 },
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
+	uint32_t root = (uint32_t)tp.pid;
+	if (o->kernel) {
+		/* the process's tree: its threads now (src/kernel/open.c finds them
+		 * in /proc and opens the per-task tracepoints on each, inherited
+		 * by what they start), not the session's process table, empty
+		 * until the program attaches at its next event */
+		o->kcfg.roots = &root;
+		o->kcfg.nroots = 1;
+	}
 	struct tb_engine_cfg cfg = { .flags = takeover ? TB_ENG_RESUME : 0, .env = env, .nenv = 5,
-				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns };
-	struct tb_engine *e;
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns,
+				     .kernel = o->kernel ? &o->kcfg : NULL };
 	sigset_t set;
 	build_sigset(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (tb_engine_create(s, o->out, &cfg, &e) < 0) {
-		cli_error(rec_name, "%s", tb_errmsg());
-		goto fail;
-	}
 	double t0 = record_now_s();
-	if (tb_engine_start(e) < 0) {
-		cli_error(rec_name, "%s", tb_errmsg());
-		tb_engine_destroy(e);
+	/* a flight recorder without -o writes snapshots only: no engine */
+	if (o->out || o->relay_url) {
+		if (tb_engine_create(s, o->out, &cfg, &e) < 0) {
+			cli_error(rec_name, "%s", tb_errmsg());
+			goto fail;
+		}
+		if (tb_engine_start(e) < 0) {
+			cli_error(rec_name, "%s", tb_errmsg());
+			tb_engine_destroy(e);
+			e = NULL;
+			goto fail;
+		}
+	}
+	if (o->flight.dir && !(fl = record_flight_start(s, &o->flight, o->quiet))) {
+		if (e) {
+			tb_engine_finish(e, 0);
+			tb_engine_destroy(e);
+			e = NULL;
+		}
 		goto fail;
 	}
 	/* a session whose events an earlier record --pid switched off when it
@@ -530,27 +643,54 @@ static int run_pid(struct rec_opts *o)
 			cli_msg(stderr, "tracebuf %s: process %d (%s) is attached to %s already: taken over", rec_name,
 				(int)tp.pid, tp.comm, tp.session);
 	} else if (record_pid_request(rec_name, &tp)) {
-		tb_engine_finish(e, 0);
-		tb_engine_destroy(e);
+		record_flight_free(fl);
+		fl = NULL;
+		if (e) {
+			tb_engine_finish(e, 0);
+			tb_engine_destroy(e);
+			e = NULL;
+		}
 		goto fail;
 	}
 	if (!o->quiet)
-		cli_msg(stderr, "tracebuf %s: recording process %d (%s) into %s (session %s; stop with ^C)%s", rec_name,
-			(int)tp.pid, tp.comm, o->out ? o->out : o->relay_url, tp.session,
-			tp.said ? "" : "; it attaches at its next event");
+		cli_msg(stderr, "tracebuf %s: recording process %d (%s) into %s%s%s (session %s; stop with ^C)%s", rec_name,
+			(int)tp.pid, tp.comm, o->out ? o->out : o->relay_url ? o->relay_url : o->flight.dir,
+			o->out || o->relay_url ? "" : " (snapshots only)", o->kernel ? ", with the kernel's events" : "",
+			tp.session, tp.said ? "" : "; it attaches at its next event");
 	int show = !o->quiet && isatty(2);
-	wait_loop(s, e, NULL, 0, show, t0, &tp, o->quiet);
-	int alive = record_pid_alive(&tp);
+	wait_loop(s, e, fl, 0, show, t0, &tp, o->quiet);
+	if (!tp.ended && record_pid_gone(&tp))
+		record_pid_note_end(&tp);
+	int alive = !tp.ended;
 	int attached = tp.mapped || record_pid_state(&tp, NULL, 0) == 1;
 	if (alive && !attached)
 		record_pid_cancel(&tp);
 	if (alive)
 		for (unsigned ch = 0; ch < tb_session_nchannels(s); ch++)
 			tb_session_set_events(s, ch, "!*"); /* the program writes nothing more */
-	rc = tb_engine_finish(e, TB_FINISH_SNAPSHOT | (alive ? 0 : TB_FINISH_DEAD));
-	record_print_warnings(e);
-	if (!o->quiet)
-		record_summary(s, e, o->out, record_now_s() - t0, !alive);
+	if (!o->quiet && tp.ended) {
+		char how[96] = "how is not known: its parent reaped it before its status could be read";
+		if (tp.status_known && WIFSIGNALED(tp.status))
+			snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(tp.status));
+		else if (tp.status_known && WIFEXITED(tp.status))
+			snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(tp.status));
+		cli_msg(stderr, "tracebuf %s: process %d (%s) ended (%s)", rec_name, (int)tp.pid, tp.comm, how);
+	}
+	/* the flight recorder first: a crash snapshot while the rings are all there */
+	int flight_failed = 0;
+	if (fl)
+		flight_failed = record_flight_end(fl, &o->flight, tp.pid,
+						  alive		     ? RECORD_END_RUNNING
+						  : tp.status_known ? RECORD_END_STATUS
+								     : RECORD_END_UNKNOWN,
+						  tp.status, 1, o->quiet);
+	fl = NULL;
+	rc = e ? tb_engine_finish(e, TB_FINISH_SNAPSHOT | (alive ? 0 : TB_FINISH_DEAD)) : 0;
+	if (e) {
+		record_print_warnings(e);
+		if (!o->quiet)
+			record_summary(s, e, o->out, record_now_s() - t0, !alive);
+	}
 	if (!o->quiet && alive && !tp.refused)
 		cli_msg(stderr, "tracebuf %s: process %d runs on; its events are off (tracebuf record --pid %d takes them "
 			"again)", rec_name, (int)tp.pid, (int)tp.pid);
@@ -558,19 +698,27 @@ static int run_pid(struct rec_opts *o)
 		cli_msg(stderr, "tracebuf %s: trace in %s (tracebuf report %s)", rec_name, o->out, o->out);
 	if (rc < 0)
 		cli_error(rec_name, "%s", tb_engine_errmsg(e));
-	int code = rc < 0 || tp.refused || record_relay_only_lost(o->out, e) ? TB_EXIT_FAIL
-		   : record_damaged_input(e)				       ? TB_EXIT_PARTIAL
-										       : TB_EXIT_OK;
+	int code = rc < 0 || tp.refused || flight_failed || (e && record_relay_only_lost(o->out, e)) ? TB_EXIT_FAIL
+		   : e && record_damaged_input(e)							 ? TB_EXIT_PARTIAL
+													 : TB_EXIT_OK;
 	if (!alive || (tp.refused && !takeover)) /* a refused session is not mapped by the program */
 		tb_session_unlink(s);
 	tb_engine_destroy(e);
 	tb_session_close(s);
+	if (tp.pidfd >= 0)
+		close(tp.pidfd);
+	if (lockfd >= 0)
+		close(lockfd); /* last: the session is ours until here */
 	return code;
 fail:
+	if (tp.pidfd >= 0)
+		close(tp.pidfd);
 	if (!takeover) {
 		tb_session_unlink(s);
 	}
 	tb_session_close(s);
+	if (lockfd >= 0)
+		close(lockfd);
 	if (created)
 		rmdir(o->out);
 	return TB_EXIT_FAIL;
@@ -743,7 +891,7 @@ int cmd_record(int argc, char **argv)
 	int show = !o.quiet && isatty(2);
 	int status = wait_loop(s, e, fl, pid, show, t0, NULL, o.quiet);
 	/* the flight recorder first: a crash snapshot while the rings are all there */
-	int flight_failed = fl ? record_flight_end(fl, &o.flight, pid, status, o.quiet) : 0;
+	int flight_failed = fl ? record_flight_end(fl, &o.flight, pid, RECORD_END_STATUS, status, 0, o.quiet) : 0;
 	fl = NULL;
 	if (!e) {
 		int code = exit_code_of(status);

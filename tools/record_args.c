@@ -66,7 +66,10 @@ void record_usage(FILE *f)
 		"                            next event; ^C detaches, the program runs on.  A second\n"
 		"                            --pid takes over the session (DIR may hold the trace a\n"
 		"                            killed recorder left).  Needs ptrace permission over PID\n"
-		"                            (same user with yama ptrace_scope 0, or root)\n"
+		"                            (same user with yama ptrace_scope 0, or root).  With\n"
+		"                            --kernel: the kernel's events of PID's tree (its threads,\n"
+		"                            what it starts); with --mode overwrite --snapshot-dir: a\n"
+		"                            flight recorder attached later (its end seen by a pidfd)\n"
 		"  -q, --quiet               no status line, no summary\n"
 		"  --relay net://HOST[:CONTROL_PORT[:DATA_PORT]]\n"
 		"                            also stream every packet to LTTng's relay daemon\n"
@@ -80,6 +83,7 @@ void record_usage(FILE *f)
 		"  --relay-timeout DUR       connecting, a whole reply or a whole packet that takes longer:\n"
 		"                            the relay is lost, tried again later (5s; 10ms..10min)\n"
 		"  --kernel[=LIST]           also the kernel's scheduling events of CMD's process tree\n"
+		"                            (--pid: PID's; --attach: the session's processes)\n"
 		"                            (perf's sched tracepoints, one stream per CPU, same clock;\n"
 		"                            LIST: sched_switch,sched_waking,... or the sets sched (the\n"
 		"                            default), syscalls (the tree's system calls), page_faults;\n"
@@ -386,11 +390,6 @@ int record_parse_args(int argc, char **argv, struct rec_opts *o)
 			return usage_error("%s", "--pid names its session itself (SHM_DIR/tracebuf-pid-PID-START): no --session");
 		if (optind < argc)
 			return usage_error("--pid traces a running program: no command (got '%s')", argv[optind]);
-		if (o->kernel)
-			return usage_error("%s", "--kernel is not available with --pid yet");
-		if (o->flight.given)
-			return usage_error("%s", "--snapshot-dir and its options are not available with --pid yet (take "
-					   "snapshots with tracebuf snapshot SESSION)");
 	} else if (optind >= argc) {
 		return usage_error("%s", "no command to trace: tracebuf record -o DIR -- CMD [ARGS]");
 	} else {
@@ -415,8 +414,6 @@ int record_parse_args(int argc, char **argv, struct rec_opts *o)
 			ch->vtid |= o->dflt.vtid; /* --vtid: every channel; :vtid: this one */
 		}
 	}
-	if (o->pid)
-		return 0;
 	if (o->kernel && !o->out && !o->relay_url)
 		return usage_error("%s", "--kernel writes the kernel's streams into the trace directory or to the relay "
 					 "daemon: give -o DIR or --relay URL (a flight recorder's snapshots do not take them yet)");

@@ -324,7 +324,24 @@ static int crash_signal(int sig)
 	       sig == SIGTRAP;
 }
 
-int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, int pid, int status, int quiet)
+int record_flight_check_session(const struct record_flight_opts *fo, struct tb_session *s, const char *path)
+{
+	if (!fo->dir)
+		return 0;
+	for (unsigned i = 0; i < tb_session_nchannels(s); i++) {
+		struct tb_channel_info ci = { .size = sizeof ci };
+		if (tb_session_channel_info(s, i, &ci) == 0 && ci.mode != TB_OVERWRITE)
+			return cli_error("record", "--snapshot-dir: the session %s exists (an earlier record --pid made it, "
+					 "and the program writes to it until it ends) and its channel '%s' is not in "
+					 "overwrite mode: a flight recorder needs overwrite rings; record it without "
+					 "--snapshot-dir, or restart the program and use --mode overwrite from the first "
+					 "record --pid", path, tb_session_channel_name(s, i));
+	}
+	return 0;
+}
+
+int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, int pid, enum record_end how,
+		      int status, int attached, int quiet)
 {
 	/* the triggers the program made before it ended, without their
 	 * window (nothing more will be written) */
@@ -332,15 +349,23 @@ int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, 
 	struct tb_flight_trigger t = { .pid = pid > 0 ? (uint32_t)pid : 0 };
 	char buf[32];
 	int take = 0;
-	if (WIFSIGNALED(status) && crash_signal(WTERMSIG(status)) && !fo->no_crash) {
+	if (how == RECORD_END_STATUS && WIFSIGNALED(status) &&
+	    (crash_signal(WTERMSIG(status)) || (attached && WTERMSIG(status) == SIGKILL)) && !fo->no_crash) {
 		t.kind = TB_FLIGHT_CRASH;
 		t.signo = WTERMSIG(status);
 		snprintf(t.name, sizeof t.name, "%s", tb_flight_signame(t.signo, buf, sizeof buf));
 		take = 1;
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) && fo->on_failure) {
+	} else if (how == RECORD_END_STATUS && WIFEXITED(status) && WEXITSTATUS(status) && fo->on_failure) {
 		t.kind = TB_FLIGHT_EXIT;
 		t.status = WEXITSTATUS(status);
 		snprintf(t.name, sizeof t.name, "exit %d", t.status);
+		take = 1;
+	} else if (how == RECORD_END_UNKNOWN && !fo->no_crash) {
+		/* record --pid is not the parent: the process is gone, and its
+		 * parent reaped it before its status could be read.  It may have
+		 * crashed: its last moments are kept */
+		t.kind = TB_FLIGHT_END;
+		snprintf(t.name, sizeof t.name, "ended");
 		take = 1;
 	}
 	if (take)

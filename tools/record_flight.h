@@ -37,14 +37,16 @@ enum {
 	"  --snapshot-dir DIR        write a snapshot into a new DIR/NNNNNN-TIME directory (with its\n" \
 	"                            trigger.json) at each trigger: tb_trigger() in the program, the\n" \
 	"                            signal below, the program's crash; -o DIR is then optional (the\n" \
-	"                            trace at exit)\n"                                                   \
+	"                            trace at exit).  With --pid too: the end of the attached program\n" \
+	"                            is seen through a pidfd; its signal when /proc still shows it\n"    \
 	"  --after DUR               keep recording DUR after a trigger before copying (0)\n"          \
 	"  --min-interval DUR        at most one snapshot per trigger name per DUR (0: no limit)\n"   \
 	"  --max-snapshots N         keep the N newest snapshots (oldest removed first; 0: all)\n"     \
 	"  --max-size SIZE           keep at most SIZE of snapshots (oldest removed first)\n"          \
 	"  --snapshot-on-signal SIG  a signal to the recorder takes a snapshot: USR1, USR2, RTMIN+N\n"  \
 	"  --no-snapshot-on-crash    no snapshot when CMD dies of SIGSEGV, SIGBUS, SIGABRT, SIGILL,\n"  \
-	"                            SIGFPE, SIGSYS or SIGTRAP (taken by default)\n"                    \
+	"                            SIGFPE, SIGSYS or SIGTRAP (taken by default; --pid: also SIGKILL,\n" \
+	"                            and an end whose cause could not be learnt)\n"                    \
 	"  --snapshot-on-failure     also a snapshot when CMD exits with a non-zero status\n"          \
 	"  --snapshot-on COND        a snapshot when an event meets COND (repeatable, up to 16):\n"    \
 	"                            'prov:event[field>=500 && name==\"x\" || ms>0.25]' (globs in the\n" \
@@ -72,6 +74,9 @@ int record_flight_option(struct record_flight_opts *fo, int opt, const char *arg
 /* After parsing: the options agree with the channels' modes and with --attach (0), else a usage error (2). */
 int record_flight_check(const struct record_flight_opts *fo, const struct tb_channel_opts *chan, unsigned nchan,
 			int attach);
+/* record --pid taking over an existing session s: its channels were made by an earlier
+ * recorder, and must be in overwrite mode for --snapshot-dir: 0, or the error said (1). */
+int record_flight_check_session(const struct record_flight_opts *fo, struct tb_session *s, const char *path);
 /* Creates and starts the flight recorder of session s: NULL with the error printed. */
 struct tb_flight *record_flight_start(struct tb_session *s, const struct record_flight_opts *fo, int quiet);
 /* --snapshot-on: the classes and fields the conditions name, against those
@@ -80,10 +85,20 @@ struct tb_flight *record_flight_start(struct tb_session *s, const struct record_
 int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe);
 /* The recorder got signal si (the --snapshot-on-signal one): a snapshot is asked for. */
 void record_flight_signal(struct tb_flight *f, const siginfo_t *si);
-/* CMD (pid) ended with wait status `status`: pending triggers handled, a crash (or failure)
- * snapshot taken while the rings are still there, the summary said, the recorder freed.
- * Returns 1 when a snapshot could not be written (record then fails when CMD did not), else 0. */
-int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, int pid, int status, int quiet);
+/* How the traced program ended, as record_flight_end() is told. */
+enum record_end {
+	RECORD_END_STATUS = 1, /* `status` is its wait status (CMD's waitpid, or read from /proc for --pid) */
+	RECORD_END_UNKNOWN,    /* --pid: it ended, how is not known (its parent reaped it first) */
+	RECORD_END_RUNNING,    /* --pid: the recorder stopped, the program runs on */
+};
+/* The program (pid) ended as `how` says (status: its wait status for RECORD_END_STATUS):
+ * pending triggers handled, a crash (or failure) snapshot taken while the rings are still
+ * there, the summary said, the recorder freed.  attached: record --pid (not the parent),
+ * where SIGKILL counts as a crash too and an end of unknown cause takes a snapshot (kind
+ * "end") unless --no-snapshot-on-crash.  Returns 1 when a snapshot could not be written
+ * (record then fails when the program did not), else 0. */
+int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, int pid, enum record_end how,
+		      int status, int attached, int quiet);
 
 /* Frees a flight recorder that did not reach record_flight_end (a failed start). NULL is fine. */
 void record_flight_free(struct tb_flight *f);

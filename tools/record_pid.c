@@ -12,6 +12,8 @@
  *                       session path DIR/tracebuf-pid-PID-START
  *   record_pid_request  process_vm_writev: the request, then the mask
  *   record_pid_state    process_vm_readv: the program's answer
+ *   record_pid_open,    its end, seen from outside (a pidfd; the wait status
+ *   record_pid_note_end from /proc/PID/stat while it is a zombie)
  *   record_pid_sweep    per-pid session files of processes gone
  *
  * Nothing read from the program or its files is trusted: the ELF file is
@@ -27,8 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -36,8 +40,9 @@
 #include "producer/attach.h"
 #include "record_pid.h"
 
-/* Fields of /proc/PID/stat after the command: state, and starttime (field 22). */
-static int proc_stat(pid_t pid, char *state, unsigned long long *start, char *comm, size_t commcap)
+/* Fields of /proc/PID/stat after the command: state, starttime (field 22),
+ * and exit_code (field 52; NULL: not wanted; -1 when absent). */
+static int proc_stat_x(pid_t pid, char *state, unsigned long long *start, char *comm, size_t commcap, long *exit_code)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -61,29 +66,103 @@ static int proc_stat(pid_t pid, char *state, unsigned long long *start, char *co
 	}
 	char *p = close_p + 1;
 	unsigned long long v = 0;
-	for (int field = 3; field <= 22; field++) {
-		while (*p == ' ')
+	if (exit_code)
+		*exit_code = -1;
+	for (int field = 3; field <= (exit_code ? 52 : 22); field++) {
+		while (*p == ' ' || *p == '\n')
 			p++;
-		if (!*p)
+		if (!*p) {
+			if (field > 22)
+				break; /* an older kernel: no exit_code */
 			return -EIO;
+		}
 		if (field == 3)
 			*state = *p;
 		if (field == 22)
 			v = strtoull(p, NULL, 10);
-		while (*p && *p != ' ')
+		if (field == 52)
+			*exit_code = strtol(p, NULL, 10);
+		while (*p && *p != ' ' && *p != '\n')
 			p++;
 	}
 	*start = v;
 	return 0;
 }
 
+static int proc_stat(pid_t pid, char *state, unsigned long long *start, char *comm, size_t commcap)
+{
+	return proc_stat_x(pid, state, start, comm, commcap, NULL);
+}
+
+/* 1 when /proc/PID/task lists another thread than the leader's. */
+static int other_threads(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int n = 0;
+	while (n < 2 && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n > 1;
+}
+
 int record_pid_alive(const struct record_pid *t)
 {
 	char st = 0;
 	unsigned long long start = 0;
-	if (proc_stat(t->pid, &st, &start, NULL, 0) < 0)
+	if (proc_stat(t->pid, &st, &start, NULL, 0) < 0 || start != t->start)
 		return 0;
-	return start == t->start && st != 'Z' && st != 'X';
+	/* a zombie leader whose other threads run (its main thread called
+	 * pthread_exit) is a live process */
+	return (st != 'Z' && st != 'X') || other_threads(t->pid);
+}
+
+void record_pid_open(struct record_pid *t)
+{
+	t->pidfd = -1;
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	if (fd < 0)
+		return;
+	/* the pid may have been reused between the look and the open: the
+	 * fd is kept only when the process it names is the one found */
+	if (!record_pid_alive(t)) {
+		close(fd);
+		return;
+	}
+	t->pidfd = fd;
+#endif
+}
+
+int record_pid_gone(const struct record_pid *t)
+{
+	if (t->pidfd >= 0) {
+		struct pollfd p = { t->pidfd, POLLIN, 0 };
+		return poll(&p, 1, 0) > 0;
+	}
+	return !record_pid_alive(t);
+}
+
+void record_pid_note_end(struct record_pid *t)
+{
+	if (t->ended)
+		return;
+	t->ended = 1;
+	char st = 0;
+	unsigned long long start = 0;
+	long code = -1;
+	/* only its parent can wait for it; anyone with ptrace access reads
+	 * exit_code from /proc while it is a zombie (until the parent reaps
+	 * it, which may already have happened: then the status is unknown) */
+	if (proc_stat_x(t->pid, &st, &start, NULL, 0, &code) == 0 && start == t->start && (st == 'Z' || st == 'X') &&
+	    code >= 0 && code <= 0xffff) {
+		t->status_known = 1;
+		t->status = (int)code;
+	}
 }
 
 /* Effective uid of the process (Uid: line of /proc/PID/status), or -1. */
@@ -297,13 +376,14 @@ int record_pid_find(const char *cmd, pid_t pid, const char *shm_dir, struct reco
 {
 	memset(t, 0, sizeof *t);
 	t->pid = pid;
+	t->pidfd = -1;
 	char st = 0;
 	int rc = proc_stat(pid, &st, &t->start, t->comm, sizeof t->comm);
 	if (rc == -ENOENT)
 		return cli_error(cmd, "--pid %d: no such process", (int)pid);
 	if (rc < 0)
 		return cli_error(cmd, "--pid %d: cannot read /proc/%d/stat: %s", (int)pid, (int)pid, strerror(-rc));
-	if (st == 'Z' || st == 'X')
+	if ((st == 'Z' || st == 'X') && !record_pid_alive(t))
 		return cli_error(cmd, "--pid %d (%s): the process has exited (a zombie)", (int)pid, t->comm);
 	if (pid == getpid())
 		return cli_error(cmd, "--pid %d: that is this recorder", (int)pid);

@@ -23,6 +23,12 @@ struct record_pid {
 	int mapped;                /* the program maps it: attached already */
 	int said;                  /* the attach (or its refusal) was said */
 	int refused;               /* the program refused the session (said) */
+	/* the end of the process, seen from outside (not its parent: no waitpid) */
+	int pidfd;                 /* pidfd_open(): readable once it has ended; -1: none (old kernel) */
+	int ended;                 /* it ended (pidfd, or /proc: gone or a zombie) */
+	int status_known;          /* status holds its wait status, read from /proc/PID/stat (exit_code)
+				    * while it was a zombie: unknown when its parent reaped it first */
+	int status;
 };
 
 /* Everything that can be refused before anything is created: the process
@@ -37,6 +43,18 @@ int record_pid_state(struct record_pid *t, char *msg, size_t cap);
 void record_pid_cancel(struct record_pid *t);
 /* 1 while the same process (pid and start time) lives and is not a zombie. */
 int record_pid_alive(const struct record_pid *t);
+/* Opens t->pidfd on the process found (after record_pid_find; -1 when the
+ * kernel has no pidfd_open: the end is then seen by polling /proc). */
+void record_pid_open(struct record_pid *t);
+/* The process ended (its pidfd said so, or /proc): sets ended, and the wait
+ * status when /proc/PID/stat still shows it (a zombie its parent has not
+ * reaped yet; field 52, exit_code, Linux 3.5).  Call it at once. */
+void record_pid_note_end(struct record_pid *t);
+/* 1 when the process has ended: its pidfd readable (all its threads gone), or,
+ * without one, /proc says it is gone or a zombie (a main thread that called
+ * pthread_exit() looks the same there while the others run: only the pidfd
+ * tells them apart). */
+int record_pid_gone(const struct record_pid *t);
 /* Removes this user's per-pid session files in dir whose process is gone. */
 void record_pid_sweep(const char *cmd, const char *dir, int quiet);
 

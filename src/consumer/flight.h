@@ -62,6 +62,8 @@ enum tb_flight_kind {
 	TB_FLIGHT_EXIT,        /* the traced command exited with a non-zero status */
 	TB_FLIGHT_EVENT,       /* --snapshot-on 'CLASS[FIELD OP VALUE && ... || ...]' matched an event */
 	TB_FLIGHT_SPAN,        /* --snapshot-on 'SPAN>DUR': a span longer than DUR ended */
+	TB_FLIGHT_END,         /* record --pid: the attached process ended, how is not known (its
+				* parent reaped it before the recorder could read its status) */
 };
 
 /*

@@ -268,6 +268,7 @@ static const char *kind_name(unsigned k)
 	       : k == TB_FLIGHT_EXIT   ? "exit"
 	       : k == TB_FLIGHT_EVENT  ? "event"
 	       : k == TB_FLIGHT_SPAN   ? "span"
+	       : k == TB_FLIGHT_END    ? "end"
 				       : "unknown";
 }
 
@@ -310,6 +311,8 @@ static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num
 			t->signo);
 	if (t->kind == TB_FLIGHT_EXIT)
 		fprintf(j, "    \"exit_status\": %d,\n", t->status);
+	if (t->kind == TB_FLIGHT_END) /* record --pid, not the parent: its parent reaped its status first */
+		fprintf(j, "    \"status_known\": false,\n");
 	/* 0: not known (a crash seen by waitpid does not say which thread) */
 	fprintf(j, "    \"pid\": %" PRIu32 ",\n", t->pid);
 	if (t->tid)
@@ -317,8 +320,8 @@ static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num
 	else
 		fprintf(j, "    \"tid\": null,\n");
 	fprintf(j, "    \"suppressed_before\": %" PRIu64 "\n  },\n", suppressed);
-	fprintf(j, "  \"after_ns\": %" PRIu64 ",\n", t->kind == TB_FLIGHT_CRASH || t->kind == TB_FLIGHT_EXIT
-							  ? 0 : f->cfg.after_ns);
+	fprintf(j, "  \"after_ns\": %" PRIu64 ",\n", t->kind == TB_FLIGHT_CRASH || t->kind == TB_FLIGHT_EXIT ||
+							  t->kind == TB_FLIGHT_END ? 0 : f->cfg.after_ns);
 	fprintf(j, "  \"copy_realtime_ns\": %" PRIu64 ",\n", copy_ns);
 	uint64_t lost_all = 0;
 	for (unsigned c = 0; c < TB_LOSS_NCAUSES; c++)

@@ -198,9 +198,9 @@ fi
 
 # ---- 4. refusals --------------------------------------------------------------------------
 for bad in "--pid 0" "--pid abc" "--pid -5" "--pid 1 --attach x" "--pid 1 --session $T/x.tb" "--pid 1 -- true" \
-	"--pid 1 --kernel"; do
+	"--pid 1 --snapshot-dir $T/x"; do
 	"$CLI" record $bad -o "$T/u" 2> "$T/u.err"; rc=$?
-	[ $rc = 2 ] && grep -q -- "--pid\|--kernel" "$T/u.err" || { cat "$T/u.err"; fail "record $bad: exit $rc, want a usage error (2)"; }
+	[ $rc = 2 ] && grep -q -- "--pid\|--snapshot-dir" "$T/u.err" || { cat "$T/u.err"; fail "record $bad: exit $rc, want a usage error (2)"; }
 done
 sh -c 'exit 0' & gone=$!; wait $gone
 "$CLI" record --pid $gone -o "$T/e1" 2> "$T/e1.err" && fail "a pid that does not exist was accepted"

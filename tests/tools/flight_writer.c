@@ -6,6 +6,7 @@
  *
  *   tb-flight-writer --dir DIR --triggers N [--events K] [--after-event]
  *                    [--no-wait | --wait-from I] [--gate PREFIX] [--name NAME] [--crash]
+ *                    [--start FILE] [--kill-self] [--exit-status N]
  *                    [--measures M [--slow-at S] [--error-at E]]
  *
  * For trigger i = 1..N: writes K events `flight:before { u32 trigger; u64
@@ -17,7 +18,11 @@
  * with W the events written before the snapshot of trigger i could have
  * been copied (exact when it waited; --wait-from I: waits from trigger I on).  --gate PREFIX: before trigger i > 1,
  * waits until the file PREFIX.i exists.  --crash: then writes K events
- * `flight:last { u64 seq }` and dies of SIGSEGV.  --name NAME: every
+ * `flight:last { u64 seq }` and dies of SIGSEGV (--kill-self: of SIGKILL).
+ * --start FILE: before its first event, waits until FILE exists (record
+ * --pid's tests: the recorder's request is in place, so the first event
+ * attaches; that event is dropped, written before the attach).  --exit-status
+ * N: exits with N (not 0) at the end.  --name NAME: every
  * trigger is called NAME (the rate limit's tests).  --measures M: after the
  * triggers, M events `flight:measure { u64 seq; f64 latency; f32 ratio; u32
  * status }` (float conditions, t_flight_event_condition_*.sh): latency
@@ -97,8 +102,9 @@ static int exists(const char *path, const char *unused)
 
 int main(int argc, char **argv)
 {
-	const char *dir = NULL, *gate = NULL, *same = NULL;
-	unsigned triggers = 1, after_event = 0, no_wait = 0, crash = 0, wait_from = 1;
+	const char *dir = NULL, *gate = NULL, *same = NULL, *start = NULL;
+	unsigned triggers = 1, after_event = 0, no_wait = 0, crash = 0, wait_from = 1, kill_self = 0;
+	int exit_status = 0;
 	uint64_t events = 1000, measures = 0, slow_at = UINT64_MAX, error_at = UINT64_MAX;
 	static const struct option lo[] = { { "dir", 1, 0, 'd' },	   { "triggers", 1, 0, 'n' },
 					    { "events", 1, 0, 'k' },	   { "after-event", 0, 0, 'a' },
@@ -106,6 +112,8 @@ int main(int argc, char **argv)
 					    { "crash", 0, 0, 'c' },	   { "name", 1, 0, 'm' },
 					    { "wait-from", 1, 0, 'f' },	   { "measures", 1, 0, 'M' },
 					    { "slow-at", 1, 0, 'S' },	   { "error-at", 1, 0, 'E' },
+					    { "start", 1, 0, 's' },	   { "kill-self", 0, 0, 'K' },
+					    { "exit-status", 1, 0, 'x' },
 					    { 0, 0, 0, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -122,6 +130,9 @@ int main(int argc, char **argv)
 		case 'M': measures = strtoull(optarg, NULL, 10); break;
 		case 'S': slow_at = strtoull(optarg, NULL, 10); break;
 		case 'E': error_at = strtoull(optarg, NULL, 10); break;
+		case 's': start = optarg; break;
+		case 'K': kill_self = 1; break;
+		case 'x': exit_status = atoi(optarg); break;
 		default: fprintf(stderr, "usage: see tests/tools/flight_writer.c\n"); return 2;
 		}
 	}
@@ -131,6 +142,10 @@ int main(int argc, char **argv)
 	}
 	printf("pid: %d\n", (int)getpid());
 	fflush(stdout);
+	if (start && wait_until(exists, start, NULL) < 0) {
+		fprintf(stderr, "tb-flight-writer: %s never appeared\n", start);
+		return 1;
+	}
 	uint64_t written = 0;
 	for (unsigned i = 1; i <= triggers; i++) {
 		char name[32], gpath[4096];
@@ -194,11 +209,13 @@ int main(int argc, char **argv)
 			tb_flight_last(k);
 		printf("written: %" PRIu64 "\n", written);
 		fflush(stdout);
+		if (kill_self)
+			raise(SIGKILL);
 		signal(SIGSEGV, SIG_DFL);
 		volatile uintptr_t bad = 8;
 		*(volatile int *)bad = 1; /* a real fault, not raise() */
 		return 1;
 	}
 	printf("written: %" PRIu64 "\n", written);
-	return 0;
+	return exit_status;
 }
