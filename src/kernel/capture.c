@@ -483,9 +483,9 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		}
 		if (pt && k->maybe_dups)
 			best->pt_last = *ev;
-		if (pt && excluded(k, ev->cur_tid)) /* an embedded recorder's own calls, not its scheduling */
-			__atomic_store_n(&k->st_filtered, k->st_filtered + 1, __ATOMIC_RELAXED);
-		else if (pt || k->all || keep(k, ev)) {
+		/* the tree's calls but an embedded recorder's own (not its scheduling); else the filter */
+		int take = pt ? !excluded(k, ev->cur_tid) : k->all || keep(k, ev);
+		if (take) {
 			tb_kw_append(k, best, ev);
 			if (pt)
 				__atomic_store_n(&k->pt_delivered, k->pt_delivered + 1, __ATOMIC_RELAXED);

@@ -69,10 +69,10 @@ struct tb_kernel {
 	uint64_t clock_freq;
 	int64_t mono_offset_ns;
 	unsigned ncpu;
+	unsigned nfds;           /* fds[] in use */
 	struct kcpu *cpus;
 	int *fds;                /* every event's fd */
 	unsigned *fd_cpu;        /* index in cpus[] of each */
-	unsigned nfds;
 	size_t capfds;           /* room in fds, fd_cpu, ids, cfds, cfd_cpu (open.c, room()) */
 	uint32_t *roots;         /* the traced processes (cfg.roots) */
 	unsigned nroots;
@@ -81,11 +81,11 @@ struct tb_kernel {
 				  * twin (the ring's loss records count its losses) */
 	uint64_t pt_delivered, pt_lost; /* those events written, and lost to a full ring */
 	uint64_t pt_dups;        /* ... and records of a hit already taken (capture.c) */
-	int maybe_dups;          /* a task was opened after others that may have passed it their events */
 	uint64_t dup_ticks;      /* two records of one hit are at most this far apart (2 us) */
 	uint32_t excl[TB_KEXCL]; /* the recorder's own threads (an embedded recorder is in the tree it
 				  * traces): their events are left out; 0 = free (tb_kernel_exclude_self) */
 	unsigned nexcl;
+	int maybe_dups;          /* a task was opened after others that may have passed it their events */
 	int *cfds;               /* the counting twins (open.c) */
 	unsigned *cfd_cpu;       /* index in cpus[] of each twin */
 	unsigned ncfds;
