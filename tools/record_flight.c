@@ -318,6 +318,9 @@ void record_flight_signal(struct tb_flight *f, const siginfo_t *si)
 	tb_flight_request(f, &t);
 }
 
+/* The signals whose death is a crash.  SIGKILL is taken too (record_flight_end): the OOM
+ * killer's and a watchdog's, the one word of such an end; the recorder never sends it to a
+ * CMD that runs (only to one it could not start recording) */
 static int crash_signal(int sig)
 {
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGILL || sig == SIGFPE || sig == SIGSYS ||
@@ -345,12 +348,13 @@ int record_flight_end(struct tb_flight *f, const struct record_flight_opts *fo, 
 {
 	/* the triggers the program made before it ended, without their
 	 * window (nothing more will be written) */
+	(void)attached; /* SIGKILL is a crash under record --pid and for a CMD alike */
 	tb_flight_stop(f);
 	struct tb_flight_trigger t = { .pid = pid > 0 ? (uint32_t)pid : 0 };
 	char buf[32];
 	int take = 0;
 	if (how == RECORD_END_STATUS && WIFSIGNALED(status) &&
-	    (crash_signal(WTERMSIG(status)) || (attached && WTERMSIG(status) == SIGKILL)) && !fo->no_crash) {
+	    (crash_signal(WTERMSIG(status)) || WTERMSIG(status) == SIGKILL) && !fo->no_crash) {
 		t.kind = TB_FLIGHT_CRASH;
 		t.signo = WTERMSIG(status);
 		snprintf(t.name, sizeof t.name, "%s", tb_flight_signame(t.signo, buf, sizeof buf));

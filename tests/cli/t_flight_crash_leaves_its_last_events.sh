@@ -3,7 +3,8 @@
 # SIGSEGV leaves a snapshot, taken by the recorder (it sees the death in waitpid) while the
 # rings are still there: its trigger.json says crash, SIGSEGV and the pid; its last events are
 # the ones written before the crash; babeltrace2 reads it and finds every event accounted for.
-# --no-snapshot-on-crash takes none; --snapshot-on-failure takes one for a non-zero exit.
+# A SIGKILL (the OOM killer's) is a crash too.  --no-snapshot-on-crash takes none;
+# --snapshot-on-failure takes one for a non-zero exit.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 . "$(dirname "$0")/../lib/accounting.sh"
@@ -26,6 +27,20 @@ j=${snaps[0]}/trigger.json
 snap_events "${snaps[0]}" | grep -v "tracebuf:thread:" | tail -1 | grep -q "flight:last: .*{ seq = 2999 }" ||
 	fail "the snapshot's last event is not the last one written before the crash"
 check_accounting "${snaps[0]}/trace" "$(sed -n 's/^written: //p' "$T/out")"
+
+echo "== SIGKILL (the OOM killer's, a watchdog's): a crash too"
+S=$T/sk
+"$CLI" record -q --mode overwrite --snapshot-dir "$S" -- \
+	"$FW" --no-wait --triggers 0 --events 500 --crash --kill-self > "$T/sk.out" 2> "$T/err"
+rc=$?
+[ $rc -eq 137 ] || { cat "$T/err"; fail "record exited $rc (want 137, CMD's SIGKILL)"; }
+mapfile -t snaps < <(snapshots "$S")
+[ ${#snaps[@]} -eq 1 ] || { ls "$S"; cat "$T/err"; fail "${#snaps[@]} snapshots after a SIGKILL (want 1)"; }
+[ "$(json_field "${snaps[0]}/trigger.json" '["trigger"]["kind"]')" = crash ] || fail "SIGKILL: kind is not crash"
+[ "$(json_field "${snaps[0]}/trigger.json" '["trigger"]["signal"]')" = SIGKILL ] || fail "SIGKILL is not named"
+snap_events "${snaps[0]}" | grep -v "tracebuf:thread:" | tail -1 | grep -q "flight:last: .*{ seq = 499 }" ||
+	fail "the SIGKILL snapshot's last event is not the last one written"
+check_accounting "${snaps[0]}/trace" "$(sed -n 's/^written: //p' "$T/sk.out")"
 
 echo "== --no-snapshot-on-crash"
 S=$T/s2
