@@ -83,7 +83,7 @@ void *tb_flusher_main(void *arg)
 {
 	struct tb_flusher *fl = arg;
 	struct tb_engine *e = fl->e;
-	tb_kernel_exclude_self(e->kern);
+	tb_engine_thread_begin(e, "tb-flush");
 	struct tb_session *s = e->s;
 	unsigned cpu = fl->cpu;
 	int rseq = tb_session_uses_rseq(s);

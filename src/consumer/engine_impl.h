@@ -356,6 +356,10 @@ TB_HIDDEN int tb_engine_metadata_sync(struct tb_engine *e);
 /* Brings e->wev/e->wnev (the engine's append-only copy of the registry) up to date; caller holds meta_lock. */
 TB_HIDDEN uint32_t tb_engine_registry_sync(struct tb_engine *e);
 TB_HIDDEN void tb_engine_set_error(struct tb_engine *e, int err);
+/* The first call of each of the engine's threads: names it (`top -H`, the kernel's comms in a
+ * --kernel trace: tb-drain, tb-writer, tb-flush, tb-kernel, tb-relay) and leaves its system
+ * calls out of a --kernel trace (an embedded recorder is in the tree it traces). */
+TB_HIDDEN void tb_engine_thread_begin(struct tb_engine *e, const char *name);
 /*
  * 1 when the session file was truncated under us (session/sigbus.h): the
  * pages it lost read as zeros, so nothing copied from the session any more

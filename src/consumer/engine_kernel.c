@@ -73,7 +73,7 @@ void tb_engine_kernel_warnings(struct tb_engine *e)
 static void *kernel_main(void *arg)
 {
 	struct tb_engine *e = arg;
-	tb_kernel_exclude_self(e->kern);
+	tb_engine_thread_begin(e, "tb-kernel");
 	/* test hook: drain only at the end (the rings then overflow for sure,
 	 * t_kernel_sched_events.sh's loss case) */
 	const char *nd = getenv("TRACEBUF_TEST_KERNEL_NO_DRAIN");

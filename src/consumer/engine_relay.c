@@ -332,7 +332,7 @@ static void *sender_main(void *arg)
 {
 	struct tb_relay_out *o = arg;
 	struct tb_engine *e = o->e;
-	tb_kernel_exclude_self(e->kern);
+	tb_engine_thread_begin(e, "tb-relay");
 	uint32_t sent_nev = 0; /* classes the relay session's metadata describes */
 	pthread_mutex_lock(&o->lock);
 	for (;;) {

@@ -148,7 +148,7 @@ static void walk_copy(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t p
 static void *writer_main(void *arg)
 {
 	struct tb_engine *e = arg;
-	tb_kernel_exclude_self(e->kern); /* the recorder's own system calls are not the program's */
+	tb_engine_thread_begin(e, "tb-writer");
 	for (;;) {
 		pthread_mutex_lock(&e->wr_lock);
 		while (!e->wr_job && !e->wr_stop)
@@ -365,7 +365,7 @@ unsigned tb_engine_drain_pass(struct tb_engine *e)
 static void *drain_main(void *arg)
 {
 	struct tb_engine *e = arg;
-	tb_kernel_exclude_self(e->kern);
+	tb_engine_thread_begin(e, "tb-drain");
 	struct tb_map *map = e->s->map;
 	unsigned idle_wakeups = 0;
 	for (;;) {

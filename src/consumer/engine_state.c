@@ -27,6 +27,12 @@
 /* errors and warnings                                                     */
 /* ---------------------------------------------------------------------- */
 
+void tb_engine_thread_begin(struct tb_engine *e, const char *name)
+{
+	pthread_setname_np(pthread_self(), name); /* at most 15 bytes: ours are */
+	tb_kernel_exclude_self(e->kern);
+}
+
 void tb_engine_set_error(struct tb_engine *e, int err)
 {
 	pthread_mutex_lock(&e->err_lock);
