@@ -6,6 +6,7 @@
 #ifndef TB_BENCH_H
 #define TB_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct bench_table;
@@ -60,6 +61,8 @@ void bench_flight_lttng(struct bench_table *t);
  * build tree this benchmark was built in.
  */
 const char *bench_build_path(const char *env, const char *rel, char *buf, unsigned len);
+/* A new directory $TMPDIR/tb-bench-NAME.XXXXXX (/tmp without TMPDIR) into dir: 0, or -1 and errno. */
+int bench_mkdtemp(char *dir, size_t len, const char *name);
 /* Bytes of the regular files under dir (apparent size), -1 on error. */
 long long bench_dir_bytes(const char *dir);
 /* rm -rf dir (only ever a directory this benchmark created). */

@@ -235,9 +235,7 @@ void bench_consumer(struct bench_table *t)
 		bench_skip(t, "consumer", "recording costs", "tracebuf or tracebuf-workload not built ($TB_CLI)");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-consumer.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "consumer")) {
 		bench_skip(t, "consumer", "recording costs", strerror(errno));
 		return;
 	}

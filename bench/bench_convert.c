@@ -72,9 +72,7 @@ void bench_convert(struct bench_table *t)
 		bench_skip(t, "convert", "10 M-event trace", "tracebuf or tracebuf-workload not built");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-convert.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "convert")) {
 		bench_skip(t, "convert", "10 M-event trace", strerror(errno));
 		return;
 	}

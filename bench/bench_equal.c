@@ -447,9 +447,7 @@ void bench_equal(struct bench_table *t)
 	}
 	E.lttng_why = bench_lttng_unusable();
 	int lttng = !E.lttng_why;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(E.dir, sizeof E.dir, "%s/tb-bench-equal.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(E.dir)) {
+	if (bench_mkdtemp(E.dir, sizeof E.dir, "equal")) {
 		bench_skip(t, G, "equal load", strerror(errno));
 		return;
 	}

@@ -305,9 +305,7 @@ void bench_flight_lttng(struct bench_table *t)
 		bench_skip(t, G, "snapshot on an event", "BENCH_FLIGHT_S: seconds, 2..3600");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-flight.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "flight")) {
 		bench_skip(t, G, "snapshot on an event", strerror(errno));
 		return;
 	}

@@ -114,9 +114,7 @@ void bench_kernel(struct bench_table *t)
 						  "comparison need it");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-kernel.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "kernel")) {
 		bench_skip(t, G, "switch storm", strerror(errno));
 		return;
 	}

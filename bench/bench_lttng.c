@@ -151,9 +151,7 @@ const char *bench_lttng_unusable(void)
 /* A fresh directory for LTTng's traces under $TMPDIR (or /tmp): 0 or -1. */
 static int make_dir(char *dir, size_t len)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, len, "%s/tb-bench-lttng.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	return mkdtemp(dir) ? 0 : -1;
+	return bench_mkdtemp(dir, len, "lttng");
 }
 
 void bench_lttng_threads(struct bench_table *t, unsigned nthr, uint64_t total, int rounds, double tb_cpu,

@@ -275,9 +275,7 @@ void bench_profile(struct bench_table *t)
 			   "`tracebuf profile --help` failed: the profile command is not in this build");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-profile.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "profile")) {
 		bench_skip(t, g, "overhead of tracebuf profile -F 999", strerror(errno));
 		return;
 	}

@@ -44,6 +44,13 @@ const char *bench_build_path(const char *env, const char *rel, char *buf, unsign
 	return buf;
 }
 
+int bench_mkdtemp(char *dir, size_t len, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, len, "%s/tb-bench-%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
 static long long dir_sum;
 static int add_size(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -160,9 +167,7 @@ void bench_record(struct bench_table *t)
 		bench_skip(t, "record", "sustained recording", "tracebuf or tracebuf-workload not built ($TB_CLI)");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-record.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "record")) {
 		bench_skip(t, "record", "sustained recording", strerror(errno));
 		return;
 	}

@@ -232,9 +232,7 @@ void bench_soak(struct bench_table *t)
 		bench_skip(t, G, "flight recorder soak", "BENCH_SOAK_S: seconds, 10..86400");
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/tb-bench-soak.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (bench_mkdtemp(dir, sizeof dir, "soak")) {
 		bench_skip(t, G, "flight recorder soak", strerror(errno));
 		return;
 	}
