@@ -24,6 +24,7 @@
 # Skips (77) with the reason when perf_event_open on tracepoints is not allowed here.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
+. "$(dirname "$0")/../lib/kernel_bt2.sh"
 PY=$(command -v python3) || { echo "SKIP: python3 (reads the JSON outputs)"; exit 77; }
 HO=${TB_KERNEL_HANDOFF:?}
 N=300
@@ -226,18 +227,7 @@ PY
 # 4. babeltrace2: the same events per class, no warning but reported kernel losses
 if command -v babeltrace2 > /dev/null; then
 	for d in h pf; do
-		babeltrace2 "$T/$d" > "$T/$d.bt" 2> "$T/$d.bt.err" || { cat "$T/$d.bt.err"; fail "babeltrace2 $d"; }
-		for c in syscall_entry syscall_exit x86_exceptions_page_fault_user; do
-			x=$(grep -c " $c: " "$T/$d.bt")
-			y=$(grep -c "\"event\":\"$c\"" "$T/$d.jsonl")
-			[ "$x" = "$y" ] || fail "$d: babeltrace2 shows $x $c, tracebuf dump $y"
-		done
-		grep -v 'User field found in packet header: ignoring: name="tb_lost_by_cause"' "$T/$d.bt.err" |
-			grep -v '^WARNING: Tracer discarded .* within stream "[^"]*/kernel_cpu[0-9]*"' | grep -q . &&
-			{ cat "$T/$d.bt.err"; fail "babeltrace2 warns on $d"; }
-		if grep -q '^WARNING: Tracer discarded' "$T/$d.bt.err"; then
-			grep -q 'kernel: .* lost [1-9]' "$T/$d.err" || fail "babeltrace2 says kernel events were discarded, the recorder said none"
-		fi
+		kernel_bt2_same "$T/$d" "$T/$d.jsonl" "$T/$d.err" syscall_entry syscall_exit x86_exceptions_page_fault_user
 	done
 	grep -E ' syscall_entry: .*name = "futex", _args_length = 6, args = \[ \[0\] = [0-9]+' "$T/h.bt" > /dev/null ||
 		fail "babeltrace2's syscall_entry lines: $(grep -m1 syscall_entry "$T/h.bt")"

@@ -16,6 +16,7 @@
 # Skips (77) with the reason when perf_event_open on tracepoints is not allowed here.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
+. "$(dirname "$0")/../lib/kernel_bt2.sh"
 PY=$(command -v python3) || { echo "SKIP: python3 (reads the JSON outputs)"; exit 77; }
 HO=${TB_KERNEL_HANDOFF:?}
 trap 'touch "$T/rel1" "$T/rel2" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
@@ -65,19 +66,7 @@ for t in (a, b):
 print(f"  switches out {sw}, clock_nanosleep entries {sleeps}, {len(sc)} system call events of pid {pid}, "
       f"{klost} kernel events lost")
 PY
-	command -v babeltrace2 > /dev/null || { echo "  (babeltrace2 not installed: its reading not checked)"; return; }
-	babeltrace2 "$1" > "$1.bt" 2> "$1.bt.err" || { cat "$1.bt.err"; fail "babeltrace2 $1"; }
-	for c in sched_switch syscall_entry syscall_exit; do
-		x=$(grep -c " $c: " "$1.bt")
-		y=$(grep -c "\"event\":\"$c\"" "$1.jsonl")
-		[ "$x" = "$y" ] || fail "$1: babeltrace2 shows $x $c, tracebuf dump $y"
-	done
-	grep -v 'User field found in packet header: ignoring: name="tb_lost_by_cause"' "$1.bt.err" |
-		grep -v '^WARNING: Tracer discarded .* within stream "[^"]*/kernel_cpu[0-9_r]*"' | grep -q . &&
-		{ cat "$1.bt.err"; fail "babeltrace2 warns on $1"; }
-	if grep -q '^WARNING: Tracer discarded' "$1.bt.err"; then
-		grep -q 'kernel: .* lost [1-9]' "$2" || fail "babeltrace2 says kernel events were discarded, the recorder said none"
-	fi
+	kernel_bt2_same "$1" "$1.jsonl" "$2" sched_switch syscall_entry syscall_exit
 }
 
 # 1. the program started normally, its threads alive; record --pid --kernel until it ends
