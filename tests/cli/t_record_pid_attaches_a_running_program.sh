@@ -25,8 +25,6 @@ written_of() { awk '/^written:/{print $2}' "$1"; }
 session_written() { "$CLI" stat "$1" 2>/dev/null | awk '$1 == "total" { print $2; exit } END { if (NR == 0) print 0 }'; }
 written_at_least() { [ "$(session_written "$1")" -ge "$2" ]; } # (re-evaluated by wait_for)
 # until ERRFILE says PATTERN, or the recorder RPID ended (then fails, saying ERRFILE)
-said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
-wait_said() { wait_for said_or_ended "$1" "$2" "$3"; grep -q "$1" "$2" || { cat "$2"; fail "$4"; }; }
 loaded() { grep -q libtracebuf /proc/$1/maps 2>/dev/null; }
 bt2_check() { # DIR WRITTEN: babeltrace2 reads delivered + discarded == WRITTEN, says nothing else
 	command -v babeltrace2 > /dev/null || { echo "  (babeltrace2 absent: not checked)"; return 0; }

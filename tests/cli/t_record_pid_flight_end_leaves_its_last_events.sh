@@ -25,7 +25,6 @@ need_bt2
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
 trap 'for i in 1 2 3 4 5 6 7; do touch "$T/crash$i"; "$T/go$i" "$T/rel$i"; done 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
 
-said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
 started() { grep -q '^pid: ' "$1"; }
 K=3000
 

@@ -25,8 +25,6 @@ need_bt2
 command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; exit 77; }
 trap 'touch "$T/go1" "$T/go2" "$T/gate.2" "$T/go4" "$T/rel1" "$T/rel2" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait; rm -rf "$T"' EXIT
 
-said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
-wait_said() { wait_for said_or_ended "$1" "$2" "$3"; grep -q "$1" "$2" || { cat "$2"; fail "$4"; }; }
 started() { grep -q '^pid: ' "$1"; }
 nsnaps() { [ "$(snapshots "$1" | wc -l)" -ge "$2" ]; }
 

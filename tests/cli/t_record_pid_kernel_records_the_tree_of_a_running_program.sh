@@ -33,7 +33,6 @@ fi
 vcs() { awk '/^voluntary_ctxt_switches/ { print $2; f = 1 } END { if (!f) print 0 }' /proc/$1/task/$2/status 2>/dev/null || echo 0; }
 # until both threads of $1 switched 20 more times than $2 and $3 say
 switched() { [ "$(vcs "$1" "$A")" -ge $(($2 + 20)) ] && [ "$(vcs "$1" "$B")" -ge $(($3 + 20)) ]; }
-said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
 has_tids() { [ -s "$1" ]; }
 
 # check DIR ERRFILE PID: switches out of and system calls of both threads, babeltrace2 agrees

@@ -14,3 +14,8 @@ wait_for() {
 	for _ in $(seq 3000); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# said_or_ended TEXT FILE PID: FILE says TEXT, or PID has ended (a wait_for condition that
+# cannot hang on a process that died without saying it)
+said_or_ended() { grep -q "$1" "$2" || ! kill -0 "$3" 2>/dev/null; }
+# wait_said TEXT FILE PID WHY: until FILE says TEXT (or PID ended); fails with WHY if it did not
+wait_said() { wait_for said_or_ended "$1" "$2" "$3"; grep -q "$1" "$2" || { cat "$2"; fail "$4"; }; }
