@@ -15,6 +15,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <tracebuf/session.h>
@@ -29,7 +31,11 @@
 
 void tb_engine_thread_begin(struct tb_engine *e, const char *name)
 {
-	pthread_setname_np(pthread_self(), name); /* at most 15 bytes: ours are */
+	/* the system call itself (at most 15 bytes: ours are): libtracebuf wraps
+	 * pthread_setname_np() and prctl() to write a program's renames into its
+	 * session (producer/rename_hooks.c), and an embedded recorder's threads
+	 * are not the program's (t_record_relay: one event too many) */
+	syscall(SYS_prctl, PR_SET_NAME, (unsigned long)name, 0ul, 0ul, 0ul);
 	tb_kernel_exclude_self(e->kern);
 }
 
