@@ -209,12 +209,26 @@ void tb_kernel_wait(struct tb_kernel *k, int timeout_ms)
 
 /* ---- a pass ---- */
 
+/* The event a sample's identifier names: by halves once open.c sorted them
+ * (one event per tree task per CPU per tracepoint: thousands of ids for a
+ * program of many threads, looked up for every record), else in order. */
 static const struct kid *find_id(const struct tb_kernel *k, uint64_t id)
 {
-	for (unsigned i = 0; i < k->nids; i++)
-		if (k->ids[i].id == id)
-			return &k->ids[i];
-	return NULL;
+	if (!k->ids_sorted) {
+		for (unsigned i = 0; i < k->nids; i++)
+			if (k->ids[i].id == id)
+				return &k->ids[i];
+		return NULL;
+	}
+	unsigned lo = 0, hi = k->nids;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (k->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k->nids && k->ids[lo].id == id ? &k->ids[lo] : NULL;
 }
 
 #define TB_KLOST_MAX (1ull << 40) /* a PERF_RECORD_LOST saying more is not believed */

@@ -85,7 +85,8 @@ struct tb_kernel {
 	uint32_t excl[TB_KEXCL]; /* the recorder's own threads (an embedded recorder is in the tree it
 				  * traces): their events are left out; 0 = free (tb_kernel_exclude_self) */
 	unsigned nexcl;
-	int maybe_dups;          /* a task was opened after others that may have passed it their events */
+	int maybe_dups;
+	int ids_sorted;          /* ids[] is in increasing id order (tb_kernel_open) */          /* a task was opened after others that may have passed it their events */
 	int *cfds;               /* the counting twins (open.c) */
 	unsigned *cfd_cpu;       /* index in cpus[] of each twin */
 	unsigned ncfds;
@@ -94,7 +95,7 @@ struct tb_kernel {
 	int no_lost_format;      /* the kernel refused PERF_FORMAT_LOST (before 6.0): no charged count */
 	uint64_t dropped;        /* of silent: neither written nor charged as lost (PERF_FORMAT_LOST) */
 	uint64_t generated;      /* the twins' total, read when the events are disabled */
-	struct kid *ids;
+	struct kid *ids;         /* sorted by id once open (ids_sorted) */
 	unsigned nids;
 	int enabled;
 	struct tb_tp_format fmt[TB_KTP_N];

@@ -401,6 +401,12 @@ static int open_events(struct tb_kernel *k, int *want, int explicit_list, const 
 	return rc;
 }
 
+static int cmp_kid(const void *a, const void *b)
+{
+	uint64_t x = ((const struct kid *)a)->id, y = ((const struct kid *)b)->id;
+	return (x > y) - (x < y);
+}
+
 int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 {
 	*out = NULL;
@@ -442,6 +448,9 @@ int tb_kernel_open(const struct tb_kernel_cfg *cfg, struct tb_kernel **out)
 		tb_kernel_close(k);
 		return rc;
 	}
+	if (k->nids > 1)
+		qsort(k->ids, k->nids, sizeof *k->ids, cmp_kid);
+	k->ids_sorted = 1; /* capture.c's find_id() looks them up by halves */
 	tb_kclock_pair(k);
 	*out = k;
 	return 0;
