@@ -63,6 +63,8 @@ void bench_flight_lttng(struct bench_table *t);
 const char *bench_build_path(const char *env, const char *rel, char *buf, unsigned len);
 /* A new directory $TMPDIR/tb-bench-NAME.XXXXXX (/tmp without TMPDIR) into dir: 0, or -1 and errno. */
 int bench_mkdtemp(char *dir, size_t len, const char *name);
+/* $ENV as a number of seconds, or dflt when unset or empty (the caller checks its bounds). */
+unsigned bench_env_seconds(const char *env, unsigned dflt);
 /* Bytes of the regular files under dir (apparent size), -1 on error. */
 long long bench_dir_bytes(const char *dir);
 /* rm -rf dir (only ever a directory this benchmark created). */

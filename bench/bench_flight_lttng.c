@@ -297,10 +297,7 @@ void bench_flight_lttng(struct bench_table *t)
 		bench_skip(t, G, "snapshot on an event", "babeltrace2 is not installed: readability is checked with it");
 		return;
 	}
-	unsigned secs = bench_quick() ? 8 : 30;
-	const char *e = getenv("BENCH_FLIGHT_S");
-	if (e && *e)
-		secs = (unsigned)strtoul(e, NULL, 10);
+	unsigned secs = bench_env_seconds("BENCH_FLIGHT_S", bench_quick() ? 8 : 30);
 	if (secs < 2 || secs > 3600) {
 		bench_skip(t, G, "snapshot on an event", "BENCH_FLIGHT_S: seconds, 2..3600");
 		return;

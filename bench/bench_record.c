@@ -51,6 +51,12 @@ int bench_mkdtemp(char *dir, size_t len, const char *name)
 	return mkdtemp(dir) ? 0 : -1;
 }
 
+unsigned bench_env_seconds(const char *env, unsigned dflt)
+{
+	const char *e = getenv(env);
+	return e && *e ? (unsigned)strtoul(e, NULL, 10) : dflt;
+}
+
 static long long dir_sum;
 static int add_size(const char *p, const struct stat *st, int flag, struct FTW *f)
 {

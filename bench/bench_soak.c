@@ -224,10 +224,7 @@ void bench_soak(struct bench_table *t)
 		bench_skip(t, G, "flight recorder soak", "tracebuf or tracebuf-workload not built ($TB_CLI, $TB_WORKLOAD)");
 		return;
 	}
-	unsigned secs = bench_quick() ? 20 : 600;
-	const char *e = getenv("BENCH_SOAK_S");
-	if (e && *e)
-		secs = (unsigned)strtoul(e, NULL, 10);
+	unsigned secs = bench_env_seconds("BENCH_SOAK_S", bench_quick() ? 20 : 600);
 	if (secs < 10 || secs > 86400) {
 		bench_skip(t, G, "flight recorder soak", "BENCH_SOAK_S: seconds, 10..86400");
 		return;
