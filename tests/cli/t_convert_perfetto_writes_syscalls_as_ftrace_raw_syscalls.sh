@@ -54,39 +54,14 @@ esac
 	fail "protoc cannot decode the file"
 
 "$PY" - "$T/h.jsonl" "$T/h.txt" "$T/conv.err" "$FAULTS" <<'PY' || fail "raw_syscalls checks"
-import json, re, sys
+import json, os, re, sys
+sys.path.insert(0, os.path.join(os.environ["TB_SRC"], "tests", "lib"))
+from protoc_text import all_of, get, parse, unknown
 jl, txt, conv, faults = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
-bad = [l for l in open(txt) if re.match(r"\s*\d+\s*[:{]", l)]
+bad = unknown(txt)
 if bad:
     sys.exit(f"protoc printed fields Perfetto does not define: {bad[:3]}")
 
-def parse(lines):
-    """protoc's text format as nested lists of (key, value|list)"""
-    stack = [[]]
-    for l in lines:
-        l = l.strip()
-        if not l:
-            continue
-        if l.endswith("{"):
-            node = []
-            stack[-1].append((l[:-1].strip(), node))
-            stack.append(node)
-        elif l == "}":
-            stack.pop()
-        else:
-            k, v = l.split(":", 1)
-            v = v.strip()
-            stack[-1].append((k, json.loads(v) if v.startswith('"') else int(v) if re.fullmatch(r"-?\d+", v) else v))
-    return stack[0]
-
-def get(node, key, d=None):
-    for k, v in node:
-        if k == key:
-            return v
-    return d
-
-def all_of(node, key):
-    return [v for k, v in node if k == key]
 
 trace = parse(open(txt))
 ft, sysinfo_at, first_call_at = [], None, None
