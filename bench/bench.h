@@ -65,6 +65,8 @@ const char *bench_build_path(const char *env, const char *rel, char *buf, unsign
 int bench_mkdtemp(char *dir, size_t len, const char *name);
 /* $ENV as a number of seconds, or dflt when unset or empty (the caller checks its bounds). */
 unsigned bench_env_seconds(const char *env, unsigned dflt);
+/* The percentile q (0..1) of v[0..n), nearest rank (v is sorted in place); 0 when n is 0. */
+double bench_pct(double *v, size_t n, double q);
 /* Bytes of the regular files under dir (apparent size), -1 on error. */
 long long bench_dir_bytes(const char *dir);
 /* rm -rf dir (only ever a directory this benchmark created). */

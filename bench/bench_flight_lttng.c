@@ -170,21 +170,6 @@ static void snapshots(struct side *s, const char *parent, const char *prefix, co
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, unsigned n, double q)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof *v, cmp_double);
-	unsigned i = (unsigned)(q * n + 0.999999);
-	return v[(i < 1 ? 1 : i > n ? n : i) - 1];
-}
-
 /* tracebuf's side: the recorder's own CPU from its zombie */
 static void run_tracebuf(struct side *s, const char *cli, const char *wl, const char *dir, const char *events,
 			 const char *every)
@@ -333,8 +318,8 @@ void bench_flight_lttng(struct bench_table *t)
 	bench_row(t, G, "readable by babeltrace2 (error in it), tracebuf", (double)tb.readable, "snaps",
 		  tb.nsnap ? (double)tb.readable / tb.nsnap : 0, "readable / snapshots", "1");
 	if (lt.nsnap && tb.nsnap) {
-		double l50 = pct(lt.lat_ms, lt.nsnap, 0.5), l99 = pct(lt.lat_ms, lt.nsnap, 0.99);
-		double t50 = pct(tb.lat_ms, tb.nsnap, 0.5), t99 = pct(tb.lat_ms, tb.nsnap, 0.99);
+		double l50 = bench_pct(lt.lat_ms, lt.nsnap, 0.5), l99 = bench_pct(lt.lat_ms, lt.nsnap, 0.99);
+		double t50 = bench_pct(tb.lat_ms, tb.nsnap, 0.5), t99 = bench_pct(tb.lat_ms, tb.nsnap, 0.99);
 		bench_row(t, G, "event -> snapshot written p50, LTTng", l50, "ms", 0, NULL, NULL);
 		bench_row(t, G, "event -> snapshot written p50, tracebuf", t50, "ms", l50 > 0 ? t50 / l50 : 0,
 			  "tracebuf / LTTng", NULL);

@@ -57,6 +57,23 @@ unsigned bench_env_seconds(const char *env, unsigned dflt)
 	return e && *e ? (unsigned)strtoul(e, NULL, 10) : dflt;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double bench_pct(double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_double);
+	size_t i = (size_t)(q * (double)n + 0.999999);
+	if (i < 1)
+		i = 1;
+	return v[(i > n ? n : i) - 1];
+}
+
 static long long dir_sum;
 static int add_size(const char *p, const struct stat *st, int flag, struct FTW *f)
 {

@@ -196,24 +196,6 @@ static void drain(int in, int ms, unsigned k)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* percentile q (0..1) of v[0..n), sorted in place; nearest rank */
-static double pct(double *v, size_t n, double q)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof *v, cmp_double);
-	size_t i = (size_t)(q * (double)n + 0.999999);
-	if (i < 1)
-		i = 1;
-	return v[(i > n ? n : i) - 1];
-}
-
 void bench_soak(struct bench_table *t)
 {
 	char cli[PATH_MAX], wl[PATH_MAX], dir[PATH_MAX], snapdir[PATH_MAX + 8], rlog[PATH_MAX + 16],
@@ -372,8 +354,8 @@ void bench_soak(struct bench_table *t)
 		return;
 	}
 	size_t n = nlat;
-	double c50 = pct(copy, n, 0.5), c99 = pct(copy, n, 0.99);
-	double p50 = pct(lat, n, 0.5), p99 = pct(lat, n, 0.99), pmax = lat[n - 1];
+	double c50 = bench_pct(copy, n, 0.5), c99 = bench_pct(copy, n, 0.99);
+	double p50 = bench_pct(lat, n, 0.5), p99 = bench_pct(lat, n, 0.99), pmax = lat[n - 1];
 	snprintf(cfg, sizeof cfg, "trigger -> snapshot complete p50 (%zu snaps)", n);
 	bench_row(t, G, cfg, p50, "ms", 0, NULL, NULL);
 	bench_row(t, G, "trigger -> snapshot complete p99", p99, "ms", p99 / p50, "p99 / p50", NULL);
@@ -381,7 +363,7 @@ void bench_soak(struct bench_table *t)
 	bench_row(t, G, "trigger -> copy started p50", c50, "ms", c50 / p50, "/ complete p50", NULL);
 	bench_row(t, G, "trigger -> copy started p99", c99, "ms", c99 / p99, "/ complete p99", NULL);
 	if (nfirst && nlast) {
-		double f50 = pct(lat_first, nfirst, 0.5), l50 = pct(lat_last, nlast, 0.5);
+		double f50 = bench_pct(lat_first, nfirst, 0.5), l50 = bench_pct(lat_last, nlast, 0.5);
 		bench_row(t, G, "trigger -> complete p50, first tenth", f50, "ms", 0, NULL, NULL);
 		bench_row(t, G, "trigger -> complete p50, last tenth", l50, "ms", l50 / f50, "last / first", "~1");
 	}
