@@ -104,6 +104,11 @@ int record_flight_option(struct record_flight_opts *fo, int opt, const char *arg
 		fo->conds[fo->nconds++] = arg;
 		return 0;
 	}
+	case OPT_SCAN_PERIOD:
+		if (cli_parse_duration(arg, &fo->scan_period_ns) < 0 || fo->scan_period_ns < 1000000ull ||
+		    fo->scan_period_ns > 1000000000ull)
+			return usage("--scan-period %s: want a duration from 1ms to 1s (e.g. 5ms; " CLI_DURATION_UNITS ")", arg);
+		return 0;
 	case OPT_NO_SNAPSHOT_ON_CRASH: fo->no_crash = 1; return 0;
 	case OPT_SNAPSHOT_ON_FAILURE: fo->on_failure = 1; return 0;
 	}
@@ -116,8 +121,10 @@ int record_flight_check(const struct record_flight_opts *fo, const struct tb_cha
 	if (!fo->given)
 		return 0;
 	if (!fo->dir)
-		return usage("%s", "--after, --min-interval, --max-snapshots, --max-size and --snapshot-on-* "
+		return usage("%s", "--after, --min-interval, --max-snapshots, --max-size, --scan-period and --snapshot-on-* "
 				   "configure a flight recorder: give --snapshot-dir DIR");
+	if (fo->scan_period_ns && !fo->nconds)
+		return usage("%s", "--scan-period sets how often --snapshot-on conditions are checked: give --snapshot-on COND");
 	if (attach)
 		return usage("%s", "--snapshot-dir runs with a command (record --mode overwrite --snapshot-dir DIR -- CMD); "
 				   "with --attach, use tracebuf snapshot");
@@ -292,6 +299,7 @@ struct tb_flight *record_flight_start(struct tb_session *s, const struct record_
 		.log = log_line,
 		.conds = conds,
 		.nconds = fo->nconds,
+		.scan_period_ns = fo->scan_period_ns,
 	};
 	struct tb_flight *f;
 	if (tb_flight_create(s, &cfg, &f) < 0) {

@@ -18,8 +18,8 @@ struct tb_flight;
 enum {
 	OPT_FLIGHT_FIRST_ = 512,
 	OPT_SNAPSHOT_DIR = OPT_FLIGHT_FIRST_, OPT_AFTER, OPT_MIN_INTERVAL, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE,
-	OPT_SNAPSHOT_ON_SIGNAL, OPT_NO_SNAPSHOT_ON_CRASH, OPT_SNAPSHOT_ON_FAILURE, OPT_SNAPSHOT_ON,
-	OPT_FLIGHT_LAST_ = OPT_SNAPSHOT_ON,
+	OPT_SNAPSHOT_ON_SIGNAL, OPT_NO_SNAPSHOT_ON_CRASH, OPT_SNAPSHOT_ON_FAILURE, OPT_SNAPSHOT_ON, OPT_SCAN_PERIOD,
+	OPT_FLIGHT_LAST_ = OPT_SCAN_PERIOD,
 };
 #define RECORD_FLIGHT_LONG_OPTIONS                                                              \
 	{ "snapshot-dir", required_argument, 0, OPT_SNAPSHOT_DIR },                              \
@@ -30,7 +30,8 @@ enum {
 	{ "snapshot-on-signal", required_argument, 0, OPT_SNAPSHOT_ON_SIGNAL },                  \
 	{ "no-snapshot-on-crash", no_argument, 0, OPT_NO_SNAPSHOT_ON_CRASH },                    \
 	{ "snapshot-on-failure", no_argument, 0, OPT_SNAPSHOT_ON_FAILURE },                      \
-	{ "snapshot-on", required_argument, 0, OPT_SNAPSHOT_ON }
+	{ "snapshot-on", required_argument, 0, OPT_SNAPSHOT_ON },                                \
+	{ "scan-period", required_argument, 0, OPT_SCAN_PERIOD }
 
 #define RECORD_FLIGHT_USAGE                                                                             \
 	"Flight recorder (--mode overwrite): snapshots taken by themselves, docs/FLIGHT-RECORDER.md\n"  \
@@ -55,11 +56,14 @@ enum {
 	"                            comparisons), or a span\n"                                         \
 	"                            longer than a duration: 'prov:name>10ms' (prov:name_begin ..\n"   \
 	"                            prov:name_end on one thread). The recorder scans the rings every\n" \
-	"                            20 ms; events overwritten before it are counted (unscanned)\n"
+	"                            --scan-period; events overwritten before it are counted (unscanned)\n" \
+	"  --scan-period DUR         how often --snapshot-on scans (1ms to 1s; default 20ms): a match\n"  \
+	"                            waits half of it on average; shorter costs CPU (FLIGHT-RECORDER.md)\n"
 
 struct record_flight_opts {
 	const char *dir;
 	uint64_t after_ns, min_interval_ns, max_size;
+	uint64_t scan_period_ns; /* --scan-period, 0: the default (20 ms) */
 	uint64_t max_snapshots;
 	int signo;       /* --snapshot-on-signal, 0: none */
 	int no_crash;

@@ -109,6 +109,7 @@ ok|record -q --mode overwrite --snapshot-dir "$T/snap$H" -- true #NAMES -
 ok|record --mode overwrite --snapshot-dir "$T/snap2$H" -- true
 usage|record --after "$H" -- true
 usage|record --min-interval "$H" -- true
+usage|record --scan-period "$H" -- true
 usage|record --max-snapshots "$H" -- true
 usage|record --max-size "$H" -- true
 usage|record --snapshot-on-signal "$H" -- true

@@ -11,7 +11,8 @@
 # the same with parentheses and an exponent): the one event with latency 0.2500001, or the one
 # with status 503 and ratio -1.25, fires exactly one snapshot naming it; neither: none.  The rings
 # hold the whole run, so nothing can be unscanned whatever the machine's load (checked: 0).
-# babeltrace2 reads the snapshot (when installed).
+# babeltrace2 reads the snapshot (when installed).  --scan-period 1ms: the same single snapshot;
+# out of range (0, 999us, 2s, not a duration) or without --snapshot-on: refused.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 . "$(dirname "$0")/../lib/accounting.sh"
@@ -28,10 +29,11 @@ json_field() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(
 # 8 MiB per CPU: the run's ~4 MiB fit, nothing is overwritten before the scan reads it
 RING=(--mode overwrite --sb-size 64K --sb-count 128)
 N=100000
+SCAN=() # record's --scan-period, when a case sets it
 
 run() { # DIR COND WORKLOAD-ARGS...
 	local dir=$1 cond=$2; shift 2
-	"$CLI" record "${RING[@]}" --snapshot-dir "$dir" --snapshot-on "$cond" -- "$WL" --requests --events $N "$@" \
+	"$CLI" record "${RING[@]}" "${SCAN[@]}" --snapshot-dir "$dir" --snapshot-on "$cond" -- "$WL" --requests --events $N "$@" \
 		> "$T/out" 2> "$T/err" || { rc=$?; cat "$T/err"; fail "record exited $rc"; }
 	grep -q "written: $((2 * N))" "$T/out" || fail "the workload did not write its $((2 * N)) events"
 }
@@ -67,6 +69,25 @@ for cond in 'workload:request_end[status>=500]' 'workload:request_e*[ route == "
 		check_accounting "${snaps[0]}/trace" $(( $(json_field "$j" '["events"]') + $(json_field "$j" '["lost"]') ))
 	fi
 done
+
+echo "== --scan-period 1ms: the same one snapshot, scanned 50 times more often"
+SCAN=(--scan-period 1ms)
+S=$T/s.scan
+run "$S" 'workload:request_end[status>=500]' --error-at 77777
+[ "$(snapshots "$S" | wc -l)" -eq 1 ] || { ls "$S"; cat "$T/err"; fail "--scan-period 1ms: not one snapshot for one matching event"; }
+grep -q "scanned $((2 * N)) events, 1 met a condition, 0 unscanned" "$T/err" ||
+	{ cat "$T/err"; fail "--scan-period 1ms: the summary does not say 200000 scanned, 1 met, 0 unscanned"; }
+SCAN=()
+for bad in 0 999us 2s x; do
+	if "$CLI" record --mode overwrite --snapshot-dir "$T/sp" --snapshot-on 'a:b' --scan-period $bad -- true 2> "$T/sp.err"; then
+		fail "--scan-period $bad was accepted"
+	fi
+	grep -q "scan-period $bad: want a duration from 1ms to 1s" "$T/sp.err" || { cat "$T/sp.err"; fail "--scan-period $bad: refusal"; }
+done
+if "$CLI" record --mode overwrite --snapshot-dir "$T/sp" --scan-period 5ms -- true 2> "$T/sp.err"; then
+	fail "--scan-period without --snapshot-on was accepted"
+fi
+grep -q "give --snapshot-on COND" "$T/sp.err" || { cat "$T/sp.err"; fail "--scan-period without a condition: refusal"; }
 
 echo "== float fields and '||' (tb-flight-writer's flight:measure)"
 FW=${TB_FLIGHT_WRITER:?}
