@@ -276,7 +276,9 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		c->cap = cap;
 	}
 	struct tb_kev *ev = &c->ev[c->n];
-	if (tb_ktp_decode(id->tp, &k->fmt[id->tp], s.raw, s.raw_len, s.pid, s.tid, ev) < 0) {
+	if (!k->plan_state[id->tp]) /* resolved once: a record's decoding then looks no field up by name */
+		k->plan_state[id->tp] = tb_ktp_plan(id->tp, &k->fmt[id->tp], &k->plan[id->tp]) < 0 ? -1 : 1;
+	if (k->plan_state[id->tp] < 0 || tb_ktp_decode_plan(&k->plan[id->tp], s.raw, s.raw_len, s.pid, s.tid, ev) < 0) {
 		kc_lost(c, TB_LOSS_INVALID, 1);
 		return;
 	}

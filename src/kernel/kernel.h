@@ -197,4 +197,33 @@ struct tb_kev {
 TB_HIDDEN int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
 			    uint32_t sample_pid, uint32_t sample_tid, struct tb_kev *ev);
 
+/*
+ * The same decoding resolved once per tracepoint (the recorder decodes
+ * every record with it): where each field of the class comes from in a
+ * raw record of `fmt` (its offset, size, signedness), so that a record is
+ * decoded without looking any name up.  Only the layout is resolved: each
+ * record's bounds are still checked against its own length.
+ */
+struct tb_ktp_src {
+	uint8_t type;      /* the class field's kind (tracepoints.c, struct kout) */
+	uint8_t from;      /* TB_KSRC_FIELD: the format's field at off; _PID, _TID: the sample's */
+	uint8_t prio;      /* LTTng's prio: the kernel's minus MAX_RT_PRIO */
+	uint8_t is_signed, data_loc;
+	uint16_t off, size;
+};
+enum { TB_KSRC_FIELD, TB_KSRC_PID, TB_KSRC_TID };
+struct tb_ktp_plan {
+	uint32_t tp, n;
+	struct tb_ktp_src out[8];
+	uint8_t has_a, has_b;     /* the tasks it names (struct tb_kev's tid_a, tid_b) */
+	struct tb_ktp_src a, b;
+};
+/* The plan of tracepoint tp laid out as fmt: 0, or -1 when a field the
+ * class needs is missing or of a layout it cannot be (every record would
+ * be refused). */
+TB_HIDDEN int tb_ktp_plan(unsigned tp, const struct tb_tp_format *fmt, struct tb_ktp_plan *out);
+/* tb_ktp_decode() with a plan: the same payload, the same refusals. */
+TB_HIDDEN int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t len, uint32_t sample_pid,
+				 uint32_t sample_tid, struct tb_kev *ev);
+
 #endif

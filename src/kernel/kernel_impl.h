@@ -99,6 +99,8 @@ struct tb_kernel {
 	unsigned nids;
 	int enabled;
 	struct tb_tp_format fmt[TB_KTP_N];
+	struct tb_ktp_plan plan[TB_KTP_N]; /* each tracepoint's decoding, resolved from fmt[] at its first record */
+	int8_t plan_state[TB_KTP_N];       /* 0: not resolved yet, 1: plan[] holds it, -1: fmt[] cannot be decoded */
 	int32_t cls_of[TB_KTP_N]; /* class index of each tracepoint opened (its enum tb_ktp), -1 */
 	unsigned nopened;
 	struct tb_event_desc classes[TB_KERNEL_MAX_CLASSES];
