@@ -70,7 +70,7 @@ void tb_kset_add(struct tb_kernel *k, uint32_t v)
  * is in it; a fork by the tree adds the child (a thread or a process: ids
  * are one space, so the child's tid serves as its tgid too).
  */
-static int keep(struct tb_kernel *k, const struct tb_kev *ev)
+static int keep(struct tb_kernel *k, const struct kpend *ev)
 {
 	int cur = ev->cur_tid > 0 && (set_has(k, (uint32_t)ev->cur_pid) || set_has(k, (uint32_t)ev->cur_tid));
 	if (cur)
@@ -267,7 +267,7 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct tb_kev *n = realloc(c->ev, cap * sizeof *n);
+		struct kpend *n = realloc(c->ev, cap * sizeof *n);
 		if (!n) {
 			kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
 			return;
@@ -275,17 +275,35 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		c->ev = n;
 		c->cap = cap;
 	}
-	struct tb_kev *ev = &c->ev[c->n];
+	/* room for the largest payload at the arena's end (offsets: u32) */
+	if (c->arena_cap - c->arena_len < TB_KEV_PAYLOAD_MAX) {
+		size_t cap = c->arena_cap ? c->arena_cap * 2 : 64 * 1024;
+		uint8_t *a = cap <= UINT32_MAX ? realloc(c->arena, cap) : NULL;
+		if (!a) {
+			kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
+			return;
+		}
+		c->arena = a;
+		c->arena_cap = cap;
+	}
 	if (!k->plan_state[id->tp]) /* resolved once: a record's decoding then looks no field up by name */
 		k->plan_state[id->tp] = tb_ktp_plan(id->tp, &k->fmt[id->tp], &k->plan[id->tp]) < 0 ? -1 : 1;
-	if (k->plan_state[id->tp] < 0 || tb_ktp_decode_plan(&k->plan[id->tp], s.raw, s.raw_len, s.pid, s.tid, ev) < 0) {
+	struct kpend *ev = &c->ev[c->n];
+	int plen = k->plan_state[id->tp] < 0 ? -1
+					    : tb_ktp_decode_plan(&k->plan[id->tp], s.raw, s.raw_len, s.pid, s.tid,
+								 c->arena + c->arena_len, &ev->tid_a, &ev->tid_b);
+	if (plen < 0) {
 		kc_lost(c, TB_LOSS_INVALID, 1);
 		return;
 	}
 	ev->ts = to_ticks(k, s.time);
-	ev->cls = (uint32_t)k->cls_of[id->tp];
+	ev->off = (uint32_t)c->arena_len;
+	ev->len = (uint16_t)plen;
+	ev->tp = (uint8_t)id->tp;
+	ev->cls = (uint8_t)k->cls_of[id->tp];
 	ev->cur_pid = (int32_t)s.pid;
 	ev->cur_tid = (int32_t)s.tid;
+	c->arena_len += (size_t)plen;
 	c->n++;
 }
 
@@ -304,7 +322,7 @@ static int sort_events(struct kcpu *c)
 	if (s >= n)
 		return 0; /* one run: the common case, nothing moved */
 	if (c->tmp_cap < n) {
-		struct tb_kev *t = realloc(c->tmp, n * sizeof *t);
+		struct kpend *t = realloc(c->tmp, n * sizeof *t);
 		if (!t)
 			return -1;
 		c->tmp = t;
@@ -333,7 +351,7 @@ static int sort_events(struct kcpu *c)
 			runs++;
 			i = e;
 		}
-		struct tb_kev *t = c->ev;
+		struct kpend *t = c->ev;
 		size_t cap = c->cap;
 		c->ev = c->tmp;
 		c->cap = c->tmp_cap;
@@ -374,14 +392,43 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 	/* read before any ring's head: what was stamped well before it is in
 	 * the rings by then (the live promise, below) */
 	uint64_t t0 = now_ticks(k);
-	/* The events the last pass held back (stamped after its t0) come first:
-	 * they are older than anything drained now. */
+	/* The events the last pass held back (stamped after its cut) come first:
+	 * they are older than anything drained now.  Their payloads move to the
+	 * start of the other arena (the rest of this one was written). */
 	for (unsigned i = 0; i < k->ncpu; i++) {
 		struct kcpu *c = &k->cpus[i];
 		if (c->next)
 			memmove(c->ev, c->ev + c->next, (c->n - c->next) * sizeof *c->ev);
 		c->n -= c->next;
 		c->next = 0;
+		size_t need = 0;
+		for (size_t j = 0; j < c->n; j++)
+			need += c->ev[j].len;
+		if (need > c->arena2_cap) {
+			/* at most what the arena holds now: its size will do */
+			uint8_t *a = realloc(c->arena2, c->arena_cap);
+			if (a) {
+				c->arena2 = a;
+				c->arena2_cap = c->arena_cap;
+			}
+		}
+		if (need > c->arena2_cap) {
+			/* out of memory: they stay where they are, the arena grows */
+			continue;
+		}
+		size_t at = 0;
+		for (size_t j = 0; j < c->n; j++) {
+			memcpy(c->arena2 + at, c->arena + c->ev[j].off, c->ev[j].len);
+			c->ev[j].off = (uint32_t)at;
+			at += c->ev[j].len;
+		}
+		uint8_t *t = c->arena;
+		size_t tcap = c->arena_cap;
+		c->arena = c->arena2;
+		c->arena_cap = c->arena2_cap;
+		c->arena2 = t;
+		c->arena2_cap = tcap;
+		c->arena_len = at;
 	}
 	drain_all(k);
 	if (final && k->enabled) {
@@ -474,7 +521,8 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		}
 		if (!best || (!final && best->ev[best->next].ts >= cut))
 			break;
-		const struct tb_kev *ev = &best->ev[best->next++];
+		const struct kpend *ev = &best->ev[best->next++];
+		const uint8_t *payload = best->arena + ev->off;
 		if (ev->tp == TB_KTP_SWITCH) {
 			/* a CPU's switches form a chain (each prev is the last next):
 			 * a break right after a switch to the idle task is a switch out
@@ -487,7 +535,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		int pt = k->pertask && ev->tp >= TB_KTP_SYS_ENTER; /* the tree's by construction (open.c) */
 		if (pt && k->maybe_dups && best->pt_last.tp == ev->tp && best->pt_last.cur_tid == ev->cur_tid &&
 		    best->pt_last.len == ev->len && ev->ts - best->pt_last.ts <= k->dup_ticks &&
-		    !memcmp(best->pt_last.payload, ev->payload, ev->len)) {
+		    !memcmp(best->pt_last.payload, payload, ev->len)) {
 			/* the same hit twice: a task that inherited its events on some CPU
 			 * was also opened on its own (open.c: a thread started while the
 			 * tree's tasks were being opened, k->maybe_dups): two records back
@@ -497,12 +545,17 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			__atomic_store_n(&k->pt_dups, k->pt_dups + 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		if (pt && k->maybe_dups)
-			best->pt_last = *ev;
+		if (pt && k->maybe_dups) {
+			best->pt_last.tp = ev->tp;
+			best->pt_last.cur_tid = ev->cur_tid;
+			best->pt_last.len = ev->len;
+			best->pt_last.ts = ev->ts;
+			memcpy(best->pt_last.payload, payload, ev->len);
+		}
 		/* the tree's calls but an embedded recorder's own (not its scheduling); else the filter */
 		int take = pt ? !excluded(k, ev->cur_tid) : k->all || keep(k, ev);
 		if (take) {
-			tb_kw_append(k, best, ev);
+			tb_kw_append(k, best, ev->cls, ev->ts, payload, ev->len);
 			if (pt)
 				__atomic_store_n(&k->pt_delivered, k->pt_delivered + 1, __ATOMIC_RELAXED);
 		} else {

@@ -222,8 +222,10 @@ struct tb_ktp_plan {
  * class needs is missing or of a layout it cannot be (every record would
  * be refused). */
 TB_HIDDEN int tb_ktp_plan(unsigned tp, const struct tb_tp_format *fmt, struct tb_ktp_plan *out);
-/* tb_ktp_decode() with a plan: the same payload, the same refusals. */
+/* tb_ktp_decode() with a plan: the same payload, the same refusals; the
+ * payload into out (TB_KEV_PAYLOAD_MAX bytes of room), the tasks it names
+ * into *tid_a and *tid_b.  Return the payload's length, or -1. */
 TB_HIDDEN int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t len, uint32_t sample_pid,
-				 uint32_t sample_tid, struct tb_kev *ev);
+				 uint32_t sample_tid, uint8_t *out, int32_t *tid_a, int32_t *tid_b);
 
 #endif

@@ -378,7 +378,7 @@ static inline int get_str(const struct tb_ktp_src *f, const uint8_t *raw, uint32
 }
 
 int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t len, uint32_t sample_pid,
-		       uint32_t sample_tid, struct tb_kev *ev)
+		       uint32_t sample_tid, uint8_t *out, int32_t *tid_a, int32_t *tid_b)
 {
 	uint32_t at = 0;
 	for (unsigned i = 0; i < p->n; i++) {
@@ -386,7 +386,7 @@ int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t
 		if (o->type == 's') {
 			if (at + KSTR_MAX + 1 > TB_KEV_PAYLOAD_MAX)
 				return -1;
-			int n = get_str(o, raw, len, ev->payload + at);
+			int n = get_str(o, raw, len, out + at);
 			if (n < 0)
 				return -1;
 			at += (uint32_t)n;
@@ -397,8 +397,8 @@ int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t
 			if ((uint32_t)o->off + o->size > len || at + 4 + o->size > TB_KEV_PAYLOAD_MAX)
 				return -1;
 			uint32_t cnt = o->size / 8u;
-			memcpy(ev->payload + at, &cnt, 4);
-			memcpy(ev->payload + at + 4, raw + o->off, o->size);
+			memcpy(out + at, &cnt, 4);
+			memcpy(out + at + 4, raw + o->off, o->size);
 			at += 4 + o->size;
 			continue;
 		}
@@ -414,7 +414,7 @@ int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t
 			size_t n = strlen(nm) + 1;
 			if (at + n > TB_KEV_PAYLOAD_MAX)
 				return -1;
-			memcpy(ev->payload + at, nm, n);
+			memcpy(out + at, nm, n);
 			at += (uint32_t)n;
 			continue;
 		}
@@ -424,12 +424,12 @@ int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t
 			int32_t x = (int32_t)v;
 			if (at + 4 > TB_KEV_PAYLOAD_MAX)
 				return -1;
-			memcpy(ev->payload + at, &x, 4);
+			memcpy(out + at, &x, 4);
 			at += 4;
 		} else {
 			if (at + 8 > TB_KEV_PAYLOAD_MAX)
 				return -1;
-			memcpy(ev->payload + at, &v, 8);
+			memcpy(out + at, &v, 8);
 			at += 8;
 		}
 	}
@@ -438,11 +438,9 @@ int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t
 		return -1;
 	if (p->has_b && get_int(&p->b, raw, len, &b) < 0)
 		return -1;
-	ev->tp = p->tp;
-	ev->tid_a = (int32_t)a;
-	ev->tid_b = (int32_t)b;
-	ev->len = (uint16_t)at;
-	return 0;
+	*tid_a = (int32_t)a;
+	*tid_b = (int32_t)b;
+	return (int)at;
 }
 
 int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
@@ -451,5 +449,10 @@ int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *ra
 	struct tb_ktp_plan p;
 	if (tb_ktp_plan(tp, fmt, &p) < 0)
 		return -1;
-	return tb_ktp_decode_plan(&p, raw, len, sample_pid, sample_tid, ev);
+	int n = tb_ktp_decode_plan(&p, raw, len, sample_pid, sample_tid, ev->payload, &ev->tid_a, &ev->tid_b);
+	if (n < 0)
+		return -1;
+	ev->tp = tp;
+	ev->len = (uint16_t)n;
+	return 0;
 }
