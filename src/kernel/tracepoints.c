@@ -6,7 +6,9 @@
  * include/instrumentation/events/sched.h...: its field names, order and
  * meaning, so that analyses written for LTTng kernel traces read ours) and
  * the decoder from the kernel's raw record to that payload.  Where the raw record's layout comes from: the
- * format file of the running kernel, never a compiled-in offset.
+ * format file of the running kernel, never a compiled-in offset; resolved
+ * once per tracepoint into a plan (tb_ktp_plan: each field's offset, size,
+ * signedness), which decodes every record without looking a name up.
  */
 #define _GNU_SOURCE
 #include <errno.h>
