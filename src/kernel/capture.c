@@ -2,7 +2,7 @@
 /*
  * capture.c - the recorder's side of the perf rings opened by open.c.
  * A pass (tb_kernel_pass) drains every ring (perf_ring.c),
- * maps each time to the session clock, sorts each CPU's events, merges
+ * maps each time to the session clock, sorts each CPU's events (pending.c), merges
  * the CPUs in time order through the process-tree filter, and gives the
  * events kept to kwrite.c.  docs/KERNEL.md says why this clock and what
  * the filter keeps.
@@ -271,26 +271,9 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		kc_lost(c, TB_LOSS_INVALID, 1);
 		return;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct kpend *n = realloc(c->ev, cap * sizeof *n);
-		if (!n) {
-			kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
-			return;
-		}
-		c->ev = n;
-		c->cap = cap;
-	}
-	/* room for the largest payload at the arena's end (offsets: u32) */
-	if (c->arena_cap - c->arena_len < TB_KEV_PAYLOAD_MAX) {
-		size_t cap = c->arena_cap ? c->arena_cap * 2 : 64 * 1024;
-		uint8_t *a = cap <= UINT32_MAX ? realloc(c->arena, cap) : NULL;
-		if (!a) {
-			kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
-			return;
-		}
-		c->arena = a;
-		c->arena_cap = cap;
+	if (tb_kpend_room(c) < 0) {
+		kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
+		return;
 	}
 	if (!k->plan_state[id->tp]) /* resolved once: a record's decoding then looks no field up by name */
 		k->plan_state[id->tp] = tb_ktp_plan(id->tp, &k->fmt[id->tp], &k->plan[id->tp]) < 0 ? -1 : 1;
@@ -311,61 +294,6 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 	ev->cur_tid = (int32_t)s.tid;
 	c->arena_len += (size_t)plen;
 	c->n++;
-}
-
-/* Stable sort by time: a natural merge sort of the ascending runs.  Each
- * ring is in order but for the rare record an interrupt reserved between
- * another's clock read and its reservation (a run ends there), and a CPU
- * with two rings (open.c, ring_group) appends one after the other: a few
- * runs, merged in O(n log runs).  c->tmp is the merge's buffer.  Return 0,
- * or -1 when it cannot be had (then left as it is: the merge of the CPUs
- * tolerates disorder, the filter may misjudge a task). */
-static int sort_events(struct kcpu *c)
-{
-	size_t n = c->n, s = 1;
-	while (s < n && c->ev[s].ts >= c->ev[s - 1].ts)
-		s++;
-	if (s >= n)
-		return 0; /* one run: the common case, nothing moved */
-	if (c->tmp_cap < n) {
-		struct kpend *t = realloc(c->tmp, n * sizeof *t);
-		if (!t)
-			return -1;
-		c->tmp = t;
-		c->tmp_cap = n;
-	}
-	for (;;) {
-		size_t runs = 0, i = 0, o = 0;
-		while (i < n) {
-			/* run a = [i, m), run b = [m, e) */
-			size_t m = i + 1;
-			while (m < n && c->ev[m].ts >= c->ev[m - 1].ts)
-				m++;
-			size_t e = m;
-			if (m < n) {
-				e = m + 1;
-				while (e < n && c->ev[e].ts >= c->ev[e - 1].ts)
-					e++;
-			}
-			size_t a = i, b = m;
-			while (a < m && b < e)
-				c->tmp[o++] = c->ev[b].ts < c->ev[a].ts ? c->ev[b++] : c->ev[a++]; /* ties: a first (stable) */
-			while (a < m)
-				c->tmp[o++] = c->ev[a++];
-			while (b < e)
-				c->tmp[o++] = c->ev[b++];
-			runs++;
-			i = e;
-		}
-		struct kpend *t = c->ev;
-		size_t cap = c->cap;
-		c->ev = c->tmp;
-		c->cap = c->tmp_cap;
-		c->tmp = t;
-		c->tmp_cap = cap;
-		if (runs == 1)
-			return 0;
-	}
 }
 
 /* Every ring drained into its CPU's pending events (appended). */
@@ -399,43 +327,9 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 	 * the rings by then (the live promise, below) */
 	uint64_t t0 = now_ticks(k);
 	/* The events the last pass held back (stamped after its cut) come first:
-	 * they are older than anything drained now.  Their payloads move to the
-	 * start of the other arena (the rest of this one was written). */
-	for (unsigned i = 0; i < k->ncpu; i++) {
-		struct kcpu *c = &k->cpus[i];
-		if (c->next)
-			memmove(c->ev, c->ev + c->next, (c->n - c->next) * sizeof *c->ev);
-		c->n -= c->next;
-		c->next = 0;
-		size_t need = 0;
-		for (size_t j = 0; j < c->n; j++)
-			need += c->ev[j].len;
-		if (need > c->arena2_cap) {
-			/* at most what the arena holds now: its size will do */
-			uint8_t *a = realloc(c->arena2, c->arena_cap);
-			if (a) {
-				c->arena2 = a;
-				c->arena2_cap = c->arena_cap;
-			}
-		}
-		if (need > c->arena2_cap) {
-			/* out of memory: they stay where they are, the arena grows */
-			continue;
-		}
-		size_t at = 0;
-		for (size_t j = 0; j < c->n; j++) {
-			memcpy(c->arena2 + at, c->arena + c->ev[j].off, c->ev[j].len);
-			c->ev[j].off = (uint32_t)at;
-			at += c->ev[j].len;
-		}
-		uint8_t *t = c->arena;
-		size_t tcap = c->arena_cap;
-		c->arena = c->arena2;
-		c->arena_cap = c->arena2_cap;
-		c->arena2 = t;
-		c->arena2_cap = tcap;
-		c->arena_len = at;
-	}
+	 * they are older than anything drained now. */
+	for (unsigned i = 0; i < k->ncpu; i++)
+		tb_kpend_hold(&k->cpus[i]);
 	drain_all(k);
 	if (final && k->enabled) {
 		/* Drained first, then disabled: a ring that was full gets room, so
@@ -481,7 +375,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		drain_all(k);
 	}
 	for (unsigned i = 0; i < k->ncpu; i++)
-		(void)sort_events(&k->cpus[i]); /* unsorted if out of memory: said there */
+		(void)tb_kpend_sort(&k->cpus[i]); /* unsorted if out of memory: said there */
 	/* What the kernel counted on a CPU and its ring neither delivered nor
 	 * reported lost was lost to a full ring whose PERF_RECORD_LOST the
 	 * kernel still held back when the events were disabled (it writes one

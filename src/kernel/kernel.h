@@ -17,6 +17,8 @@
  *   capture.c      a pass: drains every ring, maps the times to the
  *                  session clock, filters to the traced process tree and
  *                  hands events to kwrite.c
+ *   pending.c      the events drained and not written yet: small entries
+ *                  sorted and held back, their payloads in a per-CPU arena
  *   kwrite.c       CTF packets of stream class 2 (TB_STREAM_KERNEL), one
  *                  stream per CPU, `kernel_cpu<N>`: a file of the trace
  *                  directory (when there is one), and each packet handed to

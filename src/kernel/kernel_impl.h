@@ -175,6 +175,13 @@ TB_HIDDEN int tb_ktree_tasks(struct tb_kernel *k, uint32_t **tasks, size_t *n, s
 TB_HIDDEN void tb_kset_add(struct tb_kernel *k, uint32_t v);
 TB_HIDDEN void tb_kclock_pair(struct tb_kernel *k);
 TB_HIDDEN void tb_kernel_warn(struct tb_kernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* pending.c: room for one more pending event on CPU c (its entry, the largest payload at
+ * its arena's end): 0, or -1 out of memory; the events a pass held back moved to the front
+ * (entries and payloads), before the next pass drains; a stable sort of c's pending events
+ * by time (0, or -1 out of memory: left as they are) */
+TB_HIDDEN int tb_kpend_room(struct kcpu *c);
+TB_HIDDEN void tb_kpend_hold(struct kcpu *c);
+TB_HIDDEN int tb_kpend_sort(struct kcpu *c);
 /* kwrite.c: the stream file name of a CPU */
 TB_HIDDEN void tb_kw_name(const struct tb_kernel *k, unsigned cpu, char *buf, size_t len);
 /* kwrite.c: adds an event of class index cls at ts, its payload[0..len), to its CPU's packet
