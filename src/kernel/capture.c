@@ -2,7 +2,7 @@
 /*
  * capture.c - the recorder's side of the perf rings opened by open.c.
  * A pass (tb_kernel_pass) drains every ring (perf_ring.c),
- * maps each time to the session clock, sorts each CPU's events, merges
+ * maps each time to the session clock, sorts each CPU's events (pending.c), merges
  * the CPUs in time order through the process-tree filter, and gives the
  * events kept to kwrite.c.  docs/KERNEL.md says why this clock and what
  * the filter keeps.
@@ -70,7 +70,7 @@ void tb_kset_add(struct tb_kernel *k, uint32_t v)
  * is in it; a fork by the tree adds the child (a thread or a process: ids
  * are one space, so the child's tid serves as its tgid too).
  */
-static int keep(struct tb_kernel *k, const struct tb_kev *ev)
+static int keep(struct tb_kernel *k, const struct kpend *ev)
 {
 	int cur = ev->cur_tid > 0 && (set_has(k, (uint32_t)ev->cur_pid) || set_has(k, (uint32_t)ev->cur_tid));
 	if (cur)
@@ -160,8 +160,14 @@ static uint64_t to_ticks(const struct tb_kernel *k, uint64_t ns)
 	while (j > k->pair_n - n + 1 && k->pairs[(j - 1) % TB_KPAIRS].ns > ns)
 		j--;
 	const unsigned hi = j % TB_KPAIRS, lo = (j - 1) % TB_KPAIRS;
-	__int128 dn = (__int128)k->pairs[hi].ns - k->pairs[lo].ns;
-	__int128 dt = (__int128)k->pairs[hi].tsc - k->pairs[lo].tsc;
+	/* pairs only move forward (tb_kclock_pair): dn, dt > 0 */
+	uint64_t dn64 = k->pairs[hi].ns - k->pairs[lo].ns, dt64 = k->pairs[hi].tsc - k->pairs[lo].tsc;
+	uint64_t x, p, t64;
+	if (ns >= k->pairs[lo].ns && !__builtin_mul_overflow(x = ns - k->pairs[lo].ns, dt64, &p) &&
+	    !__builtin_add_overflow(k->pairs[lo].tsc, p / dn64, &t64))
+		return t64; /* the common case (an event of the last ~100 ms, after its segment's first pair):
+			     * the same value in 64 bits, one division instead of __int128's */
+	__int128 dn = (__int128)dn64, dt = (__int128)dt64;
 	__int128 t = (__int128)k->pairs[lo].tsc + ((__int128)ns - (__int128)k->pairs[lo].ns) * dt / dn;
 	return t < 0 ? 0 : (uint64_t)t;
 }
@@ -265,81 +271,29 @@ static void on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *re
 		kc_lost(c, TB_LOSS_INVALID, 1);
 		return;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct tb_kev *n = realloc(c->ev, cap * sizeof *n);
-		if (!n) {
-			kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
-			return;
-		}
-		c->ev = n;
-		c->cap = cap;
+	if (tb_kpend_room(c) < 0) {
+		kc_lost(c, TB_LOSS_INVALID, 1); /* cannot be kept */
+		return;
 	}
-	struct tb_kev *ev = &c->ev[c->n];
-	if (tb_ktp_decode(id->tp, &k->fmt[id->tp], s.raw, s.raw_len, s.pid, s.tid, ev) < 0) {
+	if (!k->plan_state[id->tp]) /* resolved once: a record's decoding then looks no field up by name */
+		k->plan_state[id->tp] = tb_ktp_plan(id->tp, &k->fmt[id->tp], &k->plan[id->tp]) < 0 ? -1 : 1;
+	struct kpend *ev = &c->ev[c->n];
+	int plen = k->plan_state[id->tp] < 0 ? -1
+					    : tb_ktp_decode_plan(&k->plan[id->tp], s.raw, s.raw_len, s.pid, s.tid,
+								 c->arena + c->arena_len, &ev->tid_a, &ev->tid_b);
+	if (plen < 0) {
 		kc_lost(c, TB_LOSS_INVALID, 1);
 		return;
 	}
 	ev->ts = to_ticks(k, s.time);
-	ev->cls = (uint32_t)k->cls_of[id->tp];
+	ev->off = (uint32_t)c->arena_len;
+	ev->len = (uint16_t)plen;
+	ev->tp = (uint8_t)id->tp;
+	ev->cls = (uint8_t)k->cls_of[id->tp];
 	ev->cur_pid = (int32_t)s.pid;
 	ev->cur_tid = (int32_t)s.tid;
+	c->arena_len += (size_t)plen;
 	c->n++;
-}
-
-/* Stable sort by time: a natural merge sort of the ascending runs.  Each
- * ring is in order but for the rare record an interrupt reserved between
- * another's clock read and its reservation (a run ends there), and a CPU
- * with two rings (open.c, ring_group) appends one after the other: a few
- * runs, merged in O(n log runs).  c->tmp is the merge's buffer.  Return 0,
- * or -1 when it cannot be had (then left as it is: the merge of the CPUs
- * tolerates disorder, the filter may misjudge a task). */
-static int sort_events(struct kcpu *c)
-{
-	size_t n = c->n, s = 1;
-	while (s < n && c->ev[s].ts >= c->ev[s - 1].ts)
-		s++;
-	if (s >= n)
-		return 0; /* one run: the common case, nothing moved */
-	if (c->tmp_cap < n) {
-		struct tb_kev *t = realloc(c->tmp, n * sizeof *t);
-		if (!t)
-			return -1;
-		c->tmp = t;
-		c->tmp_cap = n;
-	}
-	for (;;) {
-		size_t runs = 0, i = 0, o = 0;
-		while (i < n) {
-			/* run a = [i, m), run b = [m, e) */
-			size_t m = i + 1;
-			while (m < n && c->ev[m].ts >= c->ev[m - 1].ts)
-				m++;
-			size_t e = m;
-			if (m < n) {
-				e = m + 1;
-				while (e < n && c->ev[e].ts >= c->ev[e - 1].ts)
-					e++;
-			}
-			size_t a = i, b = m;
-			while (a < m && b < e)
-				c->tmp[o++] = c->ev[b].ts < c->ev[a].ts ? c->ev[b++] : c->ev[a++]; /* ties: a first (stable) */
-			while (a < m)
-				c->tmp[o++] = c->ev[a++];
-			while (b < e)
-				c->tmp[o++] = c->ev[b++];
-			runs++;
-			i = e;
-		}
-		struct tb_kev *t = c->ev;
-		size_t cap = c->cap;
-		c->ev = c->tmp;
-		c->cap = c->tmp_cap;
-		c->tmp = t;
-		c->tmp_cap = cap;
-		if (runs == 1)
-			return 0;
-	}
 }
 
 /* Every ring drained into its CPU's pending events (appended). */
@@ -372,15 +326,10 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 	/* read before any ring's head: what was stamped well before it is in
 	 * the rings by then (the live promise, below) */
 	uint64_t t0 = now_ticks(k);
-	/* The events the last pass held back (stamped after its t0) come first:
+	/* The events the last pass held back (stamped after its cut) come first:
 	 * they are older than anything drained now. */
-	for (unsigned i = 0; i < k->ncpu; i++) {
-		struct kcpu *c = &k->cpus[i];
-		if (c->next)
-			memmove(c->ev, c->ev + c->next, (c->n - c->next) * sizeof *c->ev);
-		c->n -= c->next;
-		c->next = 0;
-	}
+	for (unsigned i = 0; i < k->ncpu; i++)
+		tb_kpend_hold(&k->cpus[i]);
 	drain_all(k);
 	if (final && k->enabled) {
 		/* Drained first, then disabled: a ring that was full gets room, so
@@ -426,7 +375,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		drain_all(k);
 	}
 	for (unsigned i = 0; i < k->ncpu; i++)
-		(void)sort_events(&k->cpus[i]); /* unsorted if out of memory: said there */
+		(void)tb_kpend_sort(&k->cpus[i]); /* unsorted if out of memory: said there */
 	/* What the kernel counted on a CPU and its ring neither delivered nor
 	 * reported lost was lost to a full ring whose PERF_RECORD_LOST the
 	 * kernel still held back when the events were disabled (it writes one
@@ -472,7 +421,8 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		}
 		if (!best || (!final && best->ev[best->next].ts >= cut))
 			break;
-		const struct tb_kev *ev = &best->ev[best->next++];
+		const struct kpend *ev = &best->ev[best->next++];
+		const uint8_t *payload = best->arena + ev->off;
 		if (ev->tp == TB_KTP_SWITCH) {
 			/* a CPU's switches form a chain (each prev is the last next):
 			 * a break right after a switch to the idle task is a switch out
@@ -485,7 +435,7 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 		int pt = k->pertask && ev->tp >= TB_KTP_SYS_ENTER; /* the tree's by construction (open.c) */
 		if (pt && k->maybe_dups && best->pt_last.tp == ev->tp && best->pt_last.cur_tid == ev->cur_tid &&
 		    best->pt_last.len == ev->len && ev->ts - best->pt_last.ts <= k->dup_ticks &&
-		    !memcmp(best->pt_last.payload, ev->payload, ev->len)) {
+		    !memcmp(best->pt_last.payload, payload, ev->len)) {
 			/* the same hit twice: a task that inherited its events on some CPU
 			 * was also opened on its own (open.c: a thread started while the
 			 * tree's tasks were being opened, k->maybe_dups): two records back
@@ -495,12 +445,17 @@ int tb_kernel_pass(struct tb_kernel *k, int final)
 			__atomic_store_n(&k->pt_dups, k->pt_dups + 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		if (pt && k->maybe_dups)
-			best->pt_last = *ev;
+		if (pt && k->maybe_dups) {
+			best->pt_last.tp = ev->tp;
+			best->pt_last.cur_tid = ev->cur_tid;
+			best->pt_last.len = ev->len;
+			best->pt_last.ts = ev->ts;
+			memcpy(best->pt_last.payload, payload, ev->len);
+		}
 		/* the tree's calls but an embedded recorder's own (not its scheduling); else the filter */
 		int take = pt ? !excluded(k, ev->cur_tid) : k->all || keep(k, ev);
 		if (take) {
-			tb_kw_append(k, best, ev);
+			tb_kw_append(k, best, ev->cls, ev->ts, payload, ev->len);
 			if (pt)
 				__atomic_store_n(&k->pt_delivered, k->pt_delivered + 1, __ATOMIC_RELAXED);
 		} else {

@@ -17,6 +17,8 @@
  *   capture.c      a pass: drains every ring, maps the times to the
  *                  session clock, filters to the traced process tree and
  *                  hands events to kwrite.c
+ *   pending.c      the events drained and not written yet: small entries
+ *                  sorted and held back, their payloads in a per-CPU arena
  *   kwrite.c       CTF packets of stream class 2 (TB_STREAM_KERNEL), one
  *                  stream per CPU, `kernel_cpu<N>`: a file of the trace
  *                  directory (when there is one), and each packet handed to
@@ -196,5 +198,36 @@ struct tb_kev {
  */
 TB_HIDDEN int tb_ktp_decode(unsigned tp, const struct tb_tp_format *fmt, const uint8_t *raw, uint32_t len,
 			    uint32_t sample_pid, uint32_t sample_tid, struct tb_kev *ev);
+
+/*
+ * The same decoding resolved once per tracepoint (the recorder decodes
+ * every record with it): where each field of the class comes from in a
+ * raw record of `fmt` (its offset, size, signedness), so that a record is
+ * decoded without looking any name up.  Only the layout is resolved: each
+ * record's bounds are still checked against its own length.
+ */
+struct tb_ktp_src {
+	uint8_t type;      /* the class field's kind (tracepoints.c, struct kout) */
+	uint8_t from;      /* TB_KSRC_FIELD: the format's field at off; _PID, _TID: the sample's */
+	uint8_t prio;      /* LTTng's prio: the kernel's minus MAX_RT_PRIO */
+	uint8_t is_signed, data_loc;
+	uint16_t off, size;
+};
+enum { TB_KSRC_FIELD, TB_KSRC_PID, TB_KSRC_TID };
+struct tb_ktp_plan {
+	uint32_t tp, n;
+	struct tb_ktp_src out[8];
+	uint8_t has_a, has_b;     /* the tasks it names (struct tb_kev's tid_a, tid_b) */
+	struct tb_ktp_src a, b;
+};
+/* The plan of tracepoint tp laid out as fmt: 0, or -1 when a field the
+ * class needs is missing or of a layout it cannot be (every record would
+ * be refused). */
+TB_HIDDEN int tb_ktp_plan(unsigned tp, const struct tb_tp_format *fmt, struct tb_ktp_plan *out);
+/* tb_ktp_decode() with a plan: the same payload, the same refusals; the
+ * payload into out (TB_KEV_PAYLOAD_MAX bytes of room), the tasks it names
+ * into *tid_a and *tid_b.  Return the payload's length, or -1. */
+TB_HIDDEN int tb_ktp_decode_plan(const struct tb_ktp_plan *p, const uint8_t *raw, uint32_t len, uint32_t sample_pid,
+				 uint32_t sample_tid, uint8_t *out, int32_t *tid_a, int32_t *tid_b);
 
 #endif

@@ -16,6 +16,21 @@
 #define TB_KEXCL 32u               /* the recorder's own threads left out (tb_kernel_exclude_self) */
 #define TB_KTHROUGH_MARGIN_NS 10000000ull /* 10 ms: a record's clock read to its publication */
 
+/* An event drained from a ring and not written yet: what the sort, the
+ * merge and the filter need (a tb_kev but for its payload), the payload at
+ * off in its CPU's arena.  32 bytes, so that the sort and the events a pass
+ * holds back for the next one (capture.c) move little: a tb_kev has room
+ * for the largest payload (TB_KEV_PAYLOAD_MAX), most are ~60 bytes. */
+struct kpend {
+	uint64_t ts;             /* session clock ticks */
+	uint32_t off;            /* its payload in kcpu.arena */
+	uint16_t len;            /* ... of len bytes */
+	uint8_t tp;              /* enum tb_ktp */
+	uint8_t cls;             /* index of its class */
+	int32_t cur_pid, cur_tid;/* the task current when it fired */
+	int32_t tid_a, tid_b;    /* the tasks it names (struct tb_kev) */
+};
+
 /* One CPU: its perf ring, the events taken from it and not yet written,
  * and its stream file. */
 struct kring {
@@ -34,9 +49,13 @@ struct kcpu {
 				  * group's events through SET_OUTPUT) */
 	unsigned nrings;
 	int gring[2];            /* the ring of each group (index in rings[]), -1: none */
-	struct tb_kev *ev;       /* pending, in time order after a pass sorted them */
+	struct kpend *ev;        /* pending, in time order after a pass sorted them */
 	size_t n, cap, next;     /* next: the merge's position */
-	struct tb_kev *tmp;      /* sort_events()'s buffer */
+	struct kpend *tmp;       /* sort_events()'s buffer */
+	uint8_t *arena;          /* the pending events' payloads (kpend.off) */
+	size_t arena_len, arena_cap;
+	uint8_t *arena2;         /* where a pass moves the payloads of those held back */
+	size_t arena2_cap;
 	struct tb_kev pt_last;   /* the last per-task event merged from this CPU (when maybe_dups: a
 				  * second record of the same hit is dropped) */
 	size_t tmp_cap;
@@ -99,6 +118,8 @@ struct tb_kernel {
 	unsigned nids;
 	int enabled;
 	struct tb_tp_format fmt[TB_KTP_N];
+	struct tb_ktp_plan plan[TB_KTP_N]; /* each tracepoint's decoding, resolved from fmt[] at its first record */
+	int8_t plan_state[TB_KTP_N];       /* 0: not resolved yet, 1: plan[] holds it, -1: fmt[] cannot be decoded */
 	int32_t cls_of[TB_KTP_N]; /* class index of each tracepoint opened (its enum tb_ktp), -1 */
 	unsigned nopened;
 	struct tb_event_desc classes[TB_KERNEL_MAX_CLASSES];
@@ -154,10 +175,19 @@ TB_HIDDEN int tb_ktree_tasks(struct tb_kernel *k, uint32_t **tasks, size_t *n, s
 TB_HIDDEN void tb_kset_add(struct tb_kernel *k, uint32_t v);
 TB_HIDDEN void tb_kclock_pair(struct tb_kernel *k);
 TB_HIDDEN void tb_kernel_warn(struct tb_kernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* pending.c: room for one more pending event on CPU c (its entry, the largest payload at
+ * its arena's end): 0, or -1 out of memory; the events a pass held back moved to the front
+ * (entries and payloads), before the next pass drains; a stable sort of c's pending events
+ * by time (0, or -1 out of memory: left as they are) */
+TB_HIDDEN int tb_kpend_room(struct kcpu *c);
+TB_HIDDEN void tb_kpend_hold(struct kcpu *c);
+TB_HIDDEN int tb_kpend_sort(struct kcpu *c);
 /* kwrite.c: the stream file name of a CPU */
 TB_HIDDEN void tb_kw_name(const struct tb_kernel *k, unsigned cpu, char *buf, size_t len);
-/* kwrite.c: adds ev to its CPU's packet (written when full). */
-TB_HIDDEN void tb_kw_append(struct tb_kernel *k, struct kcpu *c, const struct tb_kev *ev);
+/* kwrite.c: adds an event of class index cls at ts, its payload[0..len), to its CPU's packet
+ * (written when full). */
+TB_HIDDEN void tb_kw_append(struct tb_kernel *k, struct kcpu *c, uint32_t cls, uint64_t ts, const uint8_t *payload,
+			    uint32_t len);
 /* Writes the CPU's current packet, if it has events. */
 TB_HIDDEN void tb_kw_flush(struct tb_kernel *k, struct kcpu *c);
 /* The end of a stream: losses after its last packet go in a last empty packet. */

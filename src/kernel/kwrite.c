@@ -180,16 +180,17 @@ void tb_kw_flush(struct tb_kernel *k, struct kcpu *c)
 	__atomic_store_n(&k->st_delivered, k->st_delivered + events, __ATOMIC_RELAXED);
 }
 
-void tb_kw_append(struct tb_kernel *k, struct kcpu *c, const struct tb_kev *ev)
+void tb_kw_append(struct tb_kernel *k, struct kcpu *c, uint32_t cls, uint64_t ev_ts, const uint8_t *payload,
+		  uint32_t len)
 {
-	uint32_t id = TB_KERNEL_ID_BASE + ev->cls;
-	uint64_t ts = ev->ts < c->last_ts ? c->last_ts : ev->ts; /* a stream's time never goes back */
+	uint32_t id = TB_KERNEL_ID_BASE + cls;
+	uint64_t ts = ev_ts < c->last_ts ? c->last_ts : ev_ts; /* a stream's time never goes back */
 	if (ts < k->floor)
 		ts = k->floor; /* nor before what live viewers were promised (tb_kernel_through) */
 	if (c->pkt_events) {
 		if (ts < c->pkt_prev)
 			ts = c->pkt_prev;
-		if (c->pkt_len + tb_hdr_size(id, ts, c->pkt_prev) + ev->len > TB_KPKT_SIZE)
+		if (c->pkt_len + tb_hdr_size(id, ts, c->pkt_prev) + len > TB_KPKT_SIZE)
 			tb_kw_flush(k, c);
 	}
 	if (!c->pkt_events) {
@@ -199,8 +200,8 @@ void tb_kw_append(struct tb_kernel *k, struct kcpu *c, const struct tb_kev *ev)
 		c->pkt_begin = c->pkt_prev = ts;
 	}
 	c->pkt_len += tb_hdr_put(c->pkt + c->pkt_len, id, ts, c->pkt_prev);
-	memcpy(c->pkt + c->pkt_len, ev->payload, ev->len);
-	c->pkt_len += ev->len;
+	memcpy(c->pkt + c->pkt_len, payload, len);
+	c->pkt_len += len;
 	c->pkt_prev = ts;
 	c->pkt_events++;
 }

@@ -494,6 +494,8 @@ void tb_kernel_close(struct tb_kernel *k)
 			close(c->sfd);
 		free(c->ev);
 		free(c->tmp);
+		free(c->arena);
+		free(c->arena2);
 		free(c->pkt);
 	}
 	for (unsigned i = 0; i < k->ncfds; i++)

@@ -260,6 +260,10 @@ static void test_tracepoint_decoder_bounds(void)
 	CHECK(ev.len == 7 + 4 + 4 + 8 + 17 + 4 + 4, "len %u", ev.len);
 	for (uint32_t cut = 0; cut < 64; cut++)
 		CHECK(tb_ktp_decode(TB_KTP_SWITCH, &f, raw, cut, 7, 7, &ev) < 0, "a record cut at %u is refused", cut);
+	/* bytes outside printable ASCII are written as '?', up to the NUL */
+	memcpy(raw + 8, "a\001b\377c~ \0zz", 10);
+	CHECK(tb_ktp_decode(TB_KTP_SWITCH, &f, raw, 64, 7, 7, &ev) == 0);
+	CHECK(!strcmp((const char *)ev.payload, "a?b?c~ "), "prev_comm %s", (const char *)ev.payload);
 
 	CHECK(tb_tp_format_parse(exec_fmt, &f) == 0 && f.f[2].data_loc);
 	uint8_t r2[40] = { 0 };
@@ -267,6 +271,14 @@ static void test_tracepoint_decoder_bounds(void)
 	memcpy(r2 + 8, &loc, 4);
 	memcpy(r2 + 20, "/bin/\0", 6);
 	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, 1, &ev) == 0 && !strcmp((char *)ev.payload, "/bin/"));
+	/* a __data_loc string of 300 bytes without a NUL: its first 255 */
+	uint8_t r3[320];
+	memset(r3, 'x', sizeof r3);
+	memset(r3, 0, 20);
+	loc = (300u << 16) | 20u;
+	memcpy(r3 + 8, &loc, 4);
+	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r3, 320, 1, 1, &ev) == 0 && strlen((char *)ev.payload) == 255,
+	      "a filename cut at 255 bytes: %zu", strlen((char *)ev.payload));
 	loc = (30u << 16) | 20u; /* 30 bytes from 20: past the 40-byte record */
 	memcpy(r2 + 8, &loc, 4);
 	CHECK(tb_ktp_decode(TB_KTP_EXEC, &f, r2, 40, 1, 1, &ev) < 0, "a __data_loc past the record");
