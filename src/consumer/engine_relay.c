@@ -41,6 +41,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,9 @@ struct rq_item {
 	uint64_t ts;           /* RQ_BEACONS: the promise's time */
 	uint32_t nev_from, nev_to; /* RQ_META: the classes its text adds */
 	size_t len;            /* bytes of data (counted in the queue's bound for packets) */
-	uint8_t data[];        /* RQ_PACKET: header + content; RQ_META: text; RQ_BEACONS: a state per stream */
+	uint8_t *data;         /* RQ_PACKET: header + content, in the arena; else inl */
+	size_t off;            /* RQ_PACKET: data's offset in the arena */
+	uint8_t inl[];         /* RQ_META: text; RQ_BEACONS: a state per stream */
 };
 
 /* RQ_BEACONS' state per stream */
@@ -87,6 +90,15 @@ struct tb_relay_out {
 	pthread_cond_t cond;     /* CLOCK_MONOTONIC: an item, stop, or the retry time */
 	struct rq_item *head, **tail;
 	uint64_t bytes;          /* packets' bytes queued or in the sender's hands */
+	/* The packets' bytes live in one arena of TB_RELAY_QUEUE bytes, taken
+	 * and given back in queue order (a ring): a malloc() per packet of
+	 * 256 KiB is an mmap(), its pages faulted in and zeroed, then an
+	 * munmap(), which cost more than the copy itself.  Live: [a_head,
+	 * a_tail), or [a_head, a_end) + [0, a_tail) when wrapped. */
+	uint8_t *arena;
+	size_t a_head, a_tail, a_end;
+	int a_wrapped;
+	unsigned a_live;         /* packets in it */
 	int stop;
 	uint64_t *pending;       /* per stream: events not queued since its last packet queued */
 	uint64_t *tail_lost;     /* per stream: events lost to the relay after its last packet sent */
@@ -153,10 +165,50 @@ static void lost(struct tb_relay_out *o)
 	o->retry_ns = tb_mono_ns() + o->backoff_ns;
 }
 
+/* Room for len bytes at the arena's tail (under o->lock): their offset, or -1 (full). */
+static ptrdiff_t arena_take(struct tb_relay_out *o, size_t len)
+{
+	if (!o->a_live)
+		o->a_head = o->a_tail = o->a_end = 0, o->a_wrapped = 0;
+	size_t off;
+	if (!o->a_wrapped && o->a_head >= len) {
+		/* back to the start as soon as it is free: the bytes in use stay
+		 * the fewest pages (a sender that keeps up touches a few packets'
+		 * worth, not the whole arena); the end's rest stays unused until
+		 * the head passes it */
+		o->a_end = o->a_tail;
+		o->a_wrapped = 1;
+		off = 0;
+	} else if (!o->a_wrapped && TB_RELAY_QUEUE - o->a_tail >= len) {
+		off = o->a_tail;
+	} else if (o->a_wrapped && o->a_head - o->a_tail >= len) {
+		off = o->a_tail;
+	} else {
+		return -1;
+	}
+	o->a_tail = off + len;
+	o->a_live++;
+	return (ptrdiff_t)off;
+}
+
+/* Gives back the oldest packet's bytes (under o->lock): packets leave the
+ * queue in the order they entered it. */
+static void arena_give(struct tb_relay_out *o, const struct rq_item *it)
+{
+	o->a_head = it->off + it->len;
+	o->a_live--;
+	if (o->a_wrapped && o->a_head == o->a_end) {
+		o->a_head = 0;
+		o->a_wrapped = 0;
+	}
+}
+
 static void item_free(struct tb_relay_out *o, struct rq_item *it)
 {
-	if (it->kind == RQ_PACKET)
+	if (it->kind == RQ_PACKET) {
 		o->bytes -= it->len;
+		arena_give(o, it);
+	}
 	free(it);
 }
 
@@ -413,10 +465,14 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		uint64_t ev = i + 1 >= n ? events : 0;
 		size_t len = sizeof h + rest_len;
 		struct rq_item *it = NULL;
+		ptrdiff_t off = -1;
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
-		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE)
-			it = malloc(sizeof *it + len);
+		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE && (it = malloc(sizeof *it)) != NULL &&
+		    (off = arena_take(o, len)) < 0) {
+			free(it);
+			it = NULL;
+		}
 		if (!it) {
 			o->pending[idx] += ev;
 			not_sent(o, idx, ev, 1);
@@ -425,7 +481,7 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 			continue;
 		}
 		*it = (struct rq_item){ .kind = RQ_PACKET, .idx = idx, .events = ev, .lost_before = o->pending[idx],
-					.len = len };
+					.len = len, .data = o->arena + off, .off = (size_t)off };
 		o->pending[idx] = 0;
 		memcpy(it->data, &h, sizeof h);
 		if (rest_len)
@@ -471,6 +527,7 @@ static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 	/* the whole text first (the relay's metadata stream is append-only: its
 	 * env block keeps the processes known then), then only new classes */
 	*it = (struct rq_item){ .kind = RQ_META, .nev_from = from, .nev_to = to, .len = from ? ilen : flen };
+	it->data = it->inl;
 	memcpy(it->data, from ? inc : full, it->len);
 	free(inc);
 	pthread_mutex_lock(&o->lock);
@@ -514,6 +571,7 @@ static int relay_tick(void *arg)
 	if (!it)
 		return 0;
 	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = e->nstreams };
+	it->data = it->inl;
 	int any = 0;
 	for (unsigned ch = 0; ch < e->s->nchannels; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
@@ -548,7 +606,8 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	char **names = calloc(e->nstreams ? e->nstreams : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
 	uint64_t *counts = calloc(6 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
-	int rc = names && o && counts ? 0 : -ENOMEM;
+	uint8_t *arena = malloc(TB_RELAY_QUEUE);
+	int rc = names && o && counts && arena ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
 			char *n = malloc(TB_CHAN_NAME_MAX + 16);
@@ -590,6 +649,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	if (rc == 0) {
 		o->e = e;
 		o->tail = &o->head;
+		o->arena = arena;
 		o->pending = counts;
 		o->tail_lost = counts + e->nstreams;
 		o->unc_packets = counts + (size_t)2 * e->nstreams;
@@ -619,6 +679,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		}
 	}
 	free(counts);
+	free(arena);
 	free(o);
 	return rc;
 }
@@ -649,6 +710,8 @@ static void relay_close(void *arg)
 	o->r = NULL;
 	free(o->pending);
 	free(o->full);
+	free(o->arena); /* the sender is gone, and took the queue */
+	o->arena = NULL;
 	/* e->relay stays for tb_engine_relay(): o->st is final */
 	o->running = 0;
 }

@@ -80,6 +80,7 @@ static int relay_session(struct tb_relay *r)
 		return rc;
 	r->lost = 0;
 	r->err[0] = 0;
+	r->acks = r->ack_first = r->ack_got = 0; /* a new control connection */
 	if ((rc = r->ctl = tb_relay_connect(r, host, cport)) < 0 || (rc = r->data = tb_relay_connect(r, host, dport)) < 0)
 		return rc;
 
@@ -254,14 +255,13 @@ struct __attribute__((packed)) index_msg {
 	uint64_t instance, packet_seq; /* protocol 2.8+ */
 };
 
+/* An index entry, its answer read later (relay_net.c, tb_relay_acks()): a
+ * round trip per packet would cost the sender two context switches and a
+ * wait for each. */
 static int send_index(struct tb_relay *r, const struct index_msg *m)
 {
-	uint32_t ok;
 	size_t len = r->minor >= 8 ? sizeof *m : offsetof(struct index_msg, instance);
-	int rc = tb_relay_command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
-	if (rc == 0 && be32toh(ok) != LTTNG_OK)
-		rc = tb_relay_lose(r, EPROTO, "the relay daemon refused an index entry");
-	return rc;
+	return tb_relay_command_acked(r, CMD_SEND_INDEX, m, len);
 }
 
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,

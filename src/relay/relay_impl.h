@@ -46,6 +46,11 @@ struct rstream {
 			    * what is sent afterwards as lost_relay, a running total */
 };
 
+/* Index entries sent whose answer is not read yet, at most (relay_net.c: the
+ * answers are 4 bytes each, read as they come; a relay that stops answering
+ * then stops the sending within the timeout, as a command would). */
+#define TB_RELAY_MAX_ACKS 64u
+
 struct tb_relay {
 	int ctl, data;
 	uint32_t minor;
@@ -57,6 +62,13 @@ struct tb_relay {
 	uint64_t cap_ns;       /* tb_relay_cap(): no wait past this monotonic time (0: none); atomic */
 	int wake_fd;           /* eventfd: readable once a cap was set (wakes a wait in poll) */
 	uint32_t live_us;
+	/* index entries in flight (relay_net.c): their answers come in order on
+	 * the control connection, before any later command's */
+	unsigned acks;                         /* sent, answer not read yet */
+	unsigned ack_first;                    /* ack_sent[] index of the oldest */
+	uint64_t ack_sent[TB_RELAY_MAX_ACKS];  /* monotonic ns each was sent */
+	uint8_t ack_buf[4];                    /* the oldest's answer, ack_got bytes of it read */
+	unsigned ack_got;
 	char err[320];
 	char addr[300];
 	char url[300];
@@ -76,6 +88,19 @@ int tb_relay_send_all(struct tb_relay *r, int fd, const struct iovec *iov, int n
 /* A control command (payload pl, then pl2) and, when reply != NULL, its whole reply, within one deadline. */
 int tb_relay_command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, const void *pl2, size_t len2,
 		     void *reply, size_t rlen) __attribute__((visibility("hidden")));
+/*
+ * An index entry (SEND_INDEX + payload) sent without waiting for its answer:
+ * the answer is read later (tb_relay_acks()), and any command that waits for
+ * a reply reads every earlier answer first.  Each answer must come within
+ * the timeout of its sending.  0, or -errno (lost).
+ */
+int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len)
+	__attribute__((visibility("hidden")));
+/* Reads the answers of index entries in flight: those already arrived
+ * (wait 0), or all of them (wait 1, each within its deadline).  An answer
+ * other than "ok", or one late past the timeout: the relay is lost.  0, or
+ * -errno. */
+int tb_relay_acks(struct tb_relay *r, int wait) __attribute__((visibility("hidden")));
 /* A non-blocking socket connected to host:port before the deadline, or -errno (tb_errmsg()). */
 int tb_relay_connect(struct tb_relay *r, const char *host, unsigned port) __attribute__((visibility("hidden")));
 
