@@ -182,7 +182,8 @@ void record_summary(struct tb_session *s, struct tb_engine *e, const char *dir, 
 			st.bytes ? 100.0 * (double)st.direct / (double)st.bytes : 0.0, self_cpu_s());
 	else /* relay-only: st counts what the relay daemon got */
 		fprintf(stderr, "tracebuf %s: %" PRIu64 " event%s delivered to the relay daemon (no local copy) "
-				"in %.2f s\n", NAME, st.events, st.events == 1 ? "" : "s", secs);
+				"in %.2f s (%.3f s of recorder CPU)\n", NAME, st.events, st.events == 1 ? "" : "s", secs,
+			self_cpu_s());
 	uint64_t lost = sum_lost(&st);
 	fprintf(stderr, "  lost %" PRIu64 " event%s", lost, lost == 1 ? "" : "s");
 	for (unsigned k = 0, n = 0; k < TB_LOSS_NCAUSES; k++)
