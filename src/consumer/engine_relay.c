@@ -107,6 +107,10 @@ struct tb_relay_out {
 	 * carried (the sender thread's only, as o->r) */
 	uint64_t *unc_packets, *unc_events, *unc_bytes, *unc_lost_before;
 	uint64_t unc_total;
+	/* per stream, the DATA_PENDING question in flight (sender thread's):
+	 * the packet number asked about (0: none), and the unconfirmed
+	 * packets, events, bytes and losses then, which its answer confirms */
+	uint64_t *ask_seq, *ask_packets, *ask_events, *ask_bytes, *ask_lost_before;
 	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
 	char *full;              /* the whole metadata text as last queued (for a new relay session) */
 	size_t full_len;
@@ -148,6 +152,9 @@ static void lost(struct tb_relay_out *o)
 		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
 	}
 	o->unc_total = 0;
+	/* the questions in flight die with the connection */
+	for (unsigned i = 0; i < e->nstreams; i++)
+		o->ask_seq[i] = o->ask_packets[i] = o->ask_events[i] = o->ask_bytes[i] = o->ask_lost_before[i] = 0;
 	if (!o->st.alive)
 		return;
 	o->st.alive = 0;
@@ -261,26 +268,59 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	}
 }
 
-/* Asks the relay daemon whether it wrote the packets sent (sender thread,
- * without o->lock): a stream's are confirmed once it wrote the last one.
- * *all: 1 when none is left unconfirmed.  Return 0, or -errno (lost). */
-static int confirm(struct tb_relay_out *o, int *all)
+/* The answers that came (sender thread, without o->lock): a stream whose
+ * question was answered "written" has the packets it asked about confirmed
+ * (those unconfirmed when it asked: the oldest; later ones stay). */
+static void take_answers(struct tb_relay_out *o)
 {
-	*all = 1;
-	for (unsigned i = 0; o->unc_total && i < o->e->nstreams; i++) {
-		if (!o->unc_packets[i])
+	for (unsigned i = 0; i < o->e->nstreams; i++) {
+		if (!o->ask_seq[i])
 			continue;
-		int rc = tb_relay_written(o->r, i);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			*all = 0;
+		int a = tb_relay_answered(o->r, i, o->ask_seq[i]);
+		if (a < 0)
+			continue; /* not come yet */
+		if (a == 1) {
+			o->unc_total -= o->ask_packets[i];
+			o->unc_packets[i] -= o->ask_packets[i];
+			o->unc_events[i] -= o->ask_events[i];
+			o->unc_bytes[i] -= o->ask_bytes[i];
+			o->unc_lost_before[i] -= o->ask_lost_before[i];
+		}
+		o->ask_seq[i] = o->ask_packets[i] = o->ask_events[i] = o->ask_bytes[i] = o->ask_lost_before[i] = 0;
+	}
+}
+
+/* Asks the relay daemon (sender thread, without o->lock) whether it wrote
+ * the packets sent of every stream with unconfirmed ones and no question in
+ * flight, without waiting for the answers (tb_relay_ask_written()), then
+ * takes the answers that came, or waits for them all (wait).  *all: 1 when
+ * none is left unconfirmed.  Return 0, or -errno (lost). */
+static int confirm(struct tb_relay_out *o, int wait, int *all)
+{
+	int rc = 0;
+	for (unsigned i = 0; !rc && o->unc_total && i < o->e->nstreams; i++) {
+		if (!o->unc_packets[i] || o->ask_seq[i])
+			continue;
+		uint64_t seq;
+		rc = tb_relay_ask_written(o->r, i, &seq);
+		if (rc == 1) { /* nothing sent in this relay session: cannot be (lost() clears) */
+			rc = 0;
 			continue;
 		}
-		o->unc_total -= o->unc_packets[i];
-		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
+		if (rc == 0) {
+			o->ask_seq[i] = seq;
+			o->ask_packets[i] = o->unc_packets[i];
+			o->ask_events[i] = o->unc_events[i];
+			o->ask_bytes[i] = o->unc_bytes[i];
+			o->ask_lost_before[i] = o->unc_lost_before[i];
+		}
 	}
-	return 0;
+	if (!rc)
+		rc = tb_relay_answers(o->r, wait);
+	if (!rc)
+		take_answers(o);
+	*all = !o->unc_total;
+	return rc;
 }
 
 /* Waits (sender thread, without o->lock) until fewer than TB_RELAY_WINDOW
@@ -290,7 +330,7 @@ static int confirm_window(struct tb_relay_out *o)
 {
 	uint64_t since = tb_mono_ns();
 	for (;;) {
-		int all, rc = confirm(o, &all);
+		int all, rc = confirm(o, 1, &all);
 		if (rc || o->unc_total < TB_RELAY_WINDOW)
 			return rc;
 		rc = tb_relay_no_progress(o->r, since);
@@ -365,7 +405,7 @@ static void *sender_main(void *arg)
 			/* idle: have the packets sent reached the daemon's disk? (at
 			 * the end until they all have, or the cap cuts the asking) */
 			pthread_mutex_unlock(&o->lock);
-			int all, rc = confirm(o, &all);
+			int all, rc = confirm(o, 1, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc) {
 				lost(o);
@@ -418,7 +458,7 @@ static void *sender_main(void *arg)
 		if (!rc && o->unc_total >= TB_RELAY_CONFIRM) {
 			pthread_mutex_unlock(&o->lock);
 			int all;
-			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, &all);
+			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, 0, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc)
 				lost(o);
@@ -605,7 +645,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 {
 	char **names = calloc(e->nstreams ? e->nstreams : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
-	uint64_t *counts = calloc(6 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
+	uint64_t *counts = calloc(11 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
 	uint8_t *arena = malloc(TB_RELAY_QUEUE);
 	int rc = names && o && counts && arena ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
@@ -656,6 +696,11 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		o->unc_events = counts + (size_t)3 * e->nstreams;
 		o->unc_bytes = counts + (size_t)4 * e->nstreams;
 		o->unc_lost_before = counts + (size_t)5 * e->nstreams;
+		o->ask_seq = counts + (size_t)6 * e->nstreams;
+		o->ask_packets = counts + (size_t)7 * e->nstreams;
+		o->ask_events = counts + (size_t)8 * e->nstreams;
+		o->ask_bytes = counts + (size_t)9 * e->nstreams;
+		o->ask_lost_before = counts + (size_t)10 * e->nstreams;
 		o->st.enabled = 1;
 		o->st.alive = 1;
 		o->live_us = cfg->live_timer_us;

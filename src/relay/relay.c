@@ -16,6 +16,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,8 @@ static int relay_session(struct tb_relay *r)
 		r->streams[i].next_seq = 1;
 		r->streams[i].sent = 0;
 		r->streams[i].last_ts = r->streams[i].beacon_ts = 0;
+		r->streams[i].asks = 0;
+		r->streams[i].written = 0;
 	}
 	if ((rc = add_stream(r, "metadata", &r->streams[r->n].handle)) != 0)
 		return rc;
@@ -261,7 +264,7 @@ struct __attribute__((packed)) index_msg {
 static int send_index(struct tb_relay *r, const struct index_msg *m)
 {
 	size_t len = r->minor >= 8 ? sizeof *m : offsetof(struct index_msg, instance);
-	return tb_relay_command_acked(r, CMD_SEND_INDEX, m, len);
+	return tb_relay_command_acked(r, CMD_SEND_INDEX, m, len, UINT_MAX, 0);
 }
 
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,
@@ -324,7 +327,7 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	return send_index(r, &m);
 }
 
-int tb_relay_written(struct tb_relay *r, unsigned i)
+int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t *seq)
 {
 	if (r->lost)
 		return -EPIPE;
@@ -336,19 +339,26 @@ int tb_relay_written(struct tb_relay *r, unsigned i)
 	struct __attribute__((packed)) {
 		uint64_t stream, last;
 	} m = { htobe64(s->handle), htobe64(s->next_seq - 1) };
-	uint32_t pending;
-	int rc = tb_relay_command(r, CMD_DATA_PENDING, &m, sizeof m, NULL, 0, &pending, sizeof pending);
+	int rc = tb_relay_command_acked(r, CMD_DATA_PENDING, &m, sizeof m, i, s->next_seq - 1);
 	if (rc)
 		return rc;
-	/* 0: written; 1: still coming; anything else (-1: a stream it does not know) is an error */
-	switch (be32toh(pending)) {
-	case 0:
-		return 1;
-	case 1:
-		return 0;
-	default:
-		return tb_relay_lose(r, EPROTO, "the relay daemon does not know a stream it was sent (data pending)");
-	}
+	s->asks++;
+	*seq = s->next_seq - 1;
+	return 0;
+}
+
+int tb_relay_answered(const struct tb_relay *r, unsigned i, uint64_t seq)
+{
+	if (i >= r->n || r->streams[i].asks)
+		return -1;
+	return r->streams[i].written >= seq;
+}
+
+int tb_relay_answers(struct tb_relay *r, int wait)
+{
+	if (r->lost)
+		return -EPIPE;
+	return tb_relay_acks(r, wait);
 }
 
 int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns)

@@ -95,14 +95,25 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
  */
 int tb_relay_reconnect(struct tb_relay *r) __attribute__((visibility("hidden")));
 /*
- * tb_relay_written - has the relay daemon written stream `i`'s packets sent
- * so far (its DATA_PENDING command: its last fully received and written
+ * tb_relay_ask_written - has the relay daemon written stream `i`'s packets
+ * sent so far (its DATA_PENDING command: its last fully received and written
  * packet's number against ours)?  A packet handed to the data connection is
  * not yet on the daemon's disk: a connection cut mid-packet loses it, and
- * the daemon writes the part it got.  Return 1 written (or nothing sent in
- * this relay session), 0 not yet, -errno lost.
+ * the daemon writes the part it got.
+ * The question is sent without waiting for its answer (the sender goes on
+ * sending; a round trip per question cost it two context switches and a
+ * wait); the number of the last packet sent, which it asks about, goes to
+ * *seq.  Return 0 asked, 1 nothing to ask
+ * (no packet sent in this relay session), -errno lost.
  */
-int tb_relay_written(struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
+int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t *seq) __attribute__((visibility("hidden")));
+/* Reads the answers that came (wait 0), or waits for all those in flight
+ * (wait 1, each within the timeout of its question).  0, or -errno (lost). */
+int tb_relay_answers(struct tb_relay *r, int wait) __attribute__((visibility("hidden")));
+/* After tb_relay_ask_written() gave `seq`: -1 its answer (or a later
+ * question's) has not come yet; 1 the daemon wrote stream `i` up to seq; 0
+ * not yet (ask again). */
+int tb_relay_answered(const struct tb_relay *r, unsigned i, uint64_t seq) __attribute__((visibility("hidden")));
 /*
  * tb_relay_no_progress - the caller has waited since monotonic time since_ns
  * for the relay daemon to write packets it was sent: past the relay's

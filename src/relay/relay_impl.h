@@ -44,6 +44,8 @@ struct rstream {
 	uint64_t beacon_ts;/* time of the last beacon (0: none) */
 	uint64_t lost;     /* events of this stream never sent (relay lost meanwhile): carried in
 			    * what is sent afterwards as lost_relay, a running total */
+	unsigned asks;     /* DATA_PENDING questions in flight (tb_relay_ask_written()) */
+	uint64_t written;  /* the highest net_seq_num the daemon said it wrote (0: none) */
 };
 
 /* Index entries sent whose answer is not read yet, at most (relay_net.c: the
@@ -67,6 +69,8 @@ struct tb_relay {
 	unsigned acks;                         /* sent, answer not read yet */
 	unsigned ack_first;                    /* ack_sent[] index of the oldest */
 	uint64_t ack_sent[TB_RELAY_MAX_ACKS];  /* monotonic ns each was sent */
+	uint64_t ack_seq[TB_RELAY_MAX_ACKS];   /* DATA_PENDING: the packet number asked about */
+	unsigned ack_stream[TB_RELAY_MAX_ACKS];/* DATA_PENDING: its stream; UINT_MAX: an index entry */
 	uint8_t ack_buf[4];                    /* the oldest's answer, ack_got bytes of it read */
 	unsigned ack_got;
 	char err[320];
@@ -94,8 +98,11 @@ int tb_relay_command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t le
  * a reply reads every earlier answer first.  Each answer must come within
  * the timeout of its sending.  0, or -errno (lost).
  */
-int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len)
-	__attribute__((visibility("hidden")));
+int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, unsigned stream,
+			   uint64_t seq) __attribute__((visibility("hidden")));
+/* (stream, seq: UINT_MAX, 0 for an index entry, whose answer must be "ok"; a
+ * stream and the packet number of a DATA_PENDING question, whose answer
+ * "written" sets that stream's `written`.) */
 /* Reads the answers of index entries in flight: those already arrived
  * (wait 0), or all of them (wait 1, each within its deadline).  An answer
  * other than "ok", or one late past the timeout: the relay is lost.  0, or

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -198,17 +199,32 @@ int tb_relay_acks(struct tb_relay *r, int wait)
 				continue;
 			uint32_t v;
 			memcpy(&v, r->ack_buf, 4);
+			unsigned i = r->ack_stream[r->ack_first];
+			uint64_t seq = r->ack_seq[r->ack_first];
 			r->ack_got = 0;
 			r->acks--;
 			r->ack_first = (r->ack_first + 1) % TB_RELAY_MAX_ACKS;
-			if (be32toh(v) != LTTNG_OK)
-				return tb_relay_lose(r, EPROTO, "the relay daemon refused an index entry");
+			if (i == UINT_MAX) {
+				if (be32toh(v) != LTTNG_OK)
+					return tb_relay_lose(r, EPROTO, "the relay daemon refused an index entry");
+				continue;
+			}
+			/* DATA_PENDING: 0 written, 1 still coming, anything else (-1:
+			 * a stream it does not know) an error */
+			struct rstream *s = &r->streams[i];
+			s->asks--;
+			if (be32toh(v) == 0 && seq > s->written)
+				s->written = seq;
+			else if (be32toh(v) > 1)
+				return tb_relay_lose(r, EPROTO, "the relay daemon does not know a stream it was sent "
+								"(data pending)");
 		}
 	}
 	return 0;
 }
 
-int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len)
+int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, size_t len, unsigned stream,
+			   uint64_t seq)
 {
 	if (r->lost)
 		return -EPIPE;
@@ -226,7 +242,10 @@ int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, siz
 	rc = tb_relay_send_all(r, r->ctl, iov, 2, tb_relay_deadline(r));
 	if (rc)
 		return rc;
-	r->ack_sent[(r->ack_first + r->acks) % TB_RELAY_MAX_ACKS] = now;
+	unsigned k = (r->ack_first + r->acks) % TB_RELAY_MAX_ACKS;
+	r->ack_sent[k] = now;
+	r->ack_stream[k] = stream;
+	r->ack_seq[k] = seq;
 	r->acks++;
 	return 0;
 }
