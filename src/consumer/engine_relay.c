@@ -19,8 +19,10 @@
  * A packet handed to the data connection is not yet on the relay daemon's
  * disk (a connection cut mid-packet loses it, and the daemon keeps the part
  * it got): it stays unconfirmed until the daemon says it wrote the stream's
- * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets, when
- * the queue is empty, and at the end); the relay lost, the unconfirmed ones
+ * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets
+ * without waiting: its answer is read with the next packets', and waited
+ * for when the queue is empty, at TB_RELAY_WINDOW and at the end); the
+ * relay lost, the unconfirmed ones
  * are counted as not sent like the queued ones.  At most TB_RELAY_WINDOW
  * are in flight: a daemon that writes none of them within the relay's
  * timeout is lost (a stalled data path otherwise takes megabytes into the
@@ -107,10 +109,14 @@ struct tb_relay_out {
 	 * carried (the sender thread's only, as o->r) */
 	uint64_t *unc_packets, *unc_events, *unc_bytes, *unc_lost_before;
 	uint64_t unc_total;
-	/* per stream, the DATA_PENDING question in flight (sender thread's):
-	 * the packet number asked about (0: none), and the unconfirmed
-	 * packets, events, bytes and losses then, which its answer confirms */
-	uint64_t *ask_seq, *ask_packets, *ask_events, *ask_bytes, *ask_lost_before;
+	/* the packets counted above, in the order sent (at most TB_RELAY_WINDOW:
+	 * the sender sends no more then): an answer confirms those of its stream
+	 * up to the number it was asked about */
+	struct unc_pkt {
+		unsigned idx;
+		uint64_t seq, events, bytes, lost_before;
+	} unc[TB_RELAY_WINDOW];
+	unsigned unc_n;
 	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
 	char *full;              /* the whole metadata text as last queued (for a new relay session) */
 	size_t full_len;
@@ -152,9 +158,7 @@ static void lost(struct tb_relay_out *o)
 		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
 	}
 	o->unc_total = 0;
-	/* the questions in flight die with the connection */
-	for (unsigned i = 0; i < e->nstreams; i++)
-		o->ask_seq[i] = o->ask_packets[i] = o->ask_events[i] = o->ask_bytes[i] = o->ask_lost_before[i] = 0;
+	o->unc_n = 0; /* the questions in flight die with the connection */
 	if (!o->st.alive)
 		return;
 	o->st.alive = 0;
@@ -268,55 +272,53 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	}
 }
 
-/* The answers that came (sender thread, without o->lock): a stream whose
- * question was answered "written" has the packets it asked about confirmed
- * (those unconfirmed when it asked: the oldest; later ones stay). */
+/* The answers that came (sender thread, without o->lock): every unconfirmed
+ * packet whose number the daemon said it wrote up to is confirmed. */
 static void take_answers(struct tb_relay_out *o)
 {
-	for (unsigned i = 0; i < o->e->nstreams; i++) {
-		if (!o->ask_seq[i])
+	unsigned k = 0;
+	for (unsigned j = 0; j < o->unc_n; j++) {
+		const struct unc_pkt *u = &o->unc[j];
+		if (tb_relay_written_upto(o->r, u->idx) < u->seq) {
+			o->unc[k++] = *u;
 			continue;
-		int a = tb_relay_answered(o->r, i, o->ask_seq[i]);
-		if (a < 0)
-			continue; /* not come yet */
-		if (a == 1) {
-			o->unc_total -= o->ask_packets[i];
-			o->unc_packets[i] -= o->ask_packets[i];
-			o->unc_events[i] -= o->ask_events[i];
-			o->unc_bytes[i] -= o->ask_bytes[i];
-			o->unc_lost_before[i] -= o->ask_lost_before[i];
 		}
-		o->ask_seq[i] = o->ask_packets[i] = o->ask_events[i] = o->ask_bytes[i] = o->ask_lost_before[i] = 0;
+		o->unc_total--;
+		o->unc_packets[u->idx]--;
+		o->unc_events[u->idx] -= u->events;
+		o->unc_bytes[u->idx] -= u->bytes;
+		o->unc_lost_before[u->idx] -= u->lost_before;
 	}
+	o->unc_n = k;
 }
 
-/* Asks the relay daemon (sender thread, without o->lock) whether it wrote
- * the packets sent of every stream with unconfirmed ones and no question in
- * flight, without waiting for the answers (tb_relay_ask_written()), then
- * takes the answers that came, or waits for them all (wait).  *all: 1 when
- * none is left unconfirmed.  Return 0, or -errno (lost). */
-static int confirm(struct tb_relay_out *o, int wait, int *all)
+/*
+ * Asks the relay daemon (sender thread, without o->lock) whether it wrote
+ * the unconfirmed packets of every stream that has some and no question in
+ * flight (tb_relay_ask_written(): the question is not waited for), then
+ * takes the answers that came (how 0), or waits for the questions' answers
+ * (1: to get below the window; 2: every packet, the queue being empty).
+ * How 0 and 1 ask about the stream's packet before its last one: the daemon
+ * reads the data connection after the control one, and the packet just
+ * sent is seldom written yet (asking about it, nearly every answer said
+ * "still coming").  *all: 1 when none is left unconfirmed.  0, or -errno.
+ */
+static int confirm(struct tb_relay_out *o, int how, int *all)
 {
 	int rc = 0;
 	for (unsigned i = 0; !rc && o->unc_total && i < o->e->nstreams; i++) {
-		if (!o->unc_packets[i] || o->ask_seq[i])
+		if (!o->unc_packets[i] || tb_relay_asking(o->r, i))
 			continue;
-		uint64_t seq;
-		rc = tb_relay_ask_written(o->r, i, &seq);
-		if (rc == 1) { /* nothing sent in this relay session: cannot be (lost() clears) */
-			rc = 0;
-			continue;
-		}
-		if (rc == 0) {
-			o->ask_seq[i] = seq;
-			o->ask_packets[i] = o->unc_packets[i];
-			o->ask_events[i] = o->unc_events[i];
-			o->ask_bytes[i] = o->unc_bytes[i];
-			o->ask_lost_before[i] = o->unc_lost_before[i];
-		}
+		uint64_t last = 0, before = 0; /* the stream's last two unconfirmed packets */
+		for (unsigned j = 0; j < o->unc_n; j++)
+			if (o->unc[j].idx == i) {
+				before = last;
+				last = o->unc[j].seq;
+			}
+		rc = tb_relay_ask_written(o->r, i, how < 2 && before ? before : last);
 	}
 	if (!rc)
-		rc = tb_relay_answers(o->r, wait);
+		rc = tb_relay_answers(o->r, how > 0);
 	if (!rc)
 		take_answers(o);
 	*all = !o->unc_total;
@@ -405,7 +407,7 @@ static void *sender_main(void *arg)
 			/* idle: have the packets sent reached the daemon's disk? (at
 			 * the end until they all have, or the cap cuts the asking) */
 			pthread_mutex_unlock(&o->lock);
-			int all, rc = confirm(o, 1, &all);
+			int all, rc = confirm(o, 2, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc) {
 				lost(o);
@@ -443,6 +445,9 @@ static void *sender_main(void *arg)
 				o->unc_bytes[it->idx] += it->len;
 				o->unc_lost_before[it->idx] += o->tail_lost[it->idx] + it->lost_before;
 				o->unc_total++;
+				/* the window keeps unc_n below TB_RELAY_WINDOW before a send */
+				o->unc[o->unc_n++] = (struct unc_pkt){ it->idx, tb_relay_sent_seq(o->r, it->idx), it->events,
+								       it->len, o->tail_lost[it->idx] + it->lost_before };
 				o->tail_lost[it->idx] = 0; /* its header carries every loss before it */
 			} else {
 				/* (a packet whose sending failed half-way may have
@@ -645,7 +650,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 {
 	char **names = calloc(e->nstreams ? e->nstreams : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
-	uint64_t *counts = calloc(11 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
+	uint64_t *counts = calloc(6 * (size_t)(e->nstreams ? e->nstreams : 1), sizeof *counts);
 	uint8_t *arena = malloc(TB_RELAY_QUEUE);
 	int rc = names && o && counts && arena ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
@@ -696,11 +701,6 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		o->unc_events = counts + (size_t)3 * e->nstreams;
 		o->unc_bytes = counts + (size_t)4 * e->nstreams;
 		o->unc_lost_before = counts + (size_t)5 * e->nstreams;
-		o->ask_seq = counts + (size_t)6 * e->nstreams;
-		o->ask_packets = counts + (size_t)7 * e->nstreams;
-		o->ask_events = counts + (size_t)8 * e->nstreams;
-		o->ask_bytes = counts + (size_t)9 * e->nstreams;
-		o->ask_lost_before = counts + (size_t)10 * e->nstreams;
 		o->st.enabled = 1;
 		o->st.alive = 1;
 		o->live_us = cfg->live_timer_us;

@@ -502,10 +502,15 @@ int tb_engine_start_threads(struct tb_engine *e)
 	/* again (`record` claimed before forking CMD): an attaching recorder
 	 * replaces a dead one's pid here; memory order: see the function */
 	tb_session_claim_consumer(s);
-	int rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
-	if (rc)
-		return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
-	e->wr_running = 1;
+	int rc = 0;
+	/* relay only: no file to write, nothing for a writer to overlap; a
+	 * handoff per batch would cost two wake-ups (submit() writes in place) */
+	if (e->local) {
+		rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
+		if (rc)
+			return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
+		e->wr_running = 1;
+	}
 	rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the drain thread: %s", strerror(rc));

@@ -81,7 +81,7 @@ static int relay_session(struct tb_relay *r)
 		return rc;
 	r->lost = 0;
 	r->err[0] = 0;
-	r->acks = r->ack_first = r->ack_got = 0; /* a new control connection */
+	r->acks = r->ack_first = r->ack_got = r->questions = 0; /* a new control connection */
 	if ((rc = r->ctl = tb_relay_connect(r, host, cport)) < 0 || (rc = r->data = tb_relay_connect(r, host, dport)) < 0)
 		return rc;
 
@@ -327,31 +327,37 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	return send_index(r, &m);
 }
 
-int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t *seq)
+int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t seq)
 {
 	if (r->lost)
 		return -EPIPE;
 	if (i >= r->n)
 		return -EINVAL;
 	struct rstream *s = &r->streams[i];
-	if (!s->added || s->next_seq <= 1)
-		return 1;
+	if (!s->added || seq == 0 || seq >= s->next_seq)
+		return -EINVAL; /* not a packet sent in this relay session: the caller's bug */
 	struct __attribute__((packed)) {
 		uint64_t stream, last;
-	} m = { htobe64(s->handle), htobe64(s->next_seq - 1) };
-	int rc = tb_relay_command_acked(r, CMD_DATA_PENDING, &m, sizeof m, i, s->next_seq - 1);
-	if (rc)
-		return rc;
-	s->asks++;
-	*seq = s->next_seq - 1;
-	return 0;
+	} m = { htobe64(s->handle), htobe64(seq) };
+	int rc = tb_relay_command_acked(r, CMD_DATA_PENDING, &m, sizeof m, i, seq);
+	if (rc == 0)
+		s->asks++;
+	return rc;
 }
 
-int tb_relay_answered(const struct tb_relay *r, unsigned i, uint64_t seq)
+int tb_relay_asking(const struct tb_relay *r, unsigned i)
 {
-	if (i >= r->n || r->streams[i].asks)
-		return -1;
-	return r->streams[i].written >= seq;
+	return i < r->n && r->streams[i].asks;
+}
+
+uint64_t tb_relay_written_upto(const struct tb_relay *r, unsigned i)
+{
+	return i < r->n ? r->streams[i].written : 0;
+}
+
+uint64_t tb_relay_sent_seq(const struct tb_relay *r, unsigned i)
+{
+	return i < r->n ? r->streams[i].next_seq - 1 : 0;
 }
 
 int tb_relay_answers(struct tb_relay *r, int wait)

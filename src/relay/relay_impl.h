@@ -67,6 +67,7 @@ struct tb_relay {
 	/* index entries in flight (relay_net.c): their answers come in order on
 	 * the control connection, before any later command's */
 	unsigned acks;                         /* sent, answer not read yet */
+	unsigned questions;                    /* of them, DATA_PENDING questions */
 	unsigned ack_first;                    /* ack_sent[] index of the oldest */
 	uint64_t ack_sent[TB_RELAY_MAX_ACKS];  /* monotonic ns each was sent */
 	uint64_t ack_seq[TB_RELAY_MAX_ACKS];   /* DATA_PENDING: the packet number asked about */
@@ -103,10 +104,12 @@ int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, siz
 /* (stream, seq: UINT_MAX, 0 for an index entry, whose answer must be "ok"; a
  * stream and the packet number of a DATA_PENDING question, whose answer
  * "written" sets that stream's `written`.) */
-/* Reads the answers of index entries in flight: those already arrived
- * (wait 0), or all of them (wait 1, each within its deadline).  An answer
- * other than "ok", or one late past the timeout: the relay is lost.  0, or
- * -errno. */
+/* Reads the answers of index entries and questions in flight: those already
+ * arrived (wait 0), until no question is left in flight (wait 1: index
+ * entries sent after the last question need not be answered yet), or all of
+ * them (wait 2); each within the timeout of its sending.  An index entry's
+ * answer other than "ok", or one late past the timeout: the relay is lost.
+ * 0, or -errno. */
 int tb_relay_acks(struct tb_relay *r, int wait) __attribute__((visibility("hidden")));
 /* A non-blocking socket connected to host:port before the deadline, or -errno (tb_errmsg()). */
 int tb_relay_connect(struct tb_relay *r, const char *host, unsigned port) __attribute__((visibility("hidden")));
