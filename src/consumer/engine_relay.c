@@ -182,16 +182,15 @@ static ptrdiff_t arena_take(struct tb_relay_out *o, size_t len)
 	if (!o->a_live)
 		o->a_head = o->a_tail = o->a_end = 0, o->a_wrapped = 0;
 	size_t off;
-	if (!o->a_wrapped && o->a_head >= len) {
-		/* back to the start as soon as it is free: the bytes in use stay
-		 * the fewest pages (a sender that keeps up touches a few packets'
-		 * worth, not the whole arena); the end's rest stays unused until
-		 * the head passes it */
+	if (!o->a_wrapped && TB_RELAY_QUEUE - o->a_tail >= len) {
+		off = o->a_tail;
+	} else if (!o->a_wrapped && o->a_head >= len) {
+		/* the end's rest stays unused until the head passes it (wrapping
+		 * earlier, to keep fewer pages in use, left only the bytes before
+		 * the head free: a sender two packets behind found the queue full) */
 		o->a_end = o->a_tail;
 		o->a_wrapped = 1;
 		off = 0;
-	} else if (!o->a_wrapped && TB_RELAY_QUEUE - o->a_tail >= len) {
-		off = o->a_tail;
 	} else if (o->a_wrapped && o->a_head - o->a_tail >= len) {
 		off = o->a_tail;
 	} else {
