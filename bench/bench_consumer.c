@@ -44,6 +44,10 @@
 
 #include "bench.h"
 
+#ifndef TB_BENCH_SRC_DIR
+#define TB_BENCH_SRC_DIR "bench"
+#endif
+
 struct run {
 	int ok;
 	double rec_cpu;                 /* recorder utime + stime (s) */
@@ -130,6 +134,13 @@ static void parse(const char *file, struct run *r)
 			sscanf(g, "the page cache took %lf", &r->io_cache);
 		if (!strncmp(line, "tracebuf record: ", 17) && d)
 			sscanf(d, "(%lf %% with direct I/O, %lf s of recorder CPU)", &r->direct_pct, &r->sum_cpu);
+		/* relay only: `N events delivered to the relay daemon (no local copy) in S s (C s of recorder CPU)` */
+		if (!strncmp(line, "tracebuf record: ", 17) && (g = strstr(line, "(no local copy) in ")) != NULL) {
+			sscanf(line, "tracebuf record: %llu event", &r->delivered);
+			const char *c = strchr(g + 19, '(');
+			if (c)
+				sscanf(c, "(%lf s of recorder CPU)", &r->sum_cpu);
+		}
 	}
 	if (f)
 		fclose(f);
@@ -458,11 +469,15 @@ static int free_ports(unsigned port[3])
 }
 
 /* Bytes of the stream files lttng-relayd wrote for session `name` under `rout` (the relay's
- * copy; since issue 25 a relay slower than the recording gets fewer than were written). */
+ * copy: not its index/ or metadata; tracebuf's streams are chan_*, LTTng's per-UID ones
+ * ch_N under ust/uid/...). */
 static long long relay_bytes(const char *rout, const char *name)
 {
-	char cmd[PATH_MAX + 160];
-	snprintf(cmd, sizeof cmd, "find '%s' -path '*/%s-*' -name 'chan_*' -printf '%%s\\n' 2>/dev/null", rout, name);
+	char cmd[PATH_MAX + 200];
+	snprintf(cmd, sizeof cmd,
+		 "find '%s' -path '*/%s-*' -type f ! -path '*/index/*' ! -name metadata ! -name '*.idx' -printf '%%s\\n' "
+		 "2>/dev/null",
+		 rout, name);
 	FILE *f = popen(cmd, "r");
 	long long sum = 0, v;
 	while (f && fscanf(f, "%lld", &v) == 1)
@@ -472,11 +487,61 @@ static long long relay_bytes(const char *rout, const char *name)
 	return sum;
 }
 
+/* The value of `key N` in file `out` (run.sh's lines), or -1. */
+static double key_value(const char *out, const char *key)
+{
+	FILE *f = fopen(out, "r");
+	char line[512];
+	double v = -1;
+	size_t k = strlen(key);
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, key, k) && line[k] == ' ')
+			v = strtod(line + k + 1, NULL);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* median of v[0..n) (sorted in place), min and max in *lo, *hi */
+static double median(double *v, int n, double *lo, double *hi)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	*lo = v[0];
+	*hi = v[n - 1];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define RELAY_ROUNDS 5
+enum { RL_LOCAL, RL_ONLY, RL_BOTH, RL_LTTNG, RL_N };
+
+/*
+ * Group `relay` (issues 15 and 27): recorder CPU per MiB writing locally, sending to
+ * lttng-relayd (relay only: no local copy), both, and lttng-consumerd streaming the same
+ * event stream to the same relay daemon.  The event stream is equal-load's (bench_equal.c):
+ * 16-byte events, 1 thread paced at RELAY_RATE events/s (a rate both recorders keep up
+ * with: the relay's copy must be whole, or the row says what share arrived), tracebuf's
+ * `tracebuf-workload --payload 16` and LTTng's `tracebuf-bench-lttng workload` (the same
+ * loop) under bench/lttng/run.sh `relay` (LTTng's default channel, per-UID buffers,
+ * `lttng create --set-url net://...`).  RELAY_ROUNDS rounds, the four configurations
+ * interleaved in each (the machine is shared): the median is the figure, min-max said.
+ * CPU: the recorder's own getrusage (its summary line; not the workload's), the
+ * lttng-consumerd processes' schedstat (run.sh consumerd_cpu_ns), lttng-relayd's
+ * /proc/PID/stat before and after.  Per MiB of stream files the relay daemon wrote (per MiB
+ * of the local trace's stream files for the local run).
+ */
 void bench_relay(struct bench_table *t)
 {
-	char cli[PATH_MAX], wl[PATH_MAX], dir[PATH_MAX], trace[PATH_MAX + 8], out[PATH_MAX + 8], rout[PATH_MAX + 8];
+	char cli[PATH_MAX], wl[PATH_MAX], app[PATH_MAX], dir[PATH_MAX], trace[PATH_MAX + 8], out[PATH_MAX + 8],
+		rout[PATH_MAX + 8];
 	bench_build_path("TB_CLI", "tracebuf", cli, sizeof cli);
 	bench_build_path("TB_WORKLOAD", "tracebuf-workload", wl, sizeof wl);
+	bench_build_path(NULL, "bench/lttng/tracebuf-bench-lttng", app, sizeof app);
 	if (access(cli, X_OK) || access(wl, X_OK)) {
 		bench_skip(t, "relay", "recorder CPU per MiB", "tracebuf or tracebuf-workload not built ($TB_CLI)");
 		return;
@@ -485,6 +550,7 @@ void bench_relay(struct bench_table *t)
 		bench_skip(t, "relay", "recorder CPU per MiB", "lttng-relayd not installed (apt-get install lttng-tools)");
 		return;
 	}
+	const char *lttng_why = bench_lttng_unusable();
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof dir, "%s/tb-bench-relay.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	unsigned port[3];
@@ -532,69 +598,143 @@ void bench_relay(struct bench_table *t)
 		bench_rm_rf(dir);
 		return;
 	}
-	const char *n = bench_quick() ? "200000" : "8000000";
-	/* one thread, block mode (nothing lost: the same bytes both ways), best of 3, interleaved */
-	double best_local = -1, best_relay = -1, best_relayd = 0, best_send = -1; /* -1: none yet */
-	long long bytes = 0, got = 0;
-	int ok = 1;
-	for (int round = 0; round < 3 && ok; round++) {
-		struct run r;
-		char *a_l[] = { cli, "record", "-q", "--mode", "block", "-o", trace, "--", wl, "--threads", "1", "--events",
-				(char *)n, NULL };
-		bench_rm_rf(trace);
-		run_cmd(a_l, out, trace, &r);
-		ok &= r.ok && r.bytes > 0;
-		double mib = (double)r.bytes / 1048576.0, v = r.rec_cpu * 1000.0 / mib, v_local = v;
-		if (ok && (best_local < 0 || v < best_local))
-			best_local = v;
-		char name[32];
-		snprintf(name, sizeof name, "bench%d", round);
-		char *a_r[] = { cli, "record", "-q", "--mode", "block", "--relay", url, "--session-name", name, "--live-timer", "0",
-				"-o", trace, "--", wl, "--threads", "1", "--events", (char *)n, NULL };
-		bench_rm_rf(trace);
-		double c0 = proc_cpu(rp);
-		run_cmd(a_r, out, trace, &r);
-		double c1 = proc_cpu(rp);
-		ok &= r.ok && r.bytes > 0 && c0 >= 0 && c1 >= 0;
-		mib = (double)r.bytes / 1048576.0;
-		v = r.rec_cpu * 1000.0 / mib;
-		long long rb = relay_bytes(rout, name);
-		/* what sending cost per MiB the relay received: the run's CPU above this round's
-		 * local-only run, for the same bytes written */
-		double send = rb > 0 ? (r.rec_cpu * 1000.0 - v_local * mib) / ((double)rb / 1048576.0) : -1;
-		if (ok && send >= 0 && (best_send < 0 || send < best_send)) {
-			best_send = send;
-			best_relay = v;
-			/* per MiB the relay daemon received: a full send queue drops
-			 * packets of its copy (never waited for), so fewer may arrive */
-			best_relayd = rb > 0 ? (c1 - c0) * 1000.0 / ((double)rb / 1048576.0) : 0;
-			bytes = r.bytes;
-			got = rb;
+	/* 1 thread at 2 M events/s of 16-byte payloads (~40 MB/s), 4 s */
+	const char *n = bench_quick() ? "200000" : "8000000", *rate = "2000000";
+	double cpu[RL_N][RELAY_ROUNDS], relayd[RELAY_ROUNDS], share[RELAY_ROUNDS] = { 0 };
+	int got[RL_N] = { 0 }, nrelayd = 0, fails = 0, lt_fails = 0;
+	long long bytes = 0;
+	for (int round = 0; round < RELAY_ROUNDS; round++) {
+		for (int c = 0; c < RL_N; c++) {
+			if (c == RL_LTTNG && lttng_why)
+				continue;
+			struct run r;
+			char name[32];
+			snprintf(name, sizeof name, "%s%d", c == RL_LTTNG ? "lt" : "tb", round * RL_N + c);
+			double c0 = proc_cpu(rp), v = -1;
+			long long rb = 0;
+			if (c == RL_LTTNG) {
+				/* run.sh names the session tbbench: its directory is tbbench-DATE */
+				char cmd[3 * PATH_MAX + 200];
+				snprintf(cmd, sizeof cmd,
+					 "sh '%s/lttng/run.sh' relay '%s' '%s' workload --threads 1 --events %s --rate %s "
+					 "> '%s' 2>&1",
+					 TB_BENCH_SRC_DIR, url, app, n, rate, out);
+				int st = system(cmd);
+				/* per MiB the relay daemon wrote: a run where LTTng discarded
+				 * events (its consumer behind, on a loaded machine) counts what
+				 * arrived, as tracebuf's relay-only runs do */
+				double ns = key_value(out, "consumerd_cpu_ns");
+				rb = relay_bytes(rout, "tbbench");
+				if (!WIFEXITED(st) || WEXITSTATUS(st) || ns <= 0 || rb <= 0) {
+					if (!lt_fails++) {
+						fprintf(stderr, "bench relay: bench/lttng/run.sh relay failed, or no "
+								"consumerd CPU time (schedstat):\n");
+						FILE *f = fopen(out, "r");
+						char line[512];
+						while (f && fgets(line, sizeof line, f))
+							fputs(line, stderr);
+						if (f)
+							fclose(f);
+					}
+				} else {
+					v = ns / 1e6 / ((double)rb / 1048576.0);
+				}
+				/* the next LTTng run's directory must be its own */
+				char rm[PATH_MAX + 64];
+				snprintf(rm, sizeof rm, "rm -rf '%s'/*/tbbench-*", rout);
+				if (system(rm) != 0)
+					fprintf(stderr, "bench relay: %s failed\n", rm);
+			} else {
+				char *av[32];
+				int k = 0;
+				av[k++] = cli;
+				av[k++] = "record"; /* not -q: its summary has the CPU time */
+				av[k++] = "--mode";
+				av[k++] = "block";
+				if (c != RL_LOCAL) {
+					av[k++] = "--relay";
+					av[k++] = url;
+					av[k++] = "--session-name";
+					av[k++] = name;
+					av[k++] = "--live-timer";
+					av[k++] = "0";
+				}
+				if (c != RL_ONLY) {
+					av[k++] = "-o";
+					av[k++] = trace;
+				}
+				char *tail[] = { "--", wl, "--payload", "16", "--threads", "1", "--events", (char *)n,
+						 "--rate", (char *)rate, NULL };
+				memcpy(av + k, tail, sizeof tail);
+				bench_rm_rf(trace);
+				/* relay only: record writes nothing locally (cwd is not used) */
+				run_cmd(av, out, c == RL_ONLY ? NULL : trace, &r);
+				long long local = c == RL_ONLY ? 0 : stream_bytes(trace);
+				rb = c == RL_LOCAL ? 0 : relay_bytes(rout, name);
+				double mib = (double)(c == RL_LOCAL ? local : rb) / 1048576.0;
+				if (!r.ok || r.sum_cpu <= 0 || mib <= 0) {
+					if (!fails++)
+						fprintf(stderr, "bench relay: a recording failed (output above), or measured "
+								"nothing\n");
+				} else {
+					v = r.sum_cpu * 1000.0 / mib;
+					if (c == RL_LOCAL)
+						bytes = local;
+					if (c == RL_ONLY && bytes > 0)
+						share[got[RL_ONLY]] = (double)rb / (double)bytes;
+				}
+			}
+			double c1 = proc_cpu(rp);
+			if (v > 0) {
+				cpu[c][got[c]++] = v;
+				if (c == RL_ONLY && c0 >= 0 && c1 >= 0 && rb > 0)
+					relayd[nrelayd++] = (c1 - c0) * 1000.0 / ((double)rb / 1048576.0);
+			}
 		}
 	}
 	kill(rp, SIGTERM);
 	waitpid(rp, NULL, 0);
-	if (!ok || best_local < 0 || best_send < 0) {
-		bench_skip(t, "relay", "recorder CPU per MiB", "a run failed (output above), or the relay received nothing");
-	} else {
-		char cfg[96];
-		snprintf(cfg, sizeof cfg, "recorder CPU, local file only (%.0f MiB)", (double)bytes / 1048576.0);
-		bench_row(t, "relay", cfg, best_local, "ms/MiB", 0, NULL, NULL);
-		/* (quick runs: a recorder under one clock tick measures 0; no ratio then) */
-		double inv = best_local > 0 ? 1.0 / best_local : 0;
-		bench_row(t, "relay", "recorder CPU, local file + relay", best_relay, "ms/MiB", best_relay * inv,
-			  "with relay / local", NULL);
-		/* the share of the bytes written that reached the relay daemon in that run (block
-		 * mode at full speed: the relay slower than the disk loses packets of its copy,
-		 * counted as lost_relay, rather than slowing the recording; the file holds one
-		 * announcing packet per stream more) */
-		double share = bytes ? (double)got / (double)bytes : 0;
-		bench_row(t, "relay", "share of the bytes the relay daemon received", share, "x", share,
-			  "received / written", NULL);
-		bench_row(t, "relay", "recorder CPU per MiB sent, above the local copy", best_send, "ms/MiB",
-			  best_send * inv, "sending / local write", NULL);
-		bench_row(t, "relay", "lttng-relayd CPU per MiB received", best_relayd, "ms/MiB", best_relayd * inv,
-			  "relayd / local recorder", NULL);
+	char cfg[160];
+	double lo, hi, med[RL_N] = { 0 };
+	static const char *const what[RL_N] = { "tracebuf recorder, local file", "tracebuf recorder, relay only (no -o)",
+						 "tracebuf recorder, local file + relay", "lttng-consumerd, to the same relayd" };
+	for (int c = 0; c < RL_N; c++) {
+		if (c == RL_LTTNG && lttng_why) {
+			bench_skip(t, "relay", what[c], lttng_why);
+			continue;
+		}
+		if (!got[c]) {
+			bench_skip(t, "relay", what[c], "every run failed (stderr says why)");
+			continue;
+		}
+		med[c] = median(cpu[c], got[c], &lo, &hi);
+		snprintf(cfg, sizeof cfg, "%s: CPU/MiB (%d runs, %.2f-%.2f)", what[c], got[c], lo, hi);
+		if (c == RL_LOCAL)
+			bench_row(t, "relay", cfg, med[c], "ms/MiB", 0, "baseline", NULL);
+		else if (c == RL_LTTNG)
+			bench_row(t, "relay", cfg, med[c], "ms/MiB", med[RL_ONLY] > 0 ? med[RL_ONLY] / med[c] : 0,
+				  "tracebuf relay only / consumerd", "<= 1");
+		else
+			bench_row(t, "relay", cfg, med[c], "ms/MiB", med[RL_LOCAL] > 0 ? med[c] / med[RL_LOCAL] : 0,
+				  c == RL_ONLY ? "relay only / local" : "local + relay / local", c == RL_ONLY ? "<= 1.5" : NULL);
 	}
+	if (med[RL_LOCAL] > 0 && med[RL_BOTH] > 0) {
+		/* what sending adds to a recording that also writes locally */
+		double send = med[RL_BOTH] - med[RL_LOCAL];
+		bench_row(t, "relay", "tracebuf sending, above the local copy: CPU/MiB", send, "ms/MiB",
+			  send / med[RL_LOCAL], "sending / local write", "<= 1.5");
+	}
+	if (got[RL_ONLY]) {
+		double sh = median(share, got[RL_ONLY], &lo, &hi);
+		snprintf(cfg, sizeof cfg, "relay only: share of the bytes the relay daemon got (%.3f-%.3f)", lo, hi);
+		bench_row(t, "relay", cfg, sh, "x", sh, "received / written locally", NULL);
+	}
+	if (nrelayd) {
+		double m = median(relayd, nrelayd, &lo, &hi);
+		snprintf(cfg, sizeof cfg, "lttng-relayd receiving tracebuf: CPU/MiB (%.2f-%.2f)", lo, hi);
+		bench_row(t, "relay", cfg, m, "ms/MiB", med[RL_LOCAL] > 0 ? m / med[RL_LOCAL] : 0, "relayd / local recorder",
+			  NULL);
+	}
+	(void)bytes;
 	bench_rm_rf(dir);
 }

@@ -9,8 +9,11 @@
 #           nothing lost, --blocking-timeout=inf) | default (the equal-load
 #           rows: LTTng's default channel settings, per-UID buffers) |
 #           untraced (no lttng-sessiond at all: APP runs with LTTng-UST
-#           loaded and nothing to register with, its untraced baseline)
-#   OUTDIR  where the trace goes (must not exist)
+#           loaded and nothing to register with, its untraced baseline) |
+#           relay (the relay rows: LTTng's default channel settings, per-UID
+#           buffers, the consumer daemon streaming to a relay daemon)
+#   OUTDIR  where the trace goes (must not exist); relay: the relay daemon's
+#           URL, net://HOST:CONTROL_PORT:DATA_PORT (`lttng create --set-url`)
 #
 # Channel: per-UID buffers, 8 x 256 KiB sub-buffers per CPU (tracebuf record's
 # defaults until issue 26, 64 x 256 KiB since), no context; `default`: only --buffers-uid given.  lttng-sessiond
@@ -19,7 +22,9 @@
 # `trace_bytes N` and `daemon_cpu_ns N`: the CPU time of lttng-sessiond and
 # every process under it (lttng-consumerd, run-as), all their threads
 # (/proc/PID/task/TID/schedstat, ns), from before `lttng create` to after
-# `lttng stop` (which waits for the consumer daemon's last packets).
+# `lttng stop` (which waits for the consumer daemon's last packets); and
+# `consumerd_cpu_ns N`: the lttng-consumerd processes' share of it (what moves
+# the data: the relay rows compare it with tracebuf's recorder).
 # Needs root (or CAP_SYS_ADMIN) for unshare/mount.
 set -eu
 if [ "${TB_LTTNG_INNER:-}" != 1 ]; then
@@ -63,6 +68,16 @@ daemon_cpu() {
 		cat /proc/"$p"/task/*/schedstat 2>/dev/null
 	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
+# the same for the lttng-consumerd processes under it only
+consumerd_cpu() {
+	if [ ! -r /proc/"$sd"/schedstat ]; then
+		echo -1
+		return
+	fi
+	for p in $(descendants "$sd"); do
+		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = lttng-consumerd ] && cat /proc/"$p"/task/*/schedstat 2>/dev/null
+	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
 lttng-sessiond --no-kernel >"$LTTNG_HOME/sessiond.log" 2>&1 &
 sd=$!
 i=0
@@ -76,8 +91,13 @@ until lttng list >/dev/null 2>&1; do
 	sleep 0.1
 done
 cpu0=$(daemon_cpu)
-lttng create tbbench --output="$out" >/dev/null
-if [ "$mode" = default ]; then
+cc0=$(consumerd_cpu)
+if [ "$mode" = relay ]; then
+	lttng create tbbench --set-url="$out" >/dev/null
+else
+	lttng create tbbench --output="$out" >/dev/null
+fi
+if [ "$mode" = default ] || [ "$mode" = relay ]; then
 	lttng enable-channel -u --buffers-uid ch >/dev/null
 elif [ "$mode" = blocking ]; then
 	lttng enable-channel -u --buffers-uid --discard --blocking-timeout=inf \
@@ -90,15 +110,20 @@ lttng start >/dev/null
 LTTNG_UST_ALLOW_BLOCKING=1 LTTNG_UST_REGISTER_TIMEOUT=-1 "$@"
 lttng stop >"$LTTNG_HOME/stop.log" 2>&1
 cpu1=$(daemon_cpu)
+cc1=$(consumerd_cpu)
 disc=$(lttng list tbbench -c ch 2>/dev/null | sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | head -n1)
 if [ -z "$disc" ]; then
 	disc=$(sed -n 's/.*Warning: *\([0-9]*\) events* were discarded.*/\1/p' "$LTTNG_HOME/stop.log" | head -n1)
 fi
 echo "discarded ${disc:-0}"
 lttng destroy tbbench >/dev/null
-echo "trace_bytes $(du -sb "$out" | cut -f1)"
+if [ "$mode" != relay ]; then
+	echo "trace_bytes $(du -sb "$out" | cut -f1)"
+fi
 if [ "$cpu0" -lt 0 ] || [ "$cpu1" -lt 0 ]; then
 	echo "daemon_cpu_ns -1"
+	echo "consumerd_cpu_ns -1"
 else
 	echo "daemon_cpu_ns $((cpu1 - cpu0))"
+	echo "consumerd_cpu_ns $((cc1 - cc0))"
 fi
