@@ -181,20 +181,17 @@ static ptrdiff_t arena_take(struct tb_relay_out *o, size_t len)
 {
 	if (!o->a_live)
 		o->a_head = o->a_tail = o->a_end = 0, o->a_wrapped = 0;
-	size_t off;
-	if (!o->a_wrapped && TB_RELAY_QUEUE - o->a_tail >= len) {
-		off = o->a_tail;
-	} else if (!o->a_wrapped && o->a_head >= len) {
+	/* free: [a_tail, end) then [0, a_head) unwrapped; [a_tail, a_head) wrapped */
+	size_t off = o->a_tail, room = o->a_wrapped ? o->a_head - o->a_tail : TB_RELAY_QUEUE - o->a_tail;
+	if (room < len) {
+		if (o->a_wrapped || o->a_head < len)
+			return -1;
 		/* the end's rest stays unused until the head passes it (wrapping
 		 * earlier, to keep fewer pages in use, left only the bytes before
 		 * the head free: a sender two packets behind found the queue full) */
 		o->a_end = o->a_tail;
 		o->a_wrapped = 1;
 		off = 0;
-	} else if (o->a_wrapped && o->a_head - o->a_tail >= len) {
-		off = o->a_tail;
-	} else {
-		return -1;
 	}
 	o->a_tail = off + len;
 	o->a_live++;
