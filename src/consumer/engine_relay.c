@@ -22,8 +22,10 @@
  * A packet handed to the data connection is not yet on the relay daemon's
  * disk (a connection cut mid-packet loses it, and the daemon keeps the part
  * it got): it stays unconfirmed until the daemon says it wrote the stream's
- * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets, when
- * the queue is empty, and at the end); the relay lost, the unconfirmed ones
+ * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets
+ * without waiting: its answer is read with the next packets', and waited
+ * for when the queue is empty, at TB_RELAY_WINDOW and at the end); the
+ * relay lost, the unconfirmed ones
  * are counted as not sent like the queued ones.  At most TB_RELAY_WINDOW
  * are in flight: a daemon that writes none of them within the relay's
  * timeout is lost (a stalled data path otherwise takes megabytes into the
@@ -44,6 +46,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +81,9 @@ struct rq_item {
 	uint64_t ts;           /* RQ_BEACONS: the promise's time */
 	uint32_t nev_from, nev_to; /* RQ_META: the classes its text adds */
 	size_t len;            /* bytes of data (counted in the queue's bound for packets) */
-	uint8_t data[];        /* RQ_PACKET: header + content; RQ_META: text; RQ_BEACONS: a state per stream */
+	uint8_t *data;         /* RQ_PACKET: header + content, in the arena; else inl */
+	size_t off;            /* RQ_PACKET: data's offset in the arena */
+	uint8_t inl[];         /* RQ_META: text; RQ_BEACONS: a state per stream */
 };
 
 /* RQ_BEACONS' state per stream */
@@ -93,6 +98,15 @@ struct tb_relay_out {
 	pthread_cond_t cond;     /* CLOCK_MONOTONIC: an item, stop, or the retry time */
 	struct rq_item *head, **tail;
 	uint64_t bytes;          /* packets' bytes queued or in the sender's hands */
+	/* The packets' bytes live in one arena of TB_RELAY_QUEUE bytes, taken
+	 * and given back in queue order (a ring): a malloc() per packet of
+	 * 256 KiB is an mmap(), its pages faulted in and zeroed, then an
+	 * munmap(), which cost more than the copy itself.  Live: [a_head,
+	 * a_tail), or [a_head, a_end) + [0, a_tail) when wrapped. */
+	uint8_t *arena;
+	size_t a_head, a_tail, a_end;
+	int a_wrapped;
+	unsigned a_live;         /* packets in it */
 	int stop;
 	uint64_t *pending;       /* per stream: events not queued since its last packet queued */
 	uint64_t *tail_lost;     /* per stream: events lost to the relay after its last packet sent */
@@ -108,6 +122,14 @@ struct tb_relay_out {
 	 * written; until then they count as untold by the last session (the
 	 * sender thread's only, as o->r) */
 	uint64_t *told_before;
+	/* the packets counted above, in the order sent (at most TB_RELAY_WINDOW:
+	 * the sender sends no more then): an answer confirms those of its stream
+	 * up to the number it was asked about */
+	struct unc_pkt {
+		unsigned idx;
+		uint64_t seq, events, bytes, lost_before;
+	} unc[TB_RELAY_WINDOW];
+	unsigned unc_n;
 	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
 	char *full;              /* the whole metadata text as last queued (for a new relay session) */
 	size_t full_len;
@@ -152,6 +174,7 @@ static void lost(struct tb_relay_out *o)
 		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
 	}
 	o->unc_total = 0;
+	o->unc_n = 0; /* the questions in flight die with the connection */
 	if (!o->st.alive)
 		return;
 	o->st.alive = 0;
@@ -169,10 +192,46 @@ static void lost(struct tb_relay_out *o)
 	o->retry_ns = tb_mono_ns() + o->backoff_ns;
 }
 
+/* Room for len bytes at the arena's tail (under o->lock): their offset, or -1 (full). */
+static ptrdiff_t arena_take(struct tb_relay_out *o, size_t len)
+{
+	if (!o->a_live)
+		o->a_head = o->a_tail = o->a_end = 0, o->a_wrapped = 0;
+	/* free: [a_tail, end) then [0, a_head) unwrapped; [a_tail, a_head) wrapped */
+	size_t off = o->a_tail, room = o->a_wrapped ? o->a_head - o->a_tail : TB_RELAY_QUEUE - o->a_tail;
+	if (room < len) {
+		if (o->a_wrapped || o->a_head < len)
+			return -1;
+		/* the end's rest stays unused until the head passes it (wrapping
+		 * earlier, to keep fewer pages in use, left only the bytes before
+		 * the head free: a sender two packets behind found the queue full) */
+		o->a_end = o->a_tail;
+		o->a_wrapped = 1;
+		off = 0;
+	}
+	o->a_tail = off + len;
+	o->a_live++;
+	return (ptrdiff_t)off;
+}
+
+/* Gives back the oldest packet's bytes (under o->lock): packets leave the
+ * queue in the order they entered it. */
+static void arena_give(struct tb_relay_out *o, const struct rq_item *it)
+{
+	o->a_head = it->off + it->len;
+	o->a_live--;
+	if (o->a_wrapped && o->a_head == o->a_end) {
+		o->a_head = 0;
+		o->a_wrapped = 0;
+	}
+}
+
 static void item_free(struct tb_relay_out *o, struct rq_item *it)
 {
-	if (it->kind == RQ_PACKET)
+	if (it->kind == RQ_PACKET) {
 		o->bytes -= it->len;
+		arena_give(o, it);
+	}
 	free(it);
 }
 
@@ -225,27 +284,58 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	}
 }
 
-/* Asks the relay daemon whether it wrote the packets sent (sender thread,
- * without o->lock): a stream's are confirmed once it wrote the last one.
- * *all: 1 when none is left unconfirmed.  Return 0, or -errno (lost). */
-static int confirm(struct tb_relay_out *o, int *all)
+/* The answers that came (sender thread, without o->lock): every unconfirmed
+ * packet whose number the daemon said it wrote up to is confirmed. */
+static void take_answers(struct tb_relay_out *o)
 {
-	*all = 1;
-	for (unsigned i = 0; o->unc_total && i < tb_output_nstreams(o->e); i++) {
-		if (!o->unc_packets[i])
-			continue;
-		int rc = tb_relay_written(o->r, i);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			*all = 0;
+	unsigned k = 0;
+	for (unsigned j = 0; j < o->unc_n; j++) {
+		const struct unc_pkt *u = &o->unc[j];
+		if (tb_relay_written_upto(o->r, u->idx) < u->seq) {
+			o->unc[k++] = *u;
 			continue;
 		}
-		o->unc_total -= o->unc_packets[i];
-		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
-		o->told_before[i] = 0; /* the last one written carries them too */
+		o->unc_total--;
+		o->unc_packets[u->idx]--;
+		o->unc_events[u->idx] -= u->events;
+		o->unc_bytes[u->idx] -= u->bytes;
+		o->unc_lost_before[u->idx] -= u->lost_before;
+		o->told_before[u->idx] = 0; /* a packet written carries them too */
 	}
-	return 0;
+	o->unc_n = k;
+}
+
+/*
+ * Asks the relay daemon (sender thread, without o->lock) whether it wrote
+ * the unconfirmed packets of every stream that has some and no question in
+ * flight (tb_relay_ask_written(): the question is not waited for), then
+ * takes the answers that came (how 0), or waits for the questions' answers
+ * (1: to get below the window; 2: every packet, the queue being empty).
+ * How 0 and 1 ask about the stream's packet before its last one: the daemon
+ * reads the data connection after the control one, and the packet just
+ * sent is seldom written yet (asking about it, nearly every answer said
+ * "still coming").  *all: 1 when none is left unconfirmed.  0, or -errno.
+ */
+static int confirm(struct tb_relay_out *o, int how, int *all)
+{
+	int rc = 0;
+	for (unsigned i = 0, n = tb_output_nstreams(o->e); !rc && o->unc_total && i < n; i++) {
+		if (!o->unc_packets[i] || tb_relay_asking(o->r, i))
+			continue;
+		uint64_t last = 0, before = 0; /* the stream's last two unconfirmed packets */
+		for (unsigned j = 0; j < o->unc_n; j++)
+			if (o->unc[j].idx == i) {
+				before = last;
+				last = o->unc[j].seq;
+			}
+		rc = tb_relay_ask_written(o->r, i, how < 2 && before ? before : last);
+	}
+	if (!rc)
+		rc = tb_relay_answers(o->r, how > 0);
+	if (!rc)
+		take_answers(o);
+	*all = !o->unc_total;
+	return rc;
 }
 
 /* Waits (sender thread, without o->lock) until fewer than TB_RELAY_WINDOW
@@ -255,7 +345,7 @@ static int confirm_window(struct tb_relay_out *o)
 {
 	uint64_t since = tb_mono_ns();
 	for (;;) {
-		int all, rc = confirm(o, &all);
+		int all, rc = confirm(o, 1, &all);
 		if (rc || o->unc_total < TB_RELAY_WINDOW)
 			return rc;
 		rc = tb_relay_no_progress(o->r, since);
@@ -381,7 +471,7 @@ static void *sender_main(void *arg)
 			/* idle: have the packets sent reached the daemon's disk? (at
 			 * the end until they all have, or the cap cuts the asking) */
 			pthread_mutex_unlock(&o->lock);
-			int all, rc = confirm(o, &all);
+			int all, rc = confirm(o, 2, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc) {
 				lost(o);
@@ -423,6 +513,9 @@ static void *sender_main(void *arg)
 				o->unc_bytes[it->idx] += it->len;
 				o->unc_lost_before[it->idx] += o->tail_lost[it->idx] + it->lost_before;
 				o->unc_total++;
+				/* the window keeps unc_n below TB_RELAY_WINDOW before a send */
+				o->unc[o->unc_n++] = (struct unc_pkt){ it->idx, tb_relay_sent_seq(o->r, it->idx), it->events,
+								       it->len, o->tail_lost[it->idx] + it->lost_before };
 				o->tail_lost[it->idx] = 0; /* its header carries every loss before it */
 			} else {
 				/* (a packet whose sending failed half-way may have
@@ -438,7 +531,7 @@ static void *sender_main(void *arg)
 		if (!rc && o->unc_total >= TB_RELAY_CONFIRM) {
 			pthread_mutex_unlock(&o->lock);
 			int all;
-			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, &all);
+			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, 0, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc)
 				lost(o);
@@ -485,10 +578,14 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		uint64_t ev = i + 1 >= n ? events : 0;
 		size_t len = sizeof h + rest_len;
 		struct rq_item *it = NULL;
+		ptrdiff_t off = -1;
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
-		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE)
-			it = malloc(sizeof *it + len);
+		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE && (it = malloc(sizeof *it)) != NULL &&
+		    (off = arena_take(o, len)) < 0) {
+			free(it);
+			it = NULL;
+		}
 		if (!it) {
 			o->pending[idx] += ev;
 			not_sent(o, idx, ev, 1);
@@ -497,7 +594,7 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 			continue;
 		}
 		*it = (struct rq_item){ .kind = RQ_PACKET, .idx = idx, .events = ev, .lost_before = o->pending[idx],
-					.len = len };
+					.len = len, .data = o->arena + off, .off = (size_t)off };
 		o->pending[idx] = 0;
 		memcpy(it->data, &h, sizeof h);
 		if (rest_len)
@@ -549,6 +646,7 @@ static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 	/* the whole text first (the relay's metadata stream is append-only: its
 	 * env block keeps the processes known then), then only new classes */
 	*it = (struct rq_item){ .kind = RQ_META, .nev_from = from, .nev_to = to, .len = from ? ilen : flen };
+	it->data = it->inl;
 	memcpy(it->data, from ? inc : full, it->len);
 	free(inc);
 	pthread_mutex_lock(&o->lock);
@@ -582,6 +680,7 @@ static void kernel_beacons(struct tb_relay_out *o)
 	if (!it)
 		return;
 	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = ns };
+	it->data = it->inl;
 	memset(it->data, RB_SKIP, e->nstreams);
 	memset(it->data + e->nstreams, RB_IDLE, e->nkstreams);
 	o->kbeacon_ts = ts;
@@ -637,6 +736,7 @@ static int relay_tick(void *arg)
 	if (!it)
 		return 0;
 	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = e->nstreams };
+	it->data = it->inl;
 	int any = 0;
 	for (unsigned ch = 0; ch < e->s->nchannels; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
@@ -674,7 +774,8 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	char **names = calloc(ns ? ns : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
 	uint64_t *counts = calloc(7 * (size_t)(ns ? ns : 1), sizeof *counts);
-	int rc = names && o && counts ? 0 : -ENOMEM;
+	uint8_t *arena = malloc(TB_RELAY_QUEUE);
+	int rc = names && o && counts && arena ? 0 : -ENOMEM;
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
 			char *n = malloc(TB_CHAN_NAME_MAX + 16);
@@ -727,6 +828,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	if (rc == 0) {
 		o->e = e;
 		o->tail = &o->head;
+		o->arena = arena;
 		o->pending = counts;
 		o->tail_lost = counts + ns;
 		o->unc_packets = counts + (size_t)2 * ns;
@@ -757,6 +859,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		}
 	}
 	free(counts);
+	free(arena);
 	free(o);
 	return rc;
 }
@@ -792,6 +895,8 @@ static void relay_close(void *arg)
 	o->r = NULL;
 	free(o->pending);
 	free(o->full);
+	free(o->arena); /* the sender is gone, and took the queue */
+	o->arena = NULL;
 	/* e->relay stays for tb_engine_relay(): o->st is final */
 	o->running = 0;
 }

@@ -446,10 +446,15 @@ int tb_engine_start_threads(struct tb_engine *e)
 	__atomic_store_n(&s->map->live_wake_ms,
 			 (uint32_t)(e->live_ns ? (wake_ms < 1 ? 1 : wake_ms > 3600000u ? 3600000u : wake_ms) : 0),
 			 __ATOMIC_RELAXED);
-	int rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
-	if (rc)
-		return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
-	e->wr_running = 1;
+	int rc = 0;
+	/* relay only: no file to write, nothing for a writer to overlap; a
+	 * handoff per batch would cost two wake-ups (submit() writes in place) */
+	if (e->local) {
+		rc = pthread_create(&e->wr_thr, NULL, writer_main, e);
+		if (rc)
+			return tb_fail(-rc, "cannot start the writer thread: %s", strerror(rc));
+		e->wr_running = 1;
+	}
 	rc = pthread_create(&e->drain_thr, NULL, drain_main, e);
 	if (rc)
 		return tb_fail(-rc, "cannot start the drain thread: %s", strerror(rc));
