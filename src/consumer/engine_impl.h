@@ -85,6 +85,11 @@ struct tb_batch {
 	int inline_;      /* written by the drain thread itself (engine_run.c, write_now()): no hand-off to reap */
 	uint8_t *area;    /* nslots slots of bufsize bytes, TB_DIO_ALIGN-aligned */
 	struct tb_staged staged[TB_STAGE_MAX];
+	/* relay only: the relay's send slots its packets were copied into
+	 * instead of area (engine_relay.c, tb_engine_relay_slot()); the reap
+	 * gives back those the relay did not queue */
+	uint8_t *rslot[TB_STAGE_MAX];
+	unsigned nrslot;
 };
 
 struct tb_stream {
@@ -300,6 +305,14 @@ TB_HIDDEN void tb_output_close(struct tb_engine *e);
 TB_HIDDEN int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg);
 /* Stops and closes it if the finish did not, and frees it (destroy). */
 TB_HIDDEN void tb_engine_relay_free(struct tb_engine *e);
+/* Relay only (no local copy): a free slot (e->bufsize bytes) of the relay's
+ * send pool for the drain thread's copy of a packet out of its ring, sent
+ * from there without another copy once its reap hands it to the relay;
+ * NULL when none is free, or with a local copy (the batch's area then). */
+TB_HIDDEN uint8_t *tb_engine_relay_slot(struct tb_engine *e);
+/* After b's reap: its slots (b->rslot) that the relay did not queue (a
+ * packet dropped, refused, or not sent) are free again. */
+TB_HIDDEN void tb_engine_relay_slots_back(struct tb_engine *e, struct tb_batch *b);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
  * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,

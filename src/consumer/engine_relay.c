@@ -81,8 +81,9 @@ struct rq_item {
 	uint64_t ts;           /* RQ_BEACONS: the promise's time */
 	uint32_t nev_from, nev_to; /* RQ_META: the classes its text adds */
 	size_t len;            /* bytes of data (counted in the queue's bound for packets) */
-	uint8_t *data;         /* RQ_PACKET: header + content, in the arena; else inl */
+	uint8_t *data;         /* RQ_PACKET: header + content, in the arena or a pool slot; else inl */
 	size_t off;            /* RQ_PACKET: data's offset in the arena */
+	int slot;              /* RQ_PACKET: its pool slot, or -1 (in the arena) */
 	uint8_t inl[];         /* RQ_META: text; RQ_BEACONS: a state per stream */
 };
 
@@ -107,6 +108,19 @@ struct tb_relay_out {
 	size_t a_head, a_tail, a_end;
 	int a_wrapped;
 	unsigned a_live;         /* packets in it */
+	/* Relay only: the send pool, npool slots of slot_size bytes that the
+	 * drain thread copies packets into out of their rings (engine_run.c,
+	 * tb_engine_relay_slot()): validated there, their header written in
+	 * place, then queued as they are (relay_packets()) and sent from the
+	 * slot; the sender gives a slot back once its packet is sent or
+	 * dropped.  Each slot is free, the drain thread's (copied into, not
+	 * yet handed over: the batch's reap hands it, or gives it back), or
+	 * queued; free ones are listed in pool_free[0..nfree). */
+	uint8_t *pool;
+	size_t slot_size;
+	unsigned npool, nfree;
+	unsigned *pool_free;
+	uint8_t *pool_state;
 	int stop;
 	uint64_t *pending;       /* per stream: events not queued since its last packet queued */
 	uint64_t *tail_lost;     /* per stream: events lost to the relay after its last packet sent */
@@ -226,11 +240,23 @@ static void arena_give(struct tb_relay_out *o, const struct rq_item *it)
 	}
 }
 
+enum { SLOT_FREE, SLOT_DRAIN, SLOT_QUEUED };
+
+/* A pool slot is free again (under o->lock). */
+static void slot_put(struct tb_relay_out *o, unsigned k)
+{
+	o->pool_state[k] = SLOT_FREE;
+	o->pool_free[o->nfree++] = k;
+}
+
 static void item_free(struct tb_relay_out *o, struct rq_item *it)
 {
 	if (it->kind == RQ_PACKET) {
 		o->bytes -= it->len;
-		arena_give(o, it);
+		if (it->slot >= 0)
+			slot_put(o, (unsigned)it->slot);
+		else
+			arena_give(o, it);
 	}
 	free(it);
 }
@@ -552,6 +578,59 @@ static void enqueue(struct tb_relay_out *o, struct rq_item *it)
 	pthread_cond_signal(&o->cond);
 }
 
+/* The pool slot a packet (header at p, then rest) is in, when the drain
+ * thread copied it there and has not handed it over yet; else -1.  Under
+ * o->lock. */
+static int slot_of(const struct tb_relay_out *o, const void *p, const void *rest, size_t rest_len)
+{
+	const uint8_t *b = p;
+	if (!o->pool || b < o->pool || b >= o->pool + (size_t)o->npool * o->slot_size)
+		return -1;
+	size_t k = (size_t)(b - o->pool) / o->slot_size;
+	if (b != o->pool + k * o->slot_size || o->pool_state[k] != SLOT_DRAIN ||
+	    (rest_len && rest != b + sizeof(struct tb_packet_header)) ||
+	    sizeof(struct tb_packet_header) + rest_len > o->slot_size)
+		return -1;
+	return (int)k;
+}
+
+uint8_t *tb_engine_relay_slot(struct tb_engine *e)
+{
+	struct tb_relay_out *o = e->relay;
+	if (!o || !o->pool)
+		return NULL;
+	uint8_t *p = NULL;
+	pthread_mutex_lock(&o->lock);
+	/* none while the relay is lost: the packet is dropped at its reap
+	 * anyway, and a free slot waits for the reconnection */
+	if (o->pool && o->nfree && o->st.alive) {
+		unsigned k = o->pool_free[--o->nfree];
+		o->pool_state[k] = SLOT_DRAIN;
+		p = o->pool + (size_t)k * o->slot_size;
+	}
+	pthread_mutex_unlock(&o->lock);
+	return p;
+}
+
+void tb_engine_relay_slots_back(struct tb_engine *e, struct tb_batch *b)
+{
+	struct tb_relay_out *o = e->relay;
+	if (o) {
+		pthread_mutex_lock(&o->lock);
+		/* a slot relay_packets() queued is the sender's now (it may even
+		 * be free again, or listed: only this thread takes slots, and it
+		 * took none since the reap handed b's over, so a slot of b still
+		 * marked SLOT_DRAIN is b's) */
+		for (unsigned k = 0; o->pool && k < b->nrslot; k++) {
+			size_t j = (size_t)(b->rslot[k] - o->pool) / o->slot_size;
+			if (o->pool_state[j] == SLOT_DRAIN)
+				slot_put(o, (unsigned)j);
+		}
+		pthread_mutex_unlock(&o->lock);
+	}
+	b->nrslot = 0;
+}
+
 static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iovec *iov, int n, uint64_t events)
 {
 	struct tb_relay_out *o = arg;
@@ -579,10 +658,13 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		size_t len = sizeof h + rest_len;
 		struct rq_item *it = NULL;
 		ptrdiff_t off = -1;
+		/* the drain thread's copy in a pool slot, header and content
+		 * together (tb_stream_reap()): queued as it is */
+		int slot = slot_of(o, iov[i].iov_base, rest, rest_len);
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
 		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE && (it = malloc(sizeof *it)) != NULL &&
-		    (off = arena_take(o, len)) < 0) {
+		    slot < 0 && (off = arena_take(o, len)) < 0) {
 			free(it);
 			it = NULL;
 		}
@@ -594,11 +676,19 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 			continue;
 		}
 		*it = (struct rq_item){ .kind = RQ_PACKET, .idx = idx, .events = ev, .lost_before = o->pending[idx],
-					.len = len, .data = o->arena + off, .off = (size_t)off };
+					.len = len, .slot = slot };
 		o->pending[idx] = 0;
-		memcpy(it->data, &h, sizeof h);
-		if (rest_len)
-			memcpy(it->data + sizeof h, rest, rest_len);
+		if (slot >= 0) {
+			/* the header is the one in the slot (h, a copy of it) */
+			it->data = o->pool + (size_t)slot * o->slot_size;
+			o->pool_state[slot] = SLOT_QUEUED;
+		} else {
+			it->data = o->arena + off;
+			it->off = (size_t)off;
+			memcpy(it->data, &h, sizeof h);
+			if (rest_len)
+				memcpy(it->data + sizeof h, rest, rest_len);
+		}
 		enqueue(o, it);
 	}
 	pthread_mutex_unlock(&o->lock);
@@ -776,6 +866,20 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	uint64_t *counts = calloc(7 * (size_t)(ns ? ns : 1), sizeof *counts);
 	uint8_t *arena = malloc(TB_RELAY_QUEUE);
 	int rc = names && o && counts && arena ? 0 : -ENOMEM;
+	/* relay only: the send pool (a queue's worth of slots; its pages are
+	 * touched as slots are used, the last freed first) */
+	unsigned npool = !e->local && e->bufsize ? (unsigned)(TB_RELAY_QUEUE / e->bufsize) : 0;
+	if (!rc && npool) {
+		o->pool = malloc((size_t)npool * e->bufsize);
+		o->pool_free = calloc(npool, sizeof *o->pool_free);
+		o->pool_state = calloc(npool, 1);
+		if (!o->pool || !o->pool_free || !o->pool_state)
+			rc = -ENOMEM;
+		o->slot_size = e->bufsize;
+		o->npool = o->nfree = npool;
+		for (unsigned k = 0; k < npool; k++)
+			o->pool_free[k] = npool - 1 - k;
+	}
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
 			char *n = malloc(TB_CHAN_NAME_MAX + 16);
@@ -860,6 +964,11 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	}
 	free(counts);
 	free(arena);
+	if (o) {
+		free(o->pool);
+		free(o->pool_free);
+		free(o->pool_state);
+	}
 	free(o);
 	return rc;
 }
@@ -895,8 +1004,19 @@ static void relay_close(void *arg)
 	o->r = NULL;
 	free(o->pending);
 	free(o->full);
+	pthread_mutex_lock(&o->lock);
 	free(o->arena); /* the sender is gone, and took the queue */
 	o->arena = NULL;
+	/* the drain threads are done too (tb_engine_finish()): no slot is
+	 * the drain's; tb_engine_relay_slot() finds none from now on */
+	free(o->pool);
+	free(o->pool_free);
+	free(o->pool_state);
+	o->pool = NULL;
+	o->pool_free = NULL;
+	o->pool_state = NULL;
+	o->npool = o->nfree = 0;
+	pthread_mutex_unlock(&o->lock);
 	/* e->relay stays for tb_engine_relay(): o->st is final */
 	o->running = 0;
 }
