@@ -641,7 +641,8 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		if (iov[i].iov_len != sizeof(struct tb_packet_header))
 			break; /* not a packet header: the caller's bug; nothing more is sent */
 		struct tb_packet_header h;
-		memcpy(&h, iov[i].iov_base, sizeof h);
+		const void *hp = iov[i].iov_base;
+		memcpy(&h, hp, sizeof h);
 		uint64_t content = ((h.content_size / 8) + 7) & ~7ull;
 		if (content > h.packet_size / 8)
 			content = h.packet_size / 8;
@@ -660,7 +661,7 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		ptrdiff_t off = -1;
 		/* the drain thread's copy in a pool slot, header and content
 		 * together (tb_stream_reap()): queued as it is */
-		int slot = slot_of(o, iov[i].iov_base, rest, rest_len);
+		int slot = slot_of(o, hp, rest, rest_len);
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
 		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE && (it = malloc(sizeof *it)) != NULL &&
