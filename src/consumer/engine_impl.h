@@ -310,9 +310,13 @@ TB_HIDDEN void tb_engine_relay_free(struct tb_engine *e);
  * from there without another copy once its reap hands it to the relay;
  * NULL when none is free, or with a local copy (the batch's area then). */
 TB_HIDDEN uint8_t *tb_engine_relay_slot(struct tb_engine *e);
-/* After b's reap: its slots (b->rslot) that the relay did not queue (a
- * packet dropped, refused, or not sent) are free again. */
-TB_HIDDEN void tb_engine_relay_slots_back(struct tb_engine *e, struct tb_batch *b);
+/* Around a batch's reap (tb_stream_reap(), engine_run.c), with a relay:
+ * its packets are queued without waking the sender one by one, which
+ * tb_engine_relay_reaped() wakes once for the batch; that also gives back
+ * b's slots (b->rslot) that the relay did not queue (a packet dropped,
+ * refused, or not sent). */
+TB_HIDDEN void tb_engine_relay_reaping(struct tb_engine *e);
+TB_HIDDEN void tb_engine_relay_reaped(struct tb_engine *e, struct tb_batch *b);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
  * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,

@@ -567,7 +567,9 @@ static void *sender_main(void *arg)
 	return NULL;
 }
 
-/* Appends an item; under o->lock.  Wakes the sender. */
+/* Appends an item; under o->lock.  The caller wakes the sender (kick())
+ * once it has unlocked: woken under the lock, the sender would only wait
+ * for it (a futex call and a switch more per item). */
 static void enqueue(struct tb_relay_out *o, struct rq_item *it)
 {
 	it->next = NULL;
@@ -575,7 +577,22 @@ static void enqueue(struct tb_relay_out *o, struct rq_item *it)
 	o->tail = &it->next;
 	if (it->kind == RQ_PACKET)
 		o->bytes += it->len;
-	pthread_cond_signal(&o->cond);
+}
+
+/* Set by the drain thread around a batch's reap (tb_engine_relay_reaping()):
+ * its packets wake the sender once, at the end (a wake-up per packet made
+ * the sender take the lock between two of the drain's enqueues). */
+static __thread int defer_kick, deferred;
+
+/* Wakes the sender for items enqueued (without o->lock).  No wake-up is
+ * lost: the sender tests the queue under o->lock before it waits, and the
+ * items were enqueued under it. */
+static void kick(struct tb_relay_out *o)
+{
+	if (defer_kick)
+		deferred = 1;
+	else
+		pthread_cond_signal(&o->cond);
 }
 
 /* The pool slot a packet (header at p, then rest) is in, when the drain
@@ -612,10 +629,21 @@ uint8_t *tb_engine_relay_slot(struct tb_engine *e)
 	return p;
 }
 
-void tb_engine_relay_slots_back(struct tb_engine *e, struct tb_batch *b)
+void tb_engine_relay_reaping(struct tb_engine *e)
+{
+	(void)e;
+	defer_kick = 1;
+	deferred = 0;
+}
+
+void tb_engine_relay_reaped(struct tb_engine *e, struct tb_batch *b)
 {
 	struct tb_relay_out *o = e->relay;
-	if (o) {
+	defer_kick = 0;
+	if (o && deferred)
+		pthread_cond_signal(&o->cond); /* the engine and o outlive the threads */
+	deferred = 0;
+	if (o && b->nrslot) {
 		pthread_mutex_lock(&o->lock);
 		/* a slot relay_packets() queued is the sender's now (it may even
 		 * be free again, or listed: only this thread takes slots, and it
@@ -636,6 +664,7 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 	struct tb_relay_out *o = arg;
 	struct tb_engine *e = o->e;
 	unsigned idx = ch * e->s->ncpus + cpu;
+	int queued = 0;
 	pthread_mutex_lock(&o->lock);
 	for (int i = 0; i < n; i++) {
 		if (iov[i].iov_len != sizeof(struct tb_packet_header))
@@ -691,8 +720,11 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 				memcpy(it->data + sizeof h, rest, rest_len);
 		}
 		enqueue(o, it);
+		queued = 1;
 	}
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 }
 
 /* The text of info's metadata: whole (from 0), or the classes [from, nevents). NULL: out of memory. */
@@ -746,11 +778,14 @@ static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 	o->full_len = flen;
 	o->full_nev = to;
 	o->q_nev = to;
-	if (o->st.alive)
+	int queued = o->st.alive;
+	if (queued)
 		enqueue(o, it);
 	else
 		free(it); /* a new relay session starts with the whole text (o->full) */
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 }
 
 /*
@@ -776,11 +811,14 @@ static void kernel_beacons(struct tb_relay_out *o)
 	memset(it->data + e->nstreams, RB_IDLE, e->nkstreams);
 	o->kbeacon_ts = ts;
 	pthread_mutex_lock(&o->lock);
-	if (o->st.alive)
+	int queued = o->st.alive;
+	if (queued)
 		enqueue(o, it);
 	else
 		free(it);
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 }
 
 static int relay_tick(void *arg)
@@ -839,11 +877,14 @@ static int relay_tick(void *arg)
 			any |= *v == RB_IDLE;
 		}
 	pthread_mutex_lock(&o->lock);
-	if (any && o->st.alive)
+	int queued = any && o->st.alive;
+	if (queued)
 		enqueue(o, it);
 	else
 		free(it);
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 	kernel_beacons(o);
 	return 1;
 }

@@ -209,9 +209,11 @@ static void reap(struct tb_engine *e, struct tb_batch *b)
 		pthread_mutex_unlock(&e->wr_lock);
 	}
 	b->inline_ = 0;
+	if (e->relay)
+		tb_engine_relay_reaping(e);
 	tb_stream_reap(e, b); /* hands the packets to the outputs: relay-only, they own their slots now */
-	if (b->nrslot)
-		tb_engine_relay_slots_back(e, b);
+	if (e->relay)
+		tb_engine_relay_reaped(e, b);
 	uint64_t S = e->s->chan[b->ch].sb_size;
 	for (unsigned k = 0; k < b->nsb; k++)
 		tb_ring_release(e->s, b->ch, b->cpu, b->pos + k * S);
