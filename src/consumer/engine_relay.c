@@ -64,6 +64,12 @@
  * the daemon wrote some (what a cut connection can leave uncertain). */
 #define TB_RELAY_CONFIRM 4u
 #define TB_RELAY_WINDOW 8u
+/* An idle sender asks about the packets it sent (and waits for the answer)
+ * this long after the last one, not at once: in a steady stream the next
+ * packets come first, and the questions go with their index entries
+ * (asked at once, a paced recording paid a question, a wait for its answer
+ * and a wake-up per packet).  At the end it asks at once. */
+#define TB_RELAY_IDLE_ASK_NS 100000000ull
 /* What the end of the recording gives the sender, whatever the relay does. */
 #define TB_RELAY_CLOSE_NS 1000000000ull
 /* Live sessions: how long the relay session stays open after the last
@@ -152,6 +158,7 @@ struct tb_relay_out {
 	uint64_t beacon_ns;      /* monotonic time of the last beacon round (drain thread) */
 	uint64_t kbeacon_ts;     /* the kernel streams' last beacon (session ticks; drain thread) */
 	int lingered;            /* the end's linger() was done (sender thread) */
+	uint64_t sent_ns;        /* monotonic time of the last packet sent (sender thread) */
 	uint32_t live_us;
 	struct tb_relay_stats st;
 };
@@ -496,6 +503,13 @@ static void *sender_main(void *arg)
 		if (!it && o->unc_total) {
 			/* idle: have the packets sent reached the daemon's disk? (at
 			 * the end until they all have, or the cap cuts the asking) */
+			uint64_t ask = o->sent_ns + TB_RELAY_IDLE_ASK_NS;
+			if (!o->stop && tb_mono_ns() < ask) {
+				/* soon, unless a packet comes first (or the end) */
+				struct timespec ts = { (time_t)(ask / 1000000000ull), (long)(ask % 1000000000ull) };
+				pthread_cond_timedwait(&o->cond, &o->lock, &ts);
+				continue;
+			}
 			pthread_mutex_unlock(&o->lock);
 			int all, rc = confirm(o, 2, &all);
 			pthread_mutex_lock(&o->lock);
@@ -527,6 +541,8 @@ static void *sender_main(void *arg)
 		pthread_mutex_unlock(&o->lock);
 		if (it->kind == RQ_PACKET)
 			tb_relay_lost_events(o->r, it->idx, it->lost_before);
+		/* the packet's index entry and the questions asked after it: one send */
+		tb_relay_cork(o->r);
 		int rc = send_item(o, it, &sent_nev);
 		pthread_mutex_lock(&o->lock);
 		if (it->kind == RQ_PACKET) {
@@ -539,6 +555,7 @@ static void *sender_main(void *arg)
 				o->unc_bytes[it->idx] += it->len;
 				o->unc_lost_before[it->idx] += o->tail_lost[it->idx] + it->lost_before;
 				o->unc_total++;
+				o->sent_ns = tb_mono_ns();
 				/* the window keeps unc_n below TB_RELAY_WINDOW before a send */
 				o->unc[o->unc_n++] = (struct unc_pkt){ it->idx, tb_relay_sent_seq(o->r, it->idx), it->events,
 								       it->len, o->tail_lost[it->idx] + it->lost_before };
@@ -554,14 +571,15 @@ static void *sender_main(void *arg)
 		if (rc)
 			lost(o);
 		item_free(o, it);
+		pthread_mutex_unlock(&o->lock);
 		if (!rc && o->unc_total >= TB_RELAY_CONFIRM) {
-			pthread_mutex_unlock(&o->lock);
 			int all;
 			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, 0, &all);
-			pthread_mutex_lock(&o->lock);
-			if (rc)
-				lost(o);
 		}
+		int rc2 = tb_relay_uncork(o->r); /* before the sender sleeps, or the answers could not come */
+		pthread_mutex_lock(&o->lock);
+		if ((rc || rc2) && o->st.alive)
+			lost(o);
 	}
 	pthread_mutex_unlock(&o->lock);
 	return NULL;

@@ -103,6 +103,8 @@ static int relay_session(struct tb_relay *r)
 	r->lost = 0;
 	r->err[0] = 0;
 	r->acks = r->ack_first = r->ack_got = r->questions = 0; /* a new control connection */
+	r->cork_len = 0;
+	r->corked = 0;
 	if ((rc = r->ctl = tb_relay_connect(r, host, cport)) < 0 || (rc = r->data = tb_relay_connect(r, host, dport)) < 0)
 		return rc;
 

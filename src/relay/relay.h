@@ -123,6 +123,16 @@ int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t seq) __attribu
  * is answered (wait 1, each within the timeout of its question; the answers
  * of index entries sent after them are not waited for).  0, or -errno (lost). */
 int tb_relay_answers(struct tb_relay *r, int wait) __attribute__((visibility("hidden")));
+/*
+ * tb_relay_cork - from now until tb_relay_uncork(), index entries and
+ * DATA_PENDING questions are held and sent together (one send() and one
+ * segment for a packet's index entry and the questions after it: on
+ * loopback each send also runs the daemon's receive path on our CPU).
+ * Anything else sent on the control connection, or a wait for an answer,
+ * sends them first.  tb_relay_uncork(): sends them; 0, or -errno (lost).
+ */
+void tb_relay_cork(struct tb_relay *r) __attribute__((visibility("hidden")));
+int tb_relay_uncork(struct tb_relay *r) __attribute__((visibility("hidden")));
 /* 1 while a question about stream `i` waits for its answer. */
 int tb_relay_asking(const struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
 /* The highest packet number of stream `i` the daemon said it wrote, in this relay session (0: none). */

@@ -52,6 +52,10 @@ struct rstream {
  * answers are 4 bytes each, read as they come; a relay that stops answering
  * then stops the sending within the timeout, as a command would). */
 #define TB_RELAY_MAX_ACKS 64u
+/* Bytes of control commands a corked sender holds (tb_relay_cork()): a
+ * packet's index entry and a question per stream fit for up to ~60 streams;
+ * beyond, what is held is sent first. */
+#define TB_RELAY_CORK_BYTES 2048u
 
 struct tb_relay {
 	int ctl, data;
@@ -74,6 +78,12 @@ struct tb_relay {
 	unsigned ack_stream[TB_RELAY_MAX_ACKS];/* DATA_PENDING: its stream; UINT_MAX: an index entry */
 	uint8_t ack_buf[4];                    /* the oldest's answer, ack_got bytes of it read */
 	unsigned ack_got;
+	/* tb_relay_cork(): index entries and questions held, sent together by
+	 * tb_relay_uncork() or before anything else goes on the control
+	 * connection or waits for an answer (relay_net.c) */
+	int corked;
+	size_t cork_len;
+	uint8_t cork[TB_RELAY_CORK_BYTES];
 	char err[320];
 	char addr[300];
 	char url[300];

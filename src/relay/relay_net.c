@@ -177,9 +177,34 @@ static int recv_all(struct tb_relay *r, void *buf, size_t len, uint64_t deadline
 
 /* ---- index entries in flight -------------------------------------------- */
 
+/* Sends the control commands held (tb_relay_cork()): 0, or -errno (lost). */
+static int cork_flush(struct tb_relay *r)
+{
+	if (!r->cork_len)
+		return 0;
+	struct iovec iov = { r->cork, r->cork_len };
+	r->cork_len = 0;
+	return r->lost ? -EPIPE : tb_relay_send_all(r, r->ctl, &iov, 1, tb_relay_deadline(r));
+}
+
+void tb_relay_cork(struct tb_relay *r)
+{
+	r->corked = 1;
+}
+
+int tb_relay_uncork(struct tb_relay *r)
+{
+	r->corked = 0;
+	return cork_flush(r);
+}
+
 int tb_relay_acks(struct tb_relay *r, int wait)
 {
 	uint8_t buf[4 * TB_RELAY_MAX_ACKS];
+	/* an answer waited for must have been asked */
+	int rc = wait ? cork_flush(r) : 0;
+	if (rc)
+		return rc;
 	while (r->acks) {
 		if (r->lost)
 			return -EPIPE;
@@ -252,7 +277,18 @@ int tb_relay_command_acked(struct tb_relay *r, uint32_t cmd, const void *pl, siz
 	} h = { 0, htobe64(len), htobe32(cmd), 0 };
 	struct iovec iov[2] = { { &h, sizeof h }, { (void *)pl, len } };
 	uint64_t now = tb_mono_ns();
-	rc = tb_relay_send_all(r, r->ctl, iov, 2, tb_relay_deadline(r));
+	if (r->corked && r->cork_len + sizeof h + len > sizeof r->cork)
+		rc = cork_flush(r);
+	if (rc)
+		return rc;
+	if (r->corked && r->cork_len + sizeof h + len <= sizeof r->cork) {
+		/* held: sent with the others (its answer's deadline counts from now) */
+		memcpy(r->cork + r->cork_len, &h, sizeof h);
+		memcpy(r->cork + r->cork_len + sizeof h, pl, len);
+		r->cork_len += sizeof h + len;
+	} else {
+		rc = tb_relay_send_all(r, r->ctl, iov, 2, tb_relay_deadline(r));
+	}
 	if (rc)
 		return rc;
 	unsigned k = (r->ack_first + r->acks) % TB_RELAY_MAX_ACKS;
@@ -271,11 +307,10 @@ int tb_relay_command(struct tb_relay *r, uint32_t cmd, const void *pl, size_t le
 {
 	if (r->lost)
 		return -EPIPE;
-	if (reply && r->acks) {
-		int rc = tb_relay_acks(r, 2);
-		if (rc)
-			return rc;
-	}
+	/* after what is held (in order), and the answers that come before its own */
+	int rc0 = reply && r->acks ? tb_relay_acks(r, 2) : cork_flush(r);
+	if (rc0)
+		return rc0;
 	uint64_t deadline = tb_relay_deadline(r);
 	struct __attribute__((packed)) {
 		uint64_t circuit, size;
