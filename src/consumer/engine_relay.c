@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "consumer/engine_impl.h"
@@ -114,7 +115,7 @@ struct tb_relay_out {
 	size_t a_head, a_tail, a_end;
 	int a_wrapped;
 	unsigned a_live;         /* packets in it */
-	/* Relay only: the send pool, npool slots of slot_size bytes that the
+	/* The send pool, npool slots of slot_size bytes that the
 	 * drain thread copies packets into out of their rings (engine_run.c,
 	 * tb_engine_relay_slot()): validated there, their header written in
 	 * place, then queued as they are (relay_packets()) and sent from the
@@ -926,11 +927,18 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	uint64_t *counts = calloc(7 * (size_t)(ns ? ns : 1), sizeof *counts);
 	uint8_t *arena = malloc(TB_RELAY_QUEUE);
 	int rc = names && o && counts && arena ? 0 : -ENOMEM;
-	/* relay only: the send pool (a queue's worth of slots; its pages are
-	 * touched as slots are used, the last freed first) */
-	unsigned npool = !e->local && e->bufsize ? (unsigned)(TB_RELAY_QUEUE / e->bufsize) : 0;
+	/* the send pool (a queue's worth of slots; its pages are touched as
+	 * slots are used, the last freed first).  With a local copy the
+	 * packets are written from their slots too: aligned for direct I/O,
+	 * in huge pages where the kernel gives them (as the batches' area,
+	 * engine.c: a direct write's request is then a few segments) */
+	unsigned npool = e->bufsize ? (unsigned)(TB_RELAY_QUEUE / e->bufsize) : 0;
 	if (!rc && npool) {
-		o->pool = malloc((size_t)npool * e->bufsize);
+		size_t plen = (size_t)npool * e->bufsize, huge = (size_t)2 << 20;
+		if (posix_memalign((void **)&o->pool, plen >= huge ? huge : TB_DIO_ALIGN, plen))
+			o->pool = NULL;
+		else if (plen >= huge)
+			(void)madvise(o->pool, plen - plen % huge, MADV_HUGEPAGE); /* a hint */
 		o->pool_free = calloc(npool, sizeof *o->pool_free);
 		o->pool_state = calloc(npool, 1);
 		if (!o->pool || !o->pool_free || !o->pool_state)

@@ -303,11 +303,12 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			    __atomic_load_n(&e->drain_stop, __ATOMIC_RELAXED);
 		for (unsigned k = 0; k < batch; k++) {
 			uint64_t at = b->pos + k * S;
-			/* relay only: straight into a slot of the relay's send
-			 * pool, which the relay sends from (a second copy into
-			 * its queue cost ~15 % of the recorder's CPU at 40 MB/s);
-			 * the batch's area when none is free */
-			uint8_t *slot = e->relay && !e->local ? tb_engine_relay_slot(e) : NULL;
+			/* with a relay: straight into a slot of its send pool,
+			 * which the local copy is written from and the relay
+			 * sends from (a second copy into its queue cost ~15 % of
+			 * the recorder's CPU at 40 MB/s); the batch's area when
+			 * none is free */
+			uint8_t *slot = e->relay ? tb_engine_relay_slot(e) : NULL;
 			if (slot)
 				b->rslot[b->nrslot++] = slot;
 			else
