@@ -6,10 +6,17 @@
  * streams.
  *
  * The relay never holds the recorder.  The threads that write the local
- * copy (drain, writer, finish) only copy a packet into a bounded queue
+ * copy (drain, writer, finish) only queue a packet in a bounded queue
  * (TB_RELAY_QUEUE bytes) and go on; a sender thread of its own takes the
  * queue in order and does every network call (relay.c: each with a
- * deadline).  A full queue (a relay slower than the recording) or a lost
+ * deadline).  The drain thread copies packets out of their rings straight
+ * into the queue's send slots (tb_engine_relay_slot(): validated, written
+ * to the local file and sent from there, no other copy); a packet from
+ * elsewhere (the finish, the kernel thread, a full pool) is copied into the
+ * queue's arena.  A sub-buffer is released once its packet is in the file
+ * (with -o) and queued: the queue is the recorder's, counted whatever
+ * becomes of it; holding sub-buffers until the relay daemon wrote them
+ * would let a slow relay hold the producers.  A full queue (a relay slower than the recording) or a lost
  * relay costs the relay's copy, never the local one: those packets are
  * counted as not sent and carried as lost_relay in the stream's next packet
  * sent.  The end of the recording gives the sender TB_RELAY_CLOSE_NS to
@@ -23,9 +30,10 @@
  * disk (a connection cut mid-packet loses it, and the daemon keeps the part
  * it got): it stays unconfirmed until the daemon says it wrote the stream's
  * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets
- * without waiting: its answer is read with the next packets', and waited
- * for when the queue is empty, at TB_RELAY_WINDOW and at the end); the
- * relay lost, the unconfirmed ones
+ * without waiting, in the same send as the packet's index entry: its
+ * answer is read with the next packets', and waited for at
+ * TB_RELAY_WINDOW, when the queue has been empty TB_RELAY_IDLE_ASK_NS and
+ * at the end); the relay lost, the unconfirmed ones
  * are counted as not sent like the queued ones.  At most TB_RELAY_WINDOW
  * are in flight: a daemon that writes none of them within the relay's
  * timeout is lost (a stalled data path otherwise takes megabytes into the
