@@ -59,7 +59,7 @@ static inline int tb_io_cache_pays(const double rate[2], uint64_t cache_ns, uint
 
 /* A packet accounted and waiting in the staging area for its write (stream.c, stream_io.c). */
 struct tb_staged {
-	uint8_t *pkt;     /* in a batch's area: the header readers must see, zeros after the content up to TB_DIO_ALIGN */
+	uint8_t *pkt;     /* in a batch's area or a relay slot: the header readers must see, zeros after the content up to TB_DIO_ALIGN */
 	uint64_t content; /* bytes to write (whole 8-byte words of content) */
 	uint64_t padded;  /* its packet_size in bytes: the file grows by this (the rest is a hole) */
 	uint64_t seq, events;
@@ -85,6 +85,11 @@ struct tb_batch {
 	int inline_;      /* written by the drain thread itself (engine_run.c, write_now()): no hand-off to reap */
 	uint8_t *area;    /* nslots slots of bufsize bytes, TB_DIO_ALIGN-aligned */
 	struct tb_staged staged[TB_STAGE_MAX];
+	/* with a relay: the relay's send slots its packets were copied into
+	 * instead of area (engine_relay.c, tb_engine_relay_slot()); the reap
+	 * gives back those the relay did not queue */
+	uint8_t *rslot[TB_STAGE_MAX];
+	unsigned nrslot;
 };
 
 struct tb_stream {
@@ -300,6 +305,19 @@ TB_HIDDEN void tb_output_close(struct tb_engine *e);
 TB_HIDDEN int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg);
 /* Stops and closes it if the finish did not, and frees it (destroy). */
 TB_HIDDEN void tb_engine_relay_free(struct tb_engine *e);
+/* With a relay: a free slot (e->bufsize bytes, TB_DIO_ALIGN-aligned) of its
+ * send pool for the drain thread's copy of a packet out of its ring, which
+ * the local copy is written from and the relay sends from without another
+ * copy once the batch's reap hands it over; NULL when none is free (the
+ * batch's area then). */
+TB_HIDDEN uint8_t *tb_engine_relay_slot(struct tb_engine *e);
+/* Around a batch's reap (tb_stream_reap(), engine_run.c), with a relay:
+ * its packets are queued without waking the sender one by one, which
+ * tb_engine_relay_reaped() wakes once for the batch; that also gives back
+ * b's slots (b->rslot) that the relay did not queue (a packet dropped,
+ * refused, or not sent). */
+TB_HIDDEN void tb_engine_relay_reaping(struct tb_engine *e);
+TB_HIDDEN void tb_engine_relay_reaped(struct tb_engine *e, struct tb_batch *b);
 TB_HIDDEN int tb_dir_prepare(struct tb_engine *e, int resume);
 /*
  * Accounts one valid packet of ring (ch, cpu) (tb_packet_info: cnt_begin,

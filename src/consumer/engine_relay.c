@@ -5,11 +5,23 @@
  * metadata ahead of the packets that need it, and live beacons for idle
  * streams.
  *
+ * Length: the queue, the sender, the confirmation window and the loss
+ * accounting share one lock and one set of per-stream counts (a packet
+ * moves from queued to unconfirmed to confirmed or not sent); split, each
+ * part would need the others' invariants.
+ *
  * The relay never holds the recorder.  The threads that write the local
- * copy (drain, writer, finish) only copy a packet into a bounded queue
+ * copy (drain, writer, finish) only queue a packet in a bounded queue
  * (TB_RELAY_QUEUE bytes) and go on; a sender thread of its own takes the
  * queue in order and does every network call (relay.c: each with a
- * deadline).  A full queue (a relay slower than the recording) or a lost
+ * deadline).  The drain thread copies packets out of their rings straight
+ * into the queue's send slots (tb_engine_relay_slot(): validated, written
+ * to the local file and sent from there, no other copy); a packet from
+ * elsewhere (the finish, the kernel thread, a full pool) is copied into the
+ * queue's arena.  A sub-buffer is released once its packet is in the file
+ * (with -o) and queued: the queue is the recorder's, counted whatever
+ * becomes of it; holding sub-buffers until the relay daemon wrote them
+ * would let a slow relay hold the producers.  A full queue (a relay slower than the recording) or a lost
  * relay costs the relay's copy, never the local one: those packets are
  * counted as not sent and carried as lost_relay in the stream's next packet
  * sent.  The end of the recording gives the sender TB_RELAY_CLOSE_NS to
@@ -22,8 +34,11 @@
  * A packet handed to the data connection is not yet on the relay daemon's
  * disk (a connection cut mid-packet loses it, and the daemon keeps the part
  * it got): it stays unconfirmed until the daemon says it wrote the stream's
- * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets, when
- * the queue is empty, and at the end); the relay lost, the unconfirmed ones
+ * last packet sent (DATA_PENDING, asked every TB_RELAY_CONFIRM packets
+ * without waiting, in the same send as the packet's index entry: its
+ * answer is read with the next packets', and waited for at
+ * TB_RELAY_WINDOW, when the queue has been empty TB_RELAY_IDLE_ASK_NS and
+ * at the end); the relay lost, the unconfirmed ones
  * are counted as not sent like the queued ones.  At most TB_RELAY_WINDOW
  * are in flight: a daemon that writes none of them within the relay's
  * timeout is lost (a stalled data path otherwise takes megabytes into the
@@ -36,17 +51,14 @@
  * 0); what the last session does not tell (told_before, tail_lost) the
  * summary counts.  Relay-only, the relay's copy is the trace: what it did
  * not get is lost, counted per stream (relay_unsent) by tb_engine_stats().
- *
- * Length: the queue, the sender, the confirmation window and the loss
- * accounting share one lock and one set of per-stream counts (a packet
- * moves from queued to unconfirmed to confirmed or not sent); split, each
- * part would need the others' invariants.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "consumer/engine_impl.h"
@@ -61,6 +73,17 @@
  * the daemon wrote some (what a cut connection can leave uncertain). */
 #define TB_RELAY_CONFIRM 4u
 #define TB_RELAY_WINDOW 8u
+/* An idle sender asks about the packets it sent (and waits for the answer)
+ * this long after the last one, not at once: in a steady stream the next
+ * packets come first, and the questions go with their index entries
+ * (asked at once, a paced recording paid a question, a wait for its answer
+ * and a wake-up per packet).  The price: in a steady stream 2-7 packets
+ * are unconfirmed at any time, not 0-1, and a connection cut then counts
+ * them as not sent though the daemon may have written them (the
+ * conservative side, at most TB_RELAY_WINDOW; a question after every
+ * packet, in its index entry's send, made it ~4 for 9 % more CPU).  At the
+ * end it asks at once. */
+#define TB_RELAY_IDLE_ASK_NS 100000000ull
 /* What the end of the recording gives the sender, whatever the relay does. */
 #define TB_RELAY_CLOSE_NS 1000000000ull
 /* Live sessions: how long the relay session stays open after the last
@@ -78,7 +101,10 @@ struct rq_item {
 	uint64_t ts;           /* RQ_BEACONS: the promise's time */
 	uint32_t nev_from, nev_to; /* RQ_META: the classes its text adds */
 	size_t len;            /* bytes of data (counted in the queue's bound for packets) */
-	uint8_t data[];        /* RQ_PACKET: header + content; RQ_META: text; RQ_BEACONS: a state per stream */
+	uint8_t *data;         /* RQ_PACKET: header + content, in the arena or a pool slot; else inl */
+	size_t off;            /* RQ_PACKET: data's offset in the arena */
+	int slot;              /* RQ_PACKET: its pool slot, or -1 (in the arena) */
+	uint8_t inl[];         /* RQ_META: text; RQ_BEACONS: a state per stream */
 };
 
 /* RQ_BEACONS' state per stream */
@@ -93,6 +119,28 @@ struct tb_relay_out {
 	pthread_cond_t cond;     /* CLOCK_MONOTONIC: an item, stop, or the retry time */
 	struct rq_item *head, **tail;
 	uint64_t bytes;          /* packets' bytes queued or in the sender's hands */
+	/* The packets' bytes live in one arena of TB_RELAY_QUEUE bytes, taken
+	 * and given back in queue order (a ring): a malloc() per packet of
+	 * 256 KiB is an mmap(), its pages faulted in and zeroed, then an
+	 * munmap(), which cost more than the copy itself.  Live: [a_head,
+	 * a_tail), or [a_head, a_end) + [0, a_tail) when wrapped. */
+	uint8_t *arena;
+	size_t a_head, a_tail, a_end;
+	int a_wrapped;
+	unsigned a_live;         /* packets in it */
+	/* The send pool, npool slots of slot_size bytes that the
+	 * drain thread copies packets into out of their rings (engine_run.c,
+	 * tb_engine_relay_slot()): validated there, their header written in
+	 * place, then queued as they are (relay_packets()) and sent from the
+	 * slot; the sender gives a slot back once its packet is sent or
+	 * dropped.  Each slot is free, the drain thread's (copied into, not
+	 * yet handed over: the batch's reap hands it, or gives it back), or
+	 * queued; free ones are listed in pool_free[0..nfree). */
+	uint8_t *pool;
+	size_t slot_size;
+	unsigned npool, nfree;
+	unsigned *pool_free;
+	uint8_t *pool_state;
 	int stop;
 	uint64_t *pending;       /* per stream: events not queued since its last packet queued */
 	uint64_t *tail_lost;     /* per stream: events lost to the relay after its last packet sent */
@@ -108,6 +156,14 @@ struct tb_relay_out {
 	 * written; until then they count as untold by the last session (the
 	 * sender thread's only, as o->r) */
 	uint64_t *told_before;
+	/* the packets counted above, in the order sent (at most TB_RELAY_WINDOW:
+	 * the sender sends no more then): an answer confirms those of its stream
+	 * up to the number it was asked about */
+	struct unc_pkt {
+		unsigned idx;
+		uint64_t seq, events, bytes, lost_before;
+	} unc[TB_RELAY_WINDOW];
+	unsigned unc_n;
 	uint32_t q_nev;          /* classes the metadata queued so far describes (0: none yet) */
 	char *full;              /* the whole metadata text as last queued (for a new relay session) */
 	size_t full_len;
@@ -116,6 +172,7 @@ struct tb_relay_out {
 	uint64_t beacon_ns;      /* monotonic time of the last beacon round (drain thread) */
 	uint64_t kbeacon_ts;     /* the kernel streams' last beacon (session ticks; drain thread) */
 	int lingered;            /* the end's linger() was done (sender thread) */
+	uint64_t sent_ns;        /* monotonic time of the last packet sent (sender thread) */
 	uint32_t live_us;
 	struct tb_relay_stats st;
 };
@@ -152,6 +209,7 @@ static void lost(struct tb_relay_out *o)
 		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
 	}
 	o->unc_total = 0;
+	o->unc_n = 0; /* the questions in flight die with the connection */
 	if (!o->st.alive)
 		return;
 	o->st.alive = 0;
@@ -169,10 +227,58 @@ static void lost(struct tb_relay_out *o)
 	o->retry_ns = tb_mono_ns() + o->backoff_ns;
 }
 
+/* Room for len bytes at the arena's tail (under o->lock): their offset, or -1 (full). */
+static ptrdiff_t arena_take(struct tb_relay_out *o, size_t len)
+{
+	if (!o->a_live)
+		o->a_head = o->a_tail = o->a_end = 0, o->a_wrapped = 0;
+	/* free: [a_tail, end) then [0, a_head) unwrapped; [a_tail, a_head) wrapped */
+	size_t off = o->a_tail, room = o->a_wrapped ? o->a_head - o->a_tail : TB_RELAY_QUEUE - o->a_tail;
+	if (room < len) {
+		if (o->a_wrapped || o->a_head < len)
+			return -1;
+		/* the end's rest stays unused until the head passes it (wrapping
+		 * earlier, to keep fewer pages in use, left only the bytes before
+		 * the head free: a sender two packets behind found the queue full) */
+		o->a_end = o->a_tail;
+		o->a_wrapped = 1;
+		off = 0;
+	}
+	o->a_tail = off + len;
+	o->a_live++;
+	return (ptrdiff_t)off;
+}
+
+/* Gives back the oldest packet's bytes (under o->lock): packets leave the
+ * queue in the order they entered it. */
+static void arena_give(struct tb_relay_out *o, const struct rq_item *it)
+{
+	o->a_head = it->off + it->len;
+	o->a_live--;
+	if (o->a_wrapped && o->a_head == o->a_end) {
+		o->a_head = 0;
+		o->a_wrapped = 0;
+	}
+}
+
+enum { SLOT_FREE, SLOT_DRAIN, SLOT_QUEUED };
+
+/* A pool slot is free again (under o->lock). */
+static void slot_put(struct tb_relay_out *o, unsigned k)
+{
+	o->pool_state[k] = SLOT_FREE;
+	o->pool_free[o->nfree++] = k;
+}
+
 static void item_free(struct tb_relay_out *o, struct rq_item *it)
 {
-	if (it->kind == RQ_PACKET)
+	if (it->kind == RQ_PACKET) {
 		o->bytes -= it->len;
+		if (it->slot >= 0)
+			slot_put(o, (unsigned)it->slot);
+		else
+			arena_give(o, it);
+	}
 	free(it);
 }
 
@@ -225,27 +331,58 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	}
 }
 
-/* Asks the relay daemon whether it wrote the packets sent (sender thread,
- * without o->lock): a stream's are confirmed once it wrote the last one.
- * *all: 1 when none is left unconfirmed.  Return 0, or -errno (lost). */
-static int confirm(struct tb_relay_out *o, int *all)
+/* The answers that came (sender thread, without o->lock): every unconfirmed
+ * packet whose number the daemon said it wrote up to is confirmed. */
+static void take_answers(struct tb_relay_out *o)
 {
-	*all = 1;
-	for (unsigned i = 0; o->unc_total && i < tb_output_nstreams(o->e); i++) {
-		if (!o->unc_packets[i])
-			continue;
-		int rc = tb_relay_written(o->r, i);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			*all = 0;
+	unsigned k = 0;
+	for (unsigned j = 0; j < o->unc_n; j++) {
+		const struct unc_pkt *u = &o->unc[j];
+		if (tb_relay_written_upto(o->r, u->idx) < u->seq) {
+			o->unc[k++] = *u;
 			continue;
 		}
-		o->unc_total -= o->unc_packets[i];
-		o->unc_packets[i] = o->unc_events[i] = o->unc_bytes[i] = o->unc_lost_before[i] = 0;
-		o->told_before[i] = 0; /* the last one written carries them too */
+		o->unc_total--;
+		o->unc_packets[u->idx]--;
+		o->unc_events[u->idx] -= u->events;
+		o->unc_bytes[u->idx] -= u->bytes;
+		o->unc_lost_before[u->idx] -= u->lost_before;
+		o->told_before[u->idx] = 0; /* a packet written carries them too */
 	}
-	return 0;
+	o->unc_n = k;
+}
+
+/*
+ * Asks the relay daemon (sender thread, without o->lock) whether it wrote
+ * the unconfirmed packets of every stream that has some and no question in
+ * flight (tb_relay_ask_written(): the question is not waited for), then
+ * takes the answers that came (how 0), or waits for the questions' answers
+ * (1: to get below the window; 2: every packet, the queue being empty).
+ * How 0 and 1 ask about the stream's packet before its last one: the daemon
+ * reads the data connection after the control one, and the packet just
+ * sent is seldom written yet (asking about it, nearly every answer said
+ * "still coming").  *all: 1 when none is left unconfirmed.  0, or -errno.
+ */
+static int confirm(struct tb_relay_out *o, int how, int *all)
+{
+	int rc = 0;
+	for (unsigned i = 0, n = tb_output_nstreams(o->e); !rc && o->unc_total && i < n; i++) {
+		if (!o->unc_packets[i] || tb_relay_asking(o->r, i))
+			continue;
+		uint64_t last = 0, before = 0; /* the stream's last two unconfirmed packets */
+		for (unsigned j = 0; j < o->unc_n; j++)
+			if (o->unc[j].idx == i) {
+				before = last;
+				last = o->unc[j].seq;
+			}
+		rc = tb_relay_ask_written(o->r, i, how < 2 && before ? before : last);
+	}
+	if (!rc)
+		rc = tb_relay_answers(o->r, how > 0);
+	if (!rc)
+		take_answers(o);
+	*all = !o->unc_total;
+	return rc;
 }
 
 /* Waits (sender thread, without o->lock) until fewer than TB_RELAY_WINDOW
@@ -255,7 +392,7 @@ static int confirm_window(struct tb_relay_out *o)
 {
 	uint64_t since = tb_mono_ns();
 	for (;;) {
-		int all, rc = confirm(o, &all);
+		int all, rc = confirm(o, 1, &all);
 		if (rc || o->unc_total < TB_RELAY_WINDOW)
 			return rc;
 		rc = tb_relay_no_progress(o->r, since);
@@ -380,8 +517,15 @@ static void *sender_main(void *arg)
 		if (!it && o->unc_total) {
 			/* idle: have the packets sent reached the daemon's disk? (at
 			 * the end until they all have, or the cap cuts the asking) */
+			uint64_t ask = o->sent_ns + TB_RELAY_IDLE_ASK_NS;
+			if (!o->stop && tb_mono_ns() < ask) {
+				/* soon, unless a packet comes first (or the end) */
+				struct timespec ts = { (time_t)(ask / 1000000000ull), (long)(ask % 1000000000ull) };
+				pthread_cond_timedwait(&o->cond, &o->lock, &ts);
+				continue;
+			}
 			pthread_mutex_unlock(&o->lock);
-			int all, rc = confirm(o, &all);
+			int all, rc = confirm(o, 2, &all);
 			pthread_mutex_lock(&o->lock);
 			if (rc) {
 				lost(o);
@@ -411,6 +555,8 @@ static void *sender_main(void *arg)
 		pthread_mutex_unlock(&o->lock);
 		if (it->kind == RQ_PACKET)
 			tb_relay_lost_events(o->r, it->idx, it->lost_before);
+		/* the packet's index entry and the questions asked after it: one send */
+		tb_relay_cork(o->r);
 		int rc = send_item(o, it, &sent_nev);
 		pthread_mutex_lock(&o->lock);
 		if (it->kind == RQ_PACKET) {
@@ -423,6 +569,10 @@ static void *sender_main(void *arg)
 				o->unc_bytes[it->idx] += it->len;
 				o->unc_lost_before[it->idx] += o->tail_lost[it->idx] + it->lost_before;
 				o->unc_total++;
+				o->sent_ns = tb_mono_ns();
+				/* the window keeps unc_n below TB_RELAY_WINDOW before a send */
+				o->unc[o->unc_n++] = (struct unc_pkt){ it->idx, tb_relay_sent_seq(o->r, it->idx), it->events,
+								       it->len, o->tail_lost[it->idx] + it->lost_before };
 				o->tail_lost[it->idx] = 0; /* its header carries every loss before it */
 			} else {
 				/* (a packet whose sending failed half-way may have
@@ -435,20 +585,23 @@ static void *sender_main(void *arg)
 		if (rc)
 			lost(o);
 		item_free(o, it);
+		pthread_mutex_unlock(&o->lock);
 		if (!rc && o->unc_total >= TB_RELAY_CONFIRM) {
-			pthread_mutex_unlock(&o->lock);
 			int all;
-			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, &all);
-			pthread_mutex_lock(&o->lock);
-			if (rc)
-				lost(o);
+			rc = o->unc_total >= TB_RELAY_WINDOW ? confirm_window(o) : confirm(o, 0, &all);
 		}
+		int rc2 = tb_relay_uncork(o->r); /* before the sender sleeps, or the answers could not come */
+		pthread_mutex_lock(&o->lock);
+		if ((rc || rc2) && o->st.alive)
+			lost(o);
 	}
 	pthread_mutex_unlock(&o->lock);
 	return NULL;
 }
 
-/* Appends an item; under o->lock.  Wakes the sender. */
+/* Appends an item; under o->lock.  The caller wakes the sender (kick())
+ * once it has unlocked: woken under the lock, the sender would only wait
+ * for it (a futex call and a switch more per item). */
 static void enqueue(struct tb_relay_out *o, struct rq_item *it)
 {
 	it->next = NULL;
@@ -456,7 +609,86 @@ static void enqueue(struct tb_relay_out *o, struct rq_item *it)
 	o->tail = &it->next;
 	if (it->kind == RQ_PACKET)
 		o->bytes += it->len;
-	pthread_cond_signal(&o->cond);
+}
+
+/* Set by the drain thread around a batch's reap (tb_engine_relay_reaping()):
+ * its packets wake the sender once, at the end (a wake-up per packet made
+ * the sender take the lock between two of the drain's enqueues). */
+static __thread int defer_kick, deferred;
+
+/* Wakes the sender for items enqueued (without o->lock).  No wake-up is
+ * lost: the sender tests the queue under o->lock before it waits, and the
+ * items were enqueued under it. */
+static void kick(struct tb_relay_out *o)
+{
+	if (defer_kick)
+		deferred = 1;
+	else
+		pthread_cond_signal(&o->cond);
+}
+
+/* The pool slot a packet (header at p, then rest) is in, when the drain
+ * thread copied it there and has not handed it over yet; else -1.  Under
+ * o->lock. */
+static int slot_of(const struct tb_relay_out *o, const void *p, const void *rest, size_t rest_len)
+{
+	const uint8_t *b = p;
+	if (!o->pool || b < o->pool || b >= o->pool + (size_t)o->npool * o->slot_size)
+		return -1;
+	size_t k = (size_t)(b - o->pool) / o->slot_size;
+	if (b != o->pool + k * o->slot_size || o->pool_state[k] != SLOT_DRAIN ||
+	    (rest_len && rest != b + sizeof(struct tb_packet_header)) ||
+	    sizeof(struct tb_packet_header) + rest_len > o->slot_size)
+		return -1;
+	return (int)k;
+}
+
+uint8_t *tb_engine_relay_slot(struct tb_engine *e)
+{
+	struct tb_relay_out *o = e->relay;
+	if (!o || !o->pool)
+		return NULL;
+	uint8_t *p = NULL;
+	pthread_mutex_lock(&o->lock);
+	/* none while the relay is lost: the packet is dropped at its reap
+	 * anyway, and a free slot waits for the reconnection */
+	if (o->pool && o->nfree && o->st.alive) {
+		unsigned k = o->pool_free[--o->nfree];
+		o->pool_state[k] = SLOT_DRAIN;
+		p = o->pool + (size_t)k * o->slot_size;
+	}
+	pthread_mutex_unlock(&o->lock);
+	return p;
+}
+
+void tb_engine_relay_reaping(struct tb_engine *e)
+{
+	(void)e;
+	defer_kick = 1;
+	deferred = 0;
+}
+
+void tb_engine_relay_reaped(struct tb_engine *e, struct tb_batch *b)
+{
+	struct tb_relay_out *o = e->relay;
+	defer_kick = 0;
+	if (o && deferred)
+		pthread_cond_signal(&o->cond); /* the engine and o outlive the threads */
+	deferred = 0;
+	if (o && b->nrslot) {
+		pthread_mutex_lock(&o->lock);
+		/* a slot relay_packets() queued is the sender's now (it may even
+		 * be free again, or listed: only this thread takes slots, and it
+		 * took none since the reap handed b's over, so a slot of b still
+		 * marked SLOT_DRAIN is b's) */
+		for (unsigned k = 0; o->pool && k < b->nrslot; k++) {
+			size_t j = (size_t)(b->rslot[k] - o->pool) / o->slot_size;
+			if (o->pool_state[j] == SLOT_DRAIN)
+				slot_put(o, (unsigned)j);
+		}
+		pthread_mutex_unlock(&o->lock);
+	}
+	b->nrslot = 0;
 }
 
 static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iovec *iov, int n, uint64_t events)
@@ -464,12 +696,14 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 	struct tb_relay_out *o = arg;
 	struct tb_engine *e = o->e;
 	unsigned idx = ch * e->s->ncpus + cpu;
+	int queued = 0;
 	pthread_mutex_lock(&o->lock);
 	for (int i = 0; i < n; i++) {
 		if (iov[i].iov_len != sizeof(struct tb_packet_header))
 			break; /* not a packet header: the caller's bug; nothing more is sent */
 		struct tb_packet_header h;
-		memcpy(&h, iov[i].iov_base, sizeof h);
+		const void *hp = iov[i].iov_base;
+		memcpy(&h, hp, sizeof h);
 		uint64_t content = ((h.content_size / 8) + 7) & ~7ull;
 		if (content > h.packet_size / 8)
 			content = h.packet_size / 8;
@@ -485,10 +719,17 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		uint64_t ev = i + 1 >= n ? events : 0;
 		size_t len = sizeof h + rest_len;
 		struct rq_item *it = NULL;
+		ptrdiff_t off = -1;
+		/* the drain thread's copy in a pool slot, header and content
+		 * together (tb_stream_reap()): queued as it is */
+		int slot = slot_of(o, hp, rest, rest_len);
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
-		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE)
-			it = malloc(sizeof *it + len);
+		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE && (it = malloc(sizeof *it)) != NULL &&
+		    slot < 0 && (off = arena_take(o, len)) < 0) {
+			free(it);
+			it = NULL;
+		}
 		if (!it) {
 			o->pending[idx] += ev;
 			not_sent(o, idx, ev, 1);
@@ -497,14 +738,25 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 			continue;
 		}
 		*it = (struct rq_item){ .kind = RQ_PACKET, .idx = idx, .events = ev, .lost_before = o->pending[idx],
-					.len = len };
+					.len = len, .slot = slot };
 		o->pending[idx] = 0;
-		memcpy(it->data, &h, sizeof h);
-		if (rest_len)
-			memcpy(it->data + sizeof h, rest, rest_len);
+		if (slot >= 0) {
+			/* the header is the one in the slot (h, a copy of it) */
+			it->data = o->pool + (size_t)slot * o->slot_size;
+			o->pool_state[slot] = SLOT_QUEUED;
+		} else {
+			it->data = o->arena + off;
+			it->off = (size_t)off;
+			memcpy(it->data, &h, sizeof h);
+			if (rest_len)
+				memcpy(it->data + sizeof h, rest, rest_len);
+		}
 		enqueue(o, it);
+		queued = 1;
 	}
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 }
 
 /* The text of info's metadata: whole (from 0), or the classes [from, nevents). NULL: out of memory. */
@@ -549,6 +801,7 @@ static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 	/* the whole text first (the relay's metadata stream is append-only: its
 	 * env block keeps the processes known then), then only new classes */
 	*it = (struct rq_item){ .kind = RQ_META, .nev_from = from, .nev_to = to, .len = from ? ilen : flen };
+	it->data = it->inl;
 	memcpy(it->data, from ? inc : full, it->len);
 	free(inc);
 	pthread_mutex_lock(&o->lock);
@@ -557,11 +810,14 @@ static void relay_metadata(void *arg, const struct tb_ctf_trace_info *info)
 	o->full_len = flen;
 	o->full_nev = to;
 	o->q_nev = to;
-	if (o->st.alive)
+	int queued = o->st.alive;
+	if (queued)
 		enqueue(o, it);
 	else
 		free(it); /* a new relay session starts with the whole text (o->full) */
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 }
 
 /*
@@ -582,15 +838,19 @@ static void kernel_beacons(struct tb_relay_out *o)
 	if (!it)
 		return;
 	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = ns };
+	it->data = it->inl;
 	memset(it->data, RB_SKIP, e->nstreams);
 	memset(it->data + e->nstreams, RB_IDLE, e->nkstreams);
 	o->kbeacon_ts = ts;
 	pthread_mutex_lock(&o->lock);
-	if (o->st.alive)
+	int queued = o->st.alive;
+	if (queued)
 		enqueue(o, it);
 	else
 		free(it);
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 }
 
 static int relay_tick(void *arg)
@@ -637,6 +897,7 @@ static int relay_tick(void *arg)
 	if (!it)
 		return 0;
 	*it = (struct rq_item){ .kind = RQ_BEACONS, .ts = ts, .len = e->nstreams };
+	it->data = it->inl;
 	int any = 0;
 	for (unsigned ch = 0; ch < e->s->nchannels; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
@@ -648,11 +909,14 @@ static int relay_tick(void *arg)
 			any |= *v == RB_IDLE;
 		}
 	pthread_mutex_lock(&o->lock);
-	if (any && o->st.alive)
+	int queued = any && o->st.alive;
+	if (queued)
 		enqueue(o, it);
 	else
 		free(it);
 	pthread_mutex_unlock(&o->lock);
+	if (queued)
+		kick(o);
 	kernel_beacons(o);
 	return 1;
 }
@@ -674,7 +938,29 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	char **names = calloc(ns ? ns : 1, sizeof *names);
 	struct tb_relay_out *o = calloc(1, sizeof *o);
 	uint64_t *counts = calloc(7 * (size_t)(ns ? ns : 1), sizeof *counts);
-	int rc = names && o && counts ? 0 : -ENOMEM;
+	uint8_t *arena = malloc(TB_RELAY_QUEUE);
+	int rc = names && o && counts && arena ? 0 : -ENOMEM;
+	/* the send pool (a queue's worth of slots; its pages are touched as
+	 * slots are used, the last freed first).  With a local copy the
+	 * packets are written from their slots too: aligned for direct I/O,
+	 * in huge pages where the kernel gives them (as the batches' area,
+	 * engine.c: a direct write's request is then a few segments) */
+	unsigned npool = e->bufsize ? (unsigned)(TB_RELAY_QUEUE / e->bufsize) : 0;
+	if (!rc && npool) {
+		size_t plen = (size_t)npool * e->bufsize, huge = (size_t)2 << 20;
+		if (posix_memalign((void **)&o->pool, plen >= huge ? huge : TB_DIO_ALIGN, plen))
+			o->pool = NULL;
+		else if (plen >= huge)
+			(void)madvise(o->pool, plen - plen % huge, MADV_HUGEPAGE); /* a hint */
+		o->pool_free = calloc(npool, sizeof *o->pool_free);
+		o->pool_state = calloc(npool, 1);
+		if (!o->pool || !o->pool_free || !o->pool_state)
+			rc = -ENOMEM;
+		o->slot_size = e->bufsize;
+		o->npool = o->nfree = npool;
+		for (unsigned k = 0; k < npool; k++)
+			o->pool_free[k] = npool - 1 - k;
+	}
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)
 		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++) {
 			char *n = malloc(TB_CHAN_NAME_MAX + 16);
@@ -727,6 +1013,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	if (rc == 0) {
 		o->e = e;
 		o->tail = &o->head;
+		o->arena = arena;
 		o->pending = counts;
 		o->tail_lost = counts + ns;
 		o->unc_packets = counts + (size_t)2 * ns;
@@ -757,6 +1044,12 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 		}
 	}
 	free(counts);
+	free(arena);
+	if (o) {
+		free(o->pool);
+		free(o->pool_free);
+		free(o->pool_state);
+	}
 	free(o);
 	return rc;
 }
@@ -792,6 +1085,19 @@ static void relay_close(void *arg)
 	o->r = NULL;
 	free(o->pending);
 	free(o->full);
+	pthread_mutex_lock(&o->lock);
+	free(o->arena); /* the sender is gone, and took the queue */
+	o->arena = NULL;
+	/* the drain threads are done too (tb_engine_finish()): no slot is
+	 * the drain's; tb_engine_relay_slot() finds none from now on */
+	free(o->pool);
+	free(o->pool_free);
+	free(o->pool_state);
+	o->pool = NULL;
+	o->pool_free = NULL;
+	o->pool_state = NULL;
+	o->npool = o->nfree = 0;
+	pthread_mutex_unlock(&o->lock);
 	/* e->relay stays for tb_engine_relay(): o->st is final */
 	o->running = 0;
 }

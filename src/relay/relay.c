@@ -16,6 +16,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,9 @@ static int relay_session(struct tb_relay *r)
 		return rc;
 	r->lost = 0;
 	r->err[0] = 0;
+	r->acks = r->ack_first = r->ack_got = r->questions = 0; /* a new control connection */
+	r->cork_len = 0;
+	r->corked = 0;
 	if ((rc = r->ctl = tb_relay_connect(r, host, cport)) < 0 || (rc = r->data = tb_relay_connect(r, host, dport)) < 0)
 		return rc;
 
@@ -148,6 +152,8 @@ static int relay_session(struct tb_relay *r)
 		r->streams[i].next_seq = 1;
 		r->streams[i].sent = 0;
 		r->streams[i].last_ts = r->streams[i].beacon_ts = 0;
+		r->streams[i].asks = 0;
+		r->streams[i].written = 0;
 	}
 	if ((rc = add_stream(r, "metadata", &r->streams[r->n].handle)) != 0)
 		return rc;
@@ -280,14 +286,13 @@ struct __attribute__((packed)) index_msg {
 	uint64_t instance, packet_seq; /* protocol 2.8+ */
 };
 
+/* An index entry, its answer read later (relay_net.c, tb_relay_acks()): a
+ * round trip per packet would cost the sender two context switches and a
+ * wait for each. */
 static int send_index(struct tb_relay *r, const struct index_msg *m)
 {
-	uint32_t ok;
 	size_t len = r->minor >= 8 ? sizeof *m : offsetof(struct index_msg, instance);
-	int rc = tb_relay_command(r, CMD_SEND_INDEX, m, len, NULL, 0, &ok, sizeof ok);
-	if (rc == 0 && be32toh(ok) != LTTNG_OK)
-		rc = tb_relay_lose(r, EPROTO, "the relay daemon refused an index entry");
-	return rc;
+	return tb_relay_command_acked(r, CMD_SEND_INDEX, m, len, UINT_MAX, 0);
 }
 
 int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_header *h0, const void *rest,
@@ -361,31 +366,44 @@ static int relay_send_packet(struct tb_relay *r, struct rstream *s, const struct
 	return send_index(r, &m);
 }
 
-int tb_relay_written(struct tb_relay *r, unsigned i)
+int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t seq)
 {
 	if (r->lost)
 		return -EPIPE;
 	if (i >= r->n)
 		return -EINVAL;
 	struct rstream *s = &r->streams[i];
-	if (!s->added || s->next_seq <= 1)
-		return 1;
+	if (!s->added || seq == 0 || seq >= s->next_seq)
+		return -EINVAL; /* not a packet sent in this relay session: the caller's bug */
 	struct __attribute__((packed)) {
 		uint64_t stream, last;
-	} m = { htobe64(s->handle), htobe64(s->next_seq - 1) };
-	uint32_t pending;
-	int rc = tb_relay_command(r, CMD_DATA_PENDING, &m, sizeof m, NULL, 0, &pending, sizeof pending);
-	if (rc)
-		return rc;
-	/* 0: written; 1: still coming; anything else (-1: a stream it does not know) is an error */
-	switch (be32toh(pending)) {
-	case 0:
-		return 1;
-	case 1:
-		return 0;
-	default:
-		return tb_relay_lose(r, EPROTO, "the relay daemon does not know a stream it was sent (data pending)");
-	}
+	} m = { htobe64(s->handle), htobe64(seq) };
+	int rc = tb_relay_command_acked(r, CMD_DATA_PENDING, &m, sizeof m, i, seq);
+	if (rc == 0)
+		s->asks++;
+	return rc;
+}
+
+int tb_relay_asking(const struct tb_relay *r, unsigned i)
+{
+	return i < r->n && r->streams[i].asks;
+}
+
+uint64_t tb_relay_written_upto(const struct tb_relay *r, unsigned i)
+{
+	return i < r->n ? r->streams[i].written : 0;
+}
+
+uint64_t tb_relay_sent_seq(const struct tb_relay *r, unsigned i)
+{
+	return i < r->n ? r->streams[i].next_seq - 1 : 0;
+}
+
+int tb_relay_answers(struct tb_relay *r, int wait)
+{
+	if (r->lost)
+		return -EPIPE;
+	return tb_relay_acks(r, wait);
 }
 
 int tb_relay_no_progress(struct tb_relay *r, uint64_t since_ns)

@@ -26,6 +26,12 @@
  *       stream_instance_id, packet_seq_num} -> {u32 ret}; packet_size 0: a
  *       live "beacon" (the stream is idle up to ts_end)
  *     CLOSE_STREAM(7) {u64 stream; u64 last_net_seq_num} -> {u32 ret}
+ *     DATA_PENDING(8) {u64 stream; u64 last_net_seq_num} -> {u32 0 written,
+ *       1 still coming}
+ *   Answers come in order.  SEND_INDEX and DATA_PENDING are not waited for
+ *   one by one: the sender goes on and reads their answers as they come
+ *   (at most TB_RELAY_MAX_ACKS in flight, each due within the timeout);
+ *   any other command reads them all before its own answer.
  *   data connection: per packet {u64 circuit_id = 0; u64 stream;
  *     u64 net_seq_num; u32 data_size; u32 padding_size} + data_size bytes;
  *     the relay daemon appends padding_size zeros (to its disk: they do not
@@ -101,14 +107,38 @@ int tb_relay_packet(struct tb_relay *r, unsigned i, const struct tb_packet_heade
  */
 int tb_relay_reconnect(struct tb_relay *r) __attribute__((visibility("hidden")));
 /*
- * tb_relay_written - has the relay daemon written stream `i`'s packets sent
- * so far (its DATA_PENDING command: its last fully received and written
- * packet's number against ours)?  A packet handed to the data connection is
- * not yet on the daemon's disk: a connection cut mid-packet loses it, and
- * the daemon writes the part it got.  Return 1 written (or nothing sent in
- * this relay session), 0 not yet, -errno lost.
+ * tb_relay_ask_written - has the relay daemon written stream `i`'s packets
+ * up to number `seq` (one sent in this relay session, tb_relay_sent_seq())?
+ * Its DATA_PENDING command: its last fully received and written packet's
+ * number against seq.  A packet handed to the data connection is not yet on
+ * the daemon's disk: a connection cut mid-packet loses it, and the daemon
+ * writes the part it got.  The question is sent without waiting for its
+ * answer (the sender goes on sending; a round trip per question cost it two
+ * context switches and a wait): tb_relay_answers() reads it, then
+ * tb_relay_written_upto() says how far the daemon wrote.  Return 0 asked,
+ * -EINVAL not a packet sent, -errno lost.
  */
-int tb_relay_written(struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
+int tb_relay_ask_written(struct tb_relay *r, unsigned i, uint64_t seq) __attribute__((visibility("hidden")));
+/* Reads the answers that came (wait 0), or waits until every question asked
+ * is answered (wait 1, each within the timeout of its question; the answers
+ * of index entries sent after them are not waited for).  0, or -errno (lost). */
+int tb_relay_answers(struct tb_relay *r, int wait) __attribute__((visibility("hidden")));
+/*
+ * tb_relay_cork - from now until tb_relay_uncork(), index entries and
+ * DATA_PENDING questions are held and sent together (one send() and one
+ * segment for a packet's index entry and the questions after it: on
+ * loopback each send also runs the daemon's receive path on our CPU).
+ * Anything else sent on the control connection, or a wait for an answer,
+ * sends them first.  tb_relay_uncork(): sends them; 0, or -errno (lost).
+ */
+void tb_relay_cork(struct tb_relay *r) __attribute__((visibility("hidden")));
+int tb_relay_uncork(struct tb_relay *r) __attribute__((visibility("hidden")));
+/* 1 while a question about stream `i` waits for its answer. */
+int tb_relay_asking(const struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
+/* The highest packet number of stream `i` the daemon said it wrote, in this relay session (0: none). */
+uint64_t tb_relay_written_upto(const struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
+/* The number of stream `i`'s last packet sent in this relay session (0: none). */
+uint64_t tb_relay_sent_seq(const struct tb_relay *r, unsigned i) __attribute__((visibility("hidden")));
 /*
  * tb_relay_no_progress - the caller has waited since monotonic time since_ns
  * for the relay daemon to write packets it was sent: past the relay's

@@ -10,6 +10,10 @@ get through the handshake, then misbehaves in one way (--mode):
   stall    reads every command after the handshake and never answers
   garbage  every reply after the handshake is random bytes (its return code never LTTng's 10)
   noread   the control connection behaves; the data connection is never read
+  batch    index entries (SEND_INDEX) are answered only once --batch of them wait for
+           their answer, or before the answer of any other command: a sender that waits
+           for each index entry's answer before sending on waits for ever (logs
+           "batched N K": K answers sent together)
 
 The handshake, which always behaves: VERSION, CREATE_SESSION, the ADD_STREAMs,
 STREAMS_SENT, then one SEND_INDEX per data stream added (the empty packet the
@@ -31,7 +35,8 @@ import time
 
 OK = 10
 ap = argparse.ArgumentParser()
-ap.add_argument("--mode", choices=["ok", "drip", "stall", "garbage", "noread"], required=True)
+ap.add_argument("--mode", choices=["ok", "drip", "stall", "garbage", "noread", "batch"], required=True)
+ap.add_argument("--batch", type=int, default=3)
 ap.add_argument("--after", type=int, default=0)
 ap.add_argument("--drip", type=float, default=4.0)
 ap.add_argument("--ports", required=True)
@@ -81,6 +86,7 @@ def garbage(rep):
 def control(s, n):
     answered = 0
     adds, sent, first_indexes = 0, False, 0
+    held = []  # batch: index answers not sent yet
     try:
         while True:
             _, size, cmd, _ = struct.unpack(">QQII", recv_exact(s, 24))
@@ -99,7 +105,14 @@ def control(s, n):
             if handshake:
                 s.sendall(rep)
                 continue
-            if answered < args.after or args.mode in ("ok", "noread"):
+            if args.mode == "batch" and answered >= args.after:
+                # answers go in order: the held ones first, whatever comes
+                held.append(rep)
+                if cmd != 13 or len(held) >= args.batch:
+                    s.sendall(b"".join(held))
+                    log(f"batched {n} {len(held)}")
+                    held = []
+            elif answered < args.after or args.mode in ("ok", "noread"):
                 s.sendall(rep)
             elif args.mode == "drip":
                 log(f"dripping {n}")
