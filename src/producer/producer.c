@@ -247,6 +247,8 @@ __attribute__((noinline, cold)) void tb_attach_poll(void)
 			tb_session_close(s);
 		}
 		pthread_mutex_unlock(&classes_lock);
+		if (rc == 0) /* a recorder attached: its crash handler too (crash.c) */
+			tb_crash_install();
 		attach_answer(rc);
 	}
 	if (done) /* release: after prod and every class mask (use_locked) */
@@ -541,6 +543,8 @@ __attribute__((constructor)) static void tb_autoattach(void)
 		if (rc)
 			tb_session_close(s);
 	}
+	if (rc == 0) /* traced by a recorder: the crash handler (crash.c) */
+		tb_crash_install();
 	autoattach_status = rc;
 	if (rc < 0 && !getenv("TRACEBUF_QUIET")) {
 		/* The one line the library prints (include/tracebuf/session.h): the

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * crash_chain.c - tb-crash-chain: a program that crashes in a second thread
+ * inside a known call chain, main -> crash_worker -> crash_level1 ->
+ * crash_level2, built with frame pointers (tests/CMakeLists.txt), for the
+ * crash handler's tests (tests/cli/t_crash_snapshot_names_the_thread_and_stack.sh).
+ *
+ *   tb-crash-chain segv | abort | wait | own
+ *
+ * Prints "pid: P" and "tid: T" (the worker's) and flushes, writes 10 events
+ * `crash:step { u32 i }` on the worker, then in crash_level2:
+ *   segv   stores through a NULL pointer (SIGSEGV, SEGV_MAPERR, si_addr 0)
+ *   abort  abort() (SIGABRT)
+ *   wait   prints "waiting" and waits in pause() for a signal from outside
+ *          (the main thread blocks SIGSEGV: a kill -SEGV of the process is
+ *          delivered to the worker)
+ *   own    installs its own SIGSEGV handler first (in main, after the library
+ *          attached), which prints "own handler ran" and exits 42, then segv
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <tracebuf/event.h>
+
+TB_EVENT(crash, step, (u32, i))
+
+static const char *mode;
+static int *volatile null_ptr;
+
+__attribute__((noinline)) static void crash_level2(void)
+{
+	if (!strcmp(mode, "abort"))
+		abort();
+	if (!strcmp(mode, "wait")) {
+		printf("waiting\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	*null_ptr = 1;
+	__asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays */
+}
+
+__attribute__((noinline)) static void crash_level1(void)
+{
+	crash_level2();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void *crash_worker(void *arg)
+{
+	(void)arg;
+	printf("tid: %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	for (uint32_t i = 0; i < 10; i++)
+		tb_crash_step(i);
+	crash_level1();
+	__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
+static void own_handler(int sig)
+{
+	(void)sig;
+	static const char m[] = "own handler ran\n";
+	if (write(1, m, sizeof m - 1) < 0)
+		_exit(43);
+	_exit(42);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: tb-crash-chain segv|abort|wait|own\n");
+		return 2;
+	}
+	mode = argv[1];
+	if (!strcmp(mode, "own"))
+		signal(SIGSEGV, own_handler);
+	if (!strcmp(mode, "wait")) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGSEGV);
+		pthread_sigmask(SIG_BLOCK, &set, NULL); /* the worker unblocks it below */
+	}
+	printf("pid: %ld\n", (long)getpid());
+	fflush(stdout);
+	pthread_t t;
+	if (!strcmp(mode, "wait")) {
+		/* the worker inherits the mask: it takes SIGSEGV, main does not */
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		sigset_t none;
+		sigemptyset(&none);
+		pthread_attr_setsigmask_np(&a, &none);
+		if (pthread_create(&t, &a, crash_worker, NULL) != 0)
+			return 1;
+	} else if (pthread_create(&t, NULL, crash_worker, NULL) != 0) {
+		return 1;
+	}
+	pthread_join(t, NULL);
+	return 0;
+}
