@@ -7,7 +7,7 @@
  *
  *   tb-crash-chain segv | abort | wait | own
  *
- * Prints "pid: P" and "tid: T" (the worker's) and flushes, writes 10 events
+ * Prints "pid: P" and "tid: T" (the worker's, named "crash-worker") and flushes, writes 10 events
  * `crash:step { u32 i }` on the worker, then in crash_level2:
  *   segv   stores through a NULL pointer (SIGSEGV, SEGV_MAPERR, si_addr 0)
  *   abort  abort() (SIGABRT)
@@ -56,6 +56,7 @@ __attribute__((noinline)) static void crash_level1(void)
 __attribute__((noinline)) static void *crash_worker(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "crash-worker");
 	printf("tid: %ld\n", (long)syscall(SYS_gettid));
 	fflush(stdout);
 	for (uint32_t i = 0; i < 10; i++)
