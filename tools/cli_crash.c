@@ -212,9 +212,14 @@ char *cli_crash_json(const struct cli_crash *c, int indent)
 		rpt_jstr(f, code);
 	else
 		fputs("null", f);
-	fprintf(f, ",\n%*s\"addr\": \"0x%" PRIx64 "\",\n%*s\"ip\": \"0x%" PRIx64 "\",\n%*s\"sp\": \"0x%" PRIx64
+	if (c->code <= 0) /* sent (kill, tgkill, sigqueue): si_addr's place holds the sender */
+		fprintf(f, ",\n%*s\"addr\": null,\n%*s\"sender_pid\": %" PRIu32 ",\n%*s\"sender_uid\": %" PRIu32,
+			indent + 2, "", indent + 2, "", (uint32_t)c->addr, indent + 2, "", (uint32_t)(c->addr >> 32));
+	else
+		fprintf(f, ",\n%*s\"addr\": \"0x%" PRIx64 "\"", indent + 2, "", c->addr);
+	fprintf(f, ",\n%*s\"ip\": \"0x%" PRIx64 "\",\n%*s\"sp\": \"0x%" PRIx64
 		   "\",\n%*s\"stack_ended\": \"%s\",\n%*s\"mappings\": %s,\n%*s\"stack\": [",
-		indent + 2, "", c->addr, indent + 2, "", c->ip, indent + 2, "", c->sp, indent + 2, "",
+		indent + 2, "", c->ip, indent + 2, "", c->sp, indent + 2, "",
 		c->flags & 2 ? "truncated" : c->flags & 1 ? "aborted" : "complete", indent + 2, "",
 		c->flags & 4 ? "false" : "true", indent + 2, "");
 	for (uint32_t j = 0; j < c->n; j++) {
@@ -232,4 +237,35 @@ char *cli_crash_json(const struct cli_crash *c, int indent)
 		return NULL;
 	}
 	return buf;
+}
+
+void cli_crash_print(FILE *out, const struct cli_crash *c)
+{
+	const char *code = cli_crash_code_name((int)c->signo, c->code);
+	const char *abbrev = c->signo < 65 ? sigabbrev_np((int)c->signo) : NULL;
+	if (abbrev)
+		fprintf(out, "Crash: SIG%s", abbrev);
+	else
+		fprintf(out, "Crash: signal %" PRIu32, c->signo);
+	if (code)
+		fprintf(out, " (%s)", code);
+	else
+		fprintf(out, " (code %" PRId32 ")", c->code);
+	if (c->code <= 0)
+		fprintf(out, " sent by pid %" PRIu32 " (uid %" PRIu32 ")", (uint32_t)c->addr, (uint32_t)(c->addr >> 32));
+	else if (c->signo == SIGSEGV || c->signo == SIGBUS)
+		fprintf(out, " at address 0x%" PRIx64, c->addr);
+	fprintf(out, ", in thread %" PRIu32 "%s%s%s of pid %" PRIu32 "; ip 0x%" PRIx64 ", sp 0x%" PRIx64 "\n", c->tid,
+		c->thread[0] ? " (" : "", c->thread, c->thread[0] ? ")" : "", c->pid, c->ip, c->sp);
+	for (uint32_t j = 0; j < c->n; j++)
+		fprintf(out, "  #%-2" PRIu32 " 0x%016" PRIx64 "  %s\n", j, c->stack[j], c->sym[j] ? c->sym[j] : "?");
+	if (c->flags & 2)
+		fprintf(out, "  (the stack goes on: %u frames are kept)\n", CLI_CRASH_DEPTH);
+	else if (c->flags & 1)
+		fputs("  (the frame-pointer chain ended at a frame it could not follow: code built without frame "
+		      "pointers, e.g. -fomit-frame-pointer or a libc's, hides its callers)\n", out);
+	if (c->flags & 4)
+		fputs("  (the mappings were not written: the handler ran on a small alternate stack, or /proc was "
+		      "unreadable; addresses only)\n", out);
+	fputc('\n', out);
 }

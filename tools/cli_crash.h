@@ -39,5 +39,8 @@ const char *cli_crash_code_name(int signo, int code);
 /* trigger.json's "crash" member's value (a JSON object, its lines indented by
  * `indent` spaces); malloc'ed, NULL on out of memory. */
 char *cli_crash_json(const struct cli_crash *c, int indent);
+/* "Crash: SIGSEGV (SEGV_MAPERR) at address 0x0, in thread T (name) of pid P"
+ * and one line per frame, then a blank line. */
+void cli_crash_print(FILE *out, const struct cli_crash *c);
 
 #endif
