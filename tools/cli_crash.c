@@ -218,10 +218,10 @@ char *cli_crash_json(const struct cli_crash *c, int indent)
 	else
 		fprintf(f, ",\n%*s\"addr\": \"0x%" PRIx64 "\"", indent + 2, "", c->addr);
 	fprintf(f, ",\n%*s\"ip\": \"0x%" PRIx64 "\",\n%*s\"sp\": \"0x%" PRIx64
-		   "\",\n%*s\"stack_ended\": \"%s\",\n%*s\"mappings\": %s,\n%*s\"stack\": [",
+		   "\",\n%*s\"stack_ended\": \"%s\",\n%*s\"scanned\": %s,\n%*s\"mappings\": %s,\n%*s\"stack\": [",
 		indent + 2, "", c->ip, indent + 2, "", c->sp, indent + 2, "",
 		c->flags & 2 ? "truncated" : c->flags & 1 ? "aborted" : "complete", indent + 2, "",
-		c->flags & 4 ? "false" : "true", indent + 2, "");
+		c->flags & 8 ? "true" : "false", indent + 2, "", c->flags & 4 ? "false" : "true", indent + 2, "");
 	for (uint32_t j = 0; j < c->n; j++) {
 		fprintf(f, "%s\n%*s{ \"address\": \"0x%" PRIx64 "\", \"symbol\": ", j ? "," : "", indent + 4, "",
 			c->stack[j]);
@@ -264,6 +264,9 @@ void cli_crash_print(FILE *out, const struct cli_crash *c)
 	else if (c->flags & 1)
 		fputs("  (the frame-pointer chain ended at a frame it could not follow: code built without frame "
 		      "pointers, e.g. -fomit-frame-pointer or a libc's, hides its callers)\n", out);
+	if (c->flags & 8)
+		fputs("  (some frames were found by scanning stack words where code keeps no frame records: one of "
+		      "them may be a stale address)\n", out);
 	if (c->flags & 4)
 		fputs("  (the mappings were not written: the handler ran on a small alternate stack, or /proc was "
 		      "unreadable; addresses only)\n", out);

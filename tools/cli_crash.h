@@ -17,7 +17,7 @@
 #define CLI_CRASH_DEPTH 64 /* TB_CRASH_DEPTH (core/format.h) */
 
 struct cli_crash {
-	uint32_t pid, tid, signo, flags, n; /* flags: 1 walk aborted, 2 truncated, 4 no mappings */
+	uint32_t pid, tid, signo, flags, n; /* flags: 1 walk aborted, 2 truncated, 4 no mappings, 8 scanned */
 	int32_t code;                       /* si_code */
 	uint64_t addr, ip, sp;
 	int64_t ns;                         /* when it was written (Unix epoch ns) */

@@ -480,6 +480,8 @@ struct tb_packet_header {
 #define TB_CRASH_F_ABORTED 0x1u   /* the walk met a frame it could not read or check */
 #define TB_CRASH_F_TRUNCATED 0x2u /* the walk reached TB_CRASH_DEPTH */
 #define TB_CRASH_F_NOMAPS 0x4u    /* mappings not written (alternate stack too small, /proc unreadable) */
+#define TB_CRASH_F_SCANNED 0x8u   /* some frames were found by a scan of stack words (code without
+				   * frame records): one may be a stale return address */
 
 _Static_assert(sizeof(struct tb_map) == 1024, "tb_map layout");
 _Static_assert(offsetof(struct tb_map, trig_futex) == 176 && offsetof(struct tb_map, trig_seq) == 184 &&

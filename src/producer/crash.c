@@ -111,26 +111,136 @@ static int read_self(uint64_t addr, void *out, size_t n)
 	return syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul) == (long)n ? 0 : -1;
 }
 
-/* The frame-pointer chain from the context: frames[0] = ip, then return
- * addresses, innermost first.  A record [fp] = caller's fp, [fp + 8] = return
- * address, each strictly above the previous one and 8-byte aligned; a fp in
- * the first page ends the chain (0 at a thread's start, a small integer where
- * code without frame pointers uses rbp). */
+/* Up to n words at addr: how many could be read (the rest of the mapping). */
+static unsigned read_words(uint64_t addr, uint64_t *w, unsigned n)
+{
+	struct iovec l = { w, 8 * (size_t)n };
+	struct iovec r = { (void *)(uintptr_t)addr, 8 * (size_t)n }; // NOLINT(performance-no-int-to-ptr): checked by the kernel
+	long got = syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul);
+	return got > 0 ? (unsigned)(got / 8) : 0;
+}
+
+/* The executable mappings (a first read of /proc/self/maps), against which
+ * every return address is checked; 0 of them: nothing is checked. */
+#define CRASH_XMAPS 256
+static struct {
+	uint64_t lo, hi;
+} xmaps[CRASH_XMAPS];
+static unsigned nxmaps;
+
+static void on_xmap(void *arg, const struct tb_maps_line *m)
+{
+	(void)arg;
+	if (nxmaps < CRASH_XMAPS) {
+		xmaps[nxmaps].lo = m->start;
+		xmaps[nxmaps].hi = m->end;
+		nxmaps++;
+	}
+}
+
+static int in_code(uint64_t a)
+{
+	for (unsigned i = 0; i < nxmaps; i++)
+		if (a >= xmaps[i].lo && a < xmaps[i].hi)
+			return 1;
+	return !nxmaps;
+}
+
+/* Is a a return address: in code, and the bytes before it one of x86-64's
+ * call forms (E8 rel32; FF /2 with a register, [reg], disp8, SIB, disp32 or
+ * rip-relative operand).  A scan of stack words takes only these. */
+static int after_call(uint64_t a)
+{
+	uint8_t b[8];
+	if (a < 4096 + 8 || !nxmaps || !in_code(a) || read_self(a - 8, b, sizeof b) < 0)
+		return 0;
+#define CALL_FF(i, mods) (b[i] == 0xff && ((b[(i) + 1] >> 3) & 7) == 2 && (mods))
+	unsigned m2 = b[7] >> 6, r2 = b[7] & 7, m3 = b[6] >> 6, m4 = b[5] >> 6, r4 = b[5] & 7;
+	unsigned m6 = b[3] >> 6, r6 = b[3] & 7, m7 = b[2] >> 6, r7 = b[2] & 7;
+	return b[3] == 0xe8 || CALL_FF(6, m2 == 3 || (m2 == 0 && r2 != 4 && r2 != 5)) ||
+	       CALL_FF(5, m3 == 1 && (b[6] & 7) != 4) || CALL_FF(4, m4 == 1 && r4 == 4) ||
+	       CALL_FF(2, m6 == 2 || (m6 == 0 && r6 == 5)) || CALL_FF(1, m7 == 2 && r7 == 4) ||
+	       CALL_FF(5, m3 == 0 && (b[6] & 7) == 4); /* [SIB] */
+#undef CALL_FF
+}
+
+/* A frame record at fp above floor: aligned, its return address in code. */
+static int frame_at(uint64_t fp, uint64_t floor, uint64_t rec[2])
+{
+	return fp >= 4096 && !(fp & 7) && fp >= floor && fp <= UINT64_MAX - 16 && read_self(fp, rec, 16) == 0 &&
+	       in_code(rec[1]);
+}
+
+#define CRASH_SCAN_MAX (64u * 1024u) /* bytes of stack a scan reads at most */
+
+/*
+ * The stack from the context: frames[0] = ip, then return addresses,
+ * innermost first.  The frame-pointer chain ([fp] = caller's fp, [fp + 8] =
+ * return address; each record 8-byte aligned, strictly above the previous
+ * one, its return address in an executable mapping; a fp in the first page
+ * ends it: 0 at a thread's start, a small integer where code without frame
+ * pointers uses rbp).  Code without frame records (a libc built without
+ * them: abort(), pause()) hides its callers from the chain; so the words
+ * between sp and the first record, and, where the chain breaks, the words
+ * above it, are scanned for return addresses (after_call()), the chain
+ * resumed at the first word before one that is a record again
+ * (TB_CRASH_F_SCANNED: such frames may include a stale address).
+ */
 static unsigned walk(const ucontext_t *uc, uint32_t *flags)
 {
 	uint64_t fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 	uint64_t floor = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	uint64_t scan_end = 0; /* scan [floor, scan_end) first; UINT64_MAX: until a record */
 	unsigned n = 0;
+	uint64_t rec[2];
 	frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	while (fp >= 4096) {
-		if (n == TB_CRASH_DEPTH) {
-			*flags |= TB_CRASH_F_TRUNCATED;
-			break;
+	if (!nxmaps) /* nothing to check addresses against: the chain alone */
+		scan_end = 0;
+	else if (fp >= 4096 && frame_at(fp, floor, rec) && fp - floor <= CRASH_SCAN_MAX)
+		scan_end = fp;
+	else /* no record at rbp: scan */
+		scan_end = UINT64_MAX;
+	for (;;) {
+		if (scan_end && floor < scan_end) {
+			/* the words of [floor, scan_end) (a record's fp resumes the chain) */
+			uint64_t w[64], limit = floor + CRASH_SCAN_MAX, at = floor;
+			int resumed = 0;
+			while (!resumed && at < scan_end && at < limit && n < TB_CRASH_DEPTH) {
+				unsigned nw = read_words(at, w, 64);
+				if (!nw)
+					break; /* the end of the stack's mapping */
+				for (unsigned k = 0; k < nw && at + 8 * k < scan_end && n < TB_CRASH_DEPTH; k++) {
+					uint64_t loc = at + 8 * k;
+					if (!after_call(w[k]))
+						continue;
+					frames[n++] = w[k];
+					*flags |= TB_CRASH_F_SCANNED;
+					/* the word before a return address: its caller's saved fp? */
+					if (scan_end == UINT64_MAX && k && frame_at(w[k - 1], loc + 8, rec)) {
+						fp = w[k - 1];
+						floor = loc + 8;
+						resumed = 1;
+						break;
+					}
+				}
+				if (!resumed && nw < 64)
+					break; /* the end of the stack's mapping */
+				if (!resumed)
+					at += sizeof w;
+			}
+			if (scan_end == UINT64_MAX && !resumed)
+				break; /* no record found again */
+			scan_end = 0;
 		}
-		uint64_t rec[2];
-		if ((fp & 7) || fp < floor || fp > UINT64_MAX - 16 || read_self(fp, rec, sizeof rec) < 0) {
-			*flags |= TB_CRASH_F_ABORTED;
+		if (fp < 4096 || n >= TB_CRASH_DEPTH)
 			break;
+		if (!frame_at(fp, floor, rec)) {
+			if (!nxmaps) {
+				*flags |= TB_CRASH_F_ABORTED;
+				break;
+			}
+			scan_end = UINT64_MAX; /* a broken chain: scan from here */
+			continue;
 		}
 		if (!rec[1])
 			break;
@@ -138,6 +248,8 @@ static unsigned walk(const ucontext_t *uc, uint32_t *flags)
 		floor = fp + 16;
 		fp = rec[0];
 	}
+	if (n >= TB_CRASH_DEPTH && fp >= 4096)
+		*flags |= TB_CRASH_F_TRUNCATED;
 	return n;
 }
 
@@ -215,9 +327,15 @@ static void write_crash(int sig, const siginfo_t *si, const ucontext_t *uc)
 		return;
 	uint32_t flags = 0;
 	struct crash_out o = { .s = s, .ch = (unsigned)ch, .map_id = mid };
-	o.n = walk(uc, &flags);
 	/* the maps reader's buffers are on the stack: not on what is left of a small alternate stack */
-	if (altstack_room() < TB_MAPS_STACK_USE + 4096 || tb_maps_read(on_map, &o) != 0)
+	int maps_ok = altstack_room() >= TB_MAPS_STACK_USE + 4096;
+	nxmaps = 0;
+	if (!maps_ok || tb_maps_read(on_xmap, NULL) != 0) {
+		nxmaps = 0; /* the chain alone, unchecked */
+		maps_ok = 0;
+	}
+	o.n = walk(uc, &flags);
+	if (!maps_ok || tb_maps_read(on_map, &o) != 0)
 		flags |= TB_CRASH_F_NOMAPS;
 	uint32_t signo = (uint32_t)sig, tid = (uint32_t)syscall(SYS_gettid);
 	int32_t code = si->si_code;
