@@ -5,7 +5,7 @@
  * crash_level2, built with frame pointers (tests/CMakeLists.txt), for the
  * crash handler's tests (tests/cli/t_crash_snapshot_names_the_thread_and_stack.sh).
  *
- *   tb-crash-chain segv | abort | wait | own
+ *   tb-crash-chain segv | abort | wait | own | own-early
  *
  * Prints "pid: P" and "tid: T" (the worker's, named "crash-worker") and flushes, writes 10 events
  * `crash:step { u32 i }` on the worker, then in crash_level2:
@@ -14,8 +14,14 @@
  *   wait   prints "waiting" and waits in pause() for a signal from outside
  *          (the main thread blocks SIGSEGV: a kill -SEGV of the process is
  *          delivered to the worker)
- *   own    installs its own SIGSEGV handler first (in main, after the library
- *          attached), which prints "own handler ran" and exits 42, then segv
+ *   own    installs its own SIGSEGV handler (in main, after the library
+ *          attached: it replaces libtracebuf's), which prints "own handler
+ *          ran" and exits 42, then segv; first prints "sigsegv at main: X"
+ *   own-early  the same handler installed before any library's constructor
+ *          (.preinit_array: libtracebuf finds it there and keeps it)
+ * X says what SIGSEGV's disposition was when main started: "default",
+ * "own" (the program's), or "other" (someone's SA_SIGINFO handler:
+ * libtracebuf's, when it attached).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -75,6 +81,23 @@ static void own_handler(int sig)
 	_exit(42);
 }
 
+static void install_own(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = own_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+}
+
+static void preinit(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (argc == 2 && !strcmp(argv[1], "own-early"))
+		install_own();
+}
+__attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)(int, char **, char **) = preinit;
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -82,8 +105,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = argv[1];
-	if (!strcmp(mode, "own"))
-		signal(SIGSEGV, own_handler);
+	if (!strncmp(mode, "own", 3)) {
+		struct sigaction old;
+		sigaction(SIGSEGV, NULL, &old);
+		printf("sigsegv at main: %s\n", !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL ? "default"
+						 : !(old.sa_flags & SA_SIGINFO) && old.sa_handler == own_handler ? "own"
+														: "other");
+		install_own();
+		mode = "segv";
+	}
 	if (!strcmp(mode, "wait")) {
 		sigset_t set;
 		sigemptyset(&set);
