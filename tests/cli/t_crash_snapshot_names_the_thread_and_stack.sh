@@ -115,6 +115,27 @@ if [ $CHAIN_IS_ASAN = 0 ]; then
 	! grep -q '"crash": {' "$snap/trigger.json" || fail "crash details without the handler"
 fi
 
+if [ $CHAIN_IS_ASAN = 0 ]; then
+	echo "== record --pid: the handler is installed at the attach; the crash snapshot names the thread"
+	TB_LIB=$(cd "$(dirname "$0")/../lib" && pwd)
+	env -u TRACEBUF_SESSION CRASH_CHAIN_START="$T/go" "$PY" "$TB_LIB/parent.py" hold "$T/rel" \
+		"$CHAIN" segv > "$T/pid.out" 2> "$T/pid.err" &
+	par=$!
+	wait_for grep -q '^tid: ' "$T/pid.out" || fail "the program did not start"
+	pid=$(sed -n 's/^pid: //p' "$T/pid.out")
+	tid=$(sed -n 's/^tid: //p' "$T/pid.out")
+	"$CLI" record --pid "$pid" --mode overwrite --snapshot-dir "$T/pid" 2> "$T/rpid.err" &
+	rec=$!
+	wait_said "recording process $pid" "$T/rpid.err" $rec "record --pid did not start"
+	touch "$T/go"
+	wait $rec
+	touch "$T/rel"
+	wait $par
+	one_snapshot "$T/pid" "record --pid"
+	check_crash "$snap" "$tid" SIGSEGV SEGV_MAPERR
+	snap_events "$snap" > /dev/null
+fi
+
 echo "== abort(): SIGABRT, its thread and the stack through libc's frames"
 if [ $CHAIN_IS_ASAN = 0 ]; then
 	run_crash abort "$T/abort"

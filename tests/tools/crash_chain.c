@@ -19,6 +19,9 @@
  *          ran" and exits 42, then segv; first prints "sigsegv at main: X"
  *   own-early  the same handler installed before any library's constructor
  *          (.preinit_array: libtracebuf finds it there and keeps it)
+ * With CRASH_CHAIN_START=FILE in the environment, the worker waits until FILE
+ * exists before its first event (record --pid: the recorder's request is in
+ * place, so that event attaches; it is dropped).
  * X says what SIGSEGV's disposition was when main started: "default",
  * "own" (the program's), or "other" (someone's SA_SIGINFO handler:
  * libtracebuf's, when it attached).
@@ -65,6 +68,9 @@ __attribute__((noinline)) static void *crash_worker(void *arg)
 	pthread_setname_np(pthread_self(), "crash-worker");
 	printf("tid: %ld\n", (long)syscall(SYS_gettid));
 	fflush(stdout);
+	const char *start = getenv("CRASH_CHAIN_START");
+	for (int i = 0; start && access(start, F_OK) != 0 && i < 15000; i++)
+		usleep(10000); /* a condition, polled; 150 s guard */
 	for (uint32_t i = 0; i < 10; i++)
 		tb_crash_step(i);
 	crash_level1();
