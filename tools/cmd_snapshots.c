@@ -102,7 +102,8 @@ static void crash_thread(const char *json, char *out, size_t cap)
 		snprintf(out, cap, " (%.*s)", (int)(cap > 4 ? cap - 4 : 0), t);
 }
 
-/* The crash line of the listing: the crashing thread, how, where */
+/* The crash line of the listing: the crashing thread, how, where (its
+ * innermost frame outside libc) */
 static void crash_line(const char *json, FILE *out)
 {
 	char v[5][400], t[5][400], thr[200] = "";
@@ -112,6 +113,12 @@ static void crash_line(const char *json, FILE *out)
 	static const char *keys[] = { "tid", "code_name", "addr", "symbol", "address" };
 	for (int k = 0; k < 5; k++)
 		cli_tx(t[k], sizeof t[k], field(k ? c : json, keys[k], v[k], sizeof v[k]));
+	/* the innermost frame outside libc (abort(), raise(): the caller is the news) */
+	for (const char *f = strstr(c, "\"symbol\": "); f && strstr(t[3], "(libc.so"); f = strstr(f + 1, "\"symbol\": ")) {
+		cli_tx(t[3], sizeof t[3], field(f, "symbol", v[3], sizeof v[3]));
+		if (!strcmp(t[3], "null"))
+			break;
+	}
 	crash_thread(json, thr, sizeof thr);
 	fprintf(out, "        crash: thread %s%s, %s%s%s, in %s\n", t[0], thr, *t[1] && strcmp(t[1], "null") ? t[1] : "",
 		*t[2] && strcmp(t[2], "null") ? " at " : "", *t[2] && strcmp(t[2], "null") ? t[2] : "",

@@ -51,7 +51,8 @@
 #include "platform/maps.h"
 #include "producer/producer.h"
 
-static struct tb_event_class crash_cls = {
+/* their masks: set to tb_disabled_mask, then registered, by producer.c */
+struct tb_event_class tb_crash_cls = {
 	.name = TB_CRASH_EVENT,
 	.nfields = 8,
 	.fields = { { "signo", TB_FT_U32, 0, NULL },
@@ -62,10 +63,9 @@ static struct tb_event_class crash_cls = {
 		    { "sp", TB_FT_U64, 0, NULL },
 		    { "flags", TB_FT_U32, 0, NULL },
 		    { "stack", TB_FT_U64SEQ, TB_CRASH_DEPTH, NULL } },
-	.mask = &tb_disabled_mask,
 };
 /* the fields of profile:map (src/profile/profile_events.h) */
-static struct tb_event_class crash_map_cls = {
+struct tb_event_class tb_crash_map_cls = {
 	.name = TB_CRASH_MAP_EVENT,
 	.nfields = 5,
 	.fields = { { "start", TB_FT_U64, 0, NULL },
@@ -73,18 +73,19 @@ static struct tb_event_class crash_map_cls = {
 		    { "pgoff", TB_FT_U64, 0, NULL },
 		    { "gen", TB_FT_U32, 0, NULL },
 		    { "path", TB_FT_STRING, TB_MAPS_PATH_MAX, NULL } },
-	.mask = &tb_disabled_mask,
 };
 
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGSYS, SIGTRAP };
 static int crash_off; /* TRACEBUF_CRASH_HANDLER=0 at start */
 
-__attribute__((constructor)) static void crash_init(void)
+static struct tb_session *(*crash_session)(void); /* tb_producer_session: relaxed */
+
+/* Priority 101: before tb_autoattach (producer.c), a constructor of default
+ * priority, which may install the handler */
+__attribute__((constructor(101))) static void crash_init(void)
 {
 	const char *v = getenv("TRACEBUF_CRASH_HANDLER");
 	crash_off = v && !strcmp(v, "0");
-	tb_class_register(&crash_cls);
-	tb_class_register(&crash_map_cls);
 }
 
 /* ---- the handler's state: one writer at a time (crash_busy) ---- */
@@ -122,7 +123,7 @@ static unsigned read_words(uint64_t addr, uint64_t *w, unsigned n)
 
 /* The executable mappings (a first read of /proc/self/maps), against which
  * every return address is checked; 0 of them: nothing is checked. */
-#define CRASH_XMAPS 256
+#define CRASH_XMAPS 1024
 static struct {
 	uint64_t lo, hi;
 } xmaps[CRASH_XMAPS];
@@ -318,9 +319,10 @@ static size_t altstack_room(void)
 
 static void write_crash(int sig, const siginfo_t *si, const ucontext_t *uc)
 {
-	struct tb_session *s = tb_producer_session();
+	struct tb_session *(*session)(void) = __atomic_load_n(&crash_session, __ATOMIC_RELAXED);
+	struct tb_session *s = session ? session() : NULL;
 	uint32_t cid, mid;
-	if (!s || class_id(s, &crash_cls, &cid) < 0 || class_id(s, &crash_map_cls, &mid) < 0)
+	if (!s || class_id(s, &tb_crash_cls, &cid) < 0 || class_id(s, &tb_crash_map_cls, &mid) < 0)
 		return;
 	int ch = crash_channel(s, cid, mid);
 	if (ch < 0)
@@ -377,10 +379,12 @@ static void crash_handler(int sig, siginfo_t *si, void *ucv)
 	errno = saved;
 }
 
-void tb_crash_install(void)
+void tb_crash_install(struct tb_session *(*session)(void))
 {
 	if (crash_off)
 		return;
+	/* relaxed: the handler is installed after it (sigaction orders them) */
+	__atomic_store_n(&crash_session, session, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++) {
 		struct sigaction old;
 		if (sigaction(crash_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||

@@ -30,7 +30,12 @@ TB_HIDDEN void tb_attach_poll(void);
 /* The fatal-signal handler (crash.c): installed for the crash signals whose
  * disposition is SIG_DFL, unless TRACEBUF_CRASH_HANDLER=0 was in the
  * environment at start.  Called by the attach of a recording
- * ($TRACEBUF_SESSION, record --pid).  Async-signal-safe (sigaction only). */
-TB_HIDDEN void tb_crash_install(void);
+ * ($TRACEBUF_SESSION: record; the attach of record --pid) with the function
+ * that gives the producer session (a pointer: crash.c does not call
+ * producer.c, which calls it).  Async-signal-safe (sigaction only). */
+TB_HIDDEN void tb_crash_install(struct tb_session *(*session)(void));
+/* Its classes (TB_CRASH_EVENT, TB_CRASH_MAP_EVENT): producer.c points their
+ * masks at tb_disabled_mask and registers them at load. */
+TB_HIDDEN extern struct tb_event_class tb_crash_cls, tb_crash_map_cls;
 
 #endif

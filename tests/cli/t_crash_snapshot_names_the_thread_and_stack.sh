@@ -145,6 +145,31 @@ if [ $CHAIN_IS_ASAN = 0 ]; then
 	snap_events "$snap" > /dev/null
 fi
 
+CXX_CHAIN=${TB_CRASH_CHAIN_CXX:-}
+if [ -n "$CXX_CHAIN" ] && [ $CHAIN_IS_ASAN = 0 ]; then
+	echo "== C++: a std::thread in app::Worker::run -> level1 -> level2(int), names demangled"
+	"$CLI" record -q --mode overwrite --snapshot-dir "$T/cxx" -- "$CXX_CHAIN" > "$T/cxx.out" 2> "$T/cxx.err"
+	rc=$?
+	[ $rc -eq 139 ] || { cat "$T/cxx.err"; fail "C++: record exited $rc (want 139)"; }
+	tid=$(sed -n 's/^tid: //p' "$T/cxx.out")
+	one_snapshot "$T/cxx" "C++"
+	j=$snap/trigger.json
+	[ "$(json_field "$j" '["trigger"]["tid"]')" = "$tid" ] || { cat "$j"; fail "C++: the tid"; }
+	if [ "$SYMS" = 1 ]; then
+		"$PY" - "$j" <<'PYEOF' || { cat "$j"; fail "C++: the stack does not hold app::Worker::level2(int), level1(), run() in that order"; }
+import json, sys
+st = json.load(open(sys.argv[1]))["trigger"]["crash"]["stack"]
+names = [(f["symbol"] or "").rsplit("+0x", 1)[0] for f in st]
+want = ["app::Worker::level2(int)", "app::Worker::level1()", "app::Worker::run()"]
+i = names.index(want[0]) if want[0] in names else -1
+sys.exit(0 if i >= 0 and names[i:i + 3] == want else 1)
+PYEOF
+	fi
+	snap_events "$snap" > /dev/null
+elif [ $CHAIN_IS_ASAN = 0 ]; then
+	echo "note: no C++ compiler here: the C++ case is not run"
+fi
+
 if [ -n "$ASAN" ]; then
 	echo "== AddressSanitizer's SIGSEGV handler is there first: it reports and exits as without tracebuf"
 	"$ASAN" segv > /dev/null 2> "$T/asan0.err"
