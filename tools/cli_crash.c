@@ -194,7 +194,7 @@ void cli_crash_free(struct cli_crash *c)
 	}
 }
 
-char *cli_crash_json(const struct cli_crash *c, int indent)
+char *cli_crash_json(const struct cli_crash *c, int indent, int with_ids)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -202,7 +202,15 @@ char *cli_crash_json(const struct cli_crash *c, int indent)
 	if (!f)
 		return NULL;
 	const char *code = cli_crash_code_name((int)c->signo, c->code);
-	fprintf(f, "{\n%*s\"thread\": ", indent + 2, "");
+	fputs("{\n", f);
+	if (with_ids) {
+		const char *ab = c->signo < 65 ? sigabbrev_np((int)c->signo) : NULL;
+		fprintf(f, "%*s\"pid\": %" PRIu32 ",\n%*s\"tid\": %" PRIu32 ",\n%*s\"signo\": %" PRIu32
+			   ",\n%*s\"signal\": \"%s%s\",\n%*s\"time_ns\": %" PRId64 ",\n",
+			indent + 2, "", c->pid, indent + 2, "", c->tid, indent + 2, "", c->signo, indent + 2, "",
+			ab ? "SIG" : "", ab ? ab : "?", indent + 2, "", c->ns);
+	}
+	fprintf(f, "%*s\"thread\": ", indent + 2, "");
 	if (c->thread[0])
 		rpt_jstr(f, c->thread);
 	else

@@ -37,8 +37,9 @@ void cli_crash_free(struct cli_crash *c);
 /* SEGV_MAPERR, BUS_ADRALN, SI_USER, SI_TKILL...; NULL when unknown. */
 const char *cli_crash_code_name(int signo, int code);
 /* trigger.json's "crash" member's value (a JSON object, its lines indented by
- * `indent` spaces); malloc'ed, NULL on out of memory. */
-char *cli_crash_json(const struct cli_crash *c, int indent);
+ * `indent` spaces; with_ids: with pid, tid, signo, signal and time_ns too, for
+ * report's JSON); malloc'ed, NULL on out of memory. */
+char *cli_crash_json(const struct cli_crash *c, int indent, int with_ids);
 /* "Crash: SIGSEGV (SEGV_MAPERR) at address 0x0, in thread T (name) of pid P"
  * and one line per frame, then a blank line. */
 void cli_crash_print(FILE *out, const struct cli_crash *c);

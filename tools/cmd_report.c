@@ -301,8 +301,9 @@ static int add_kernel_event(struct report *rp, const struct tb_rd_event *e)
 }
 
 /* The crash the program's libtracebuf wrote (tracebuf:crash), when the
- * trace holds one: a second pass, only then (tools/cli_crash.c) */
-static void print_crash(const struct report *rp, FILE *out)
+ * trace holds one: a second pass, only then (tools/cli_crash.c); as text, or
+ * (json) as the member ,"crash":{...} */
+static void print_crash(const struct report *rp, FILE *out, int json)
 {
 	int any = 0;
 	for (uint32_t id = 0; id < rp->ncls && !any; id++) {
@@ -310,11 +311,18 @@ static void print_crash(const struct report *rp, FILE *out)
 		any = rp->cls[id].n && n && !strcmp(n, "tracebuf:crash");
 	}
 	struct cli_crash c;
-	if (any && cli_crash_read(rp->dir, 0, &c) > 0) {
+	if (!any || cli_crash_read(rp->dir, 0, &c) <= 0)
+		return;
+	if (json) {
+		char *j = cli_crash_json(&c, 0, 1);
+		if (j)
+			fprintf(out, ",\"crash\":%s", j);
+		free(j);
+	} else {
 		fputc('\n', out);
 		cli_crash_print(out, &c);
-		cli_crash_free(&c);
 	}
+	cli_crash_free(&c);
 }
 
 static int collect(struct report *rp)
@@ -619,6 +627,7 @@ static void print_json(const struct report *rp, FILE *f)
 		fputs("null", f);
 	}
 	rs_print_json(rp->sched, f);
+	print_crash(rp, f, 1);
 	rpt_json_diags(f, r);
 }
 
@@ -1061,7 +1070,7 @@ int cmd_report(int argc, char **argv)
 		print_json(&rp, stdout);
 	} else {
 		print_text(&rp, stdout, max_threads, max_ranges);
-		print_crash(&rp, stdout);
+		print_crash(&rp, stdout, 0);
 	}
 	int partial = tb_reader_ndiags(rp.r) != 0;
 	tb_reader_close(rp.r);

@@ -273,7 +273,7 @@ static char *crash_info(void *arg, const char *trace_dir, uint32_t pid, uint32_t
 	struct cli_crash c;
 	if (cli_crash_read(trace_dir, pid, &c) <= 0)
 		return NULL;
-	char *j = cli_crash_json(&c, 4);
+	char *j = cli_crash_json(&c, 4, 0);
 	*tid = c.tid;
 	cli_crash_free(&c);
 	return j;

@@ -76,6 +76,13 @@ if [ $CHAIN_IS_ASAN = 0 ]; then
 	grep -q "^Crash: SIGSEGV (SEGV_MAPERR) at address 0x0, in thread $tid (crash-worker) of pid $pid" "$T/report" ||
 		{ cat "$T/report"; fail "report does not show the crash"; }
 	[ "$SYMS" = 0 ] || grep -A1 'crash_level2+0x' "$T/report" | grep -q 'crash_level1+0x' || { cat "$T/report"; fail "report's stack"; }
+	"$CLI" report --format json "$snap" > "$T/report.json" || fail "report --format json of the snapshot"
+	"$PY" - "$T/report.json" "$tid" <<'PYEOF' || { cat "$T/report.json"; fail "report's JSON does not hold the crash"; }
+import json, sys
+c = json.load(open(sys.argv[1]))["crash"]
+sys.exit(0 if c["tid"] == int(sys.argv[2]) and c["signal"] == "SIGSEGV" and c["addr"] == "0x0"
+         and c["code_name"] == "SEGV_MAPERR" and len(c["stack"]) >= 3 else 1)
+PYEOF
 	"$CLI" snapshots "$T/segv" > "$T/list" || fail "snapshots"
 	grep -q "crash: thread $tid (crash-worker), SEGV_MAPERR at 0x0" "$T/list" || { cat "$T/list"; fail "the listing does not show the crash"; }
 
