@@ -13,12 +13,15 @@
  *                      sanitizer's handler is never replaced; one the program
  *                      installs later replaces ours); not when the program's
  *                      environment had TRACEBUF_CRASH_HANDLER=0 at its start
- *   the handler        SA_SIGINFO | SA_ONSTACK | SA_RESETHAND.  One thread at a
- *                      time (a guard; a second crash goes straight to the
- *                      default action), then: the return addresses of the
- *                      frame-pointer chain (every word read with
- *                      process_vm_readv on this process, which returns EFAULT
- *                      where a load would fault), the executable mappings that
+ *   the handler        SA_SIGINFO | SA_ONSTACK.  The first crashing thread
+ *                      writes (a guard; another thread crashing meanwhile
+ *                      waits for the process to die, a fault in the writer
+ *                      goes to the default action), then: the return
+ *                      addresses of the stack (the frame-pointer chain, and a
+ *                      scan of stack words where code keeps no frame record;
+ *                      every word read with process_vm_readv on this process,
+ *                      which returns EFAULT where a load would fault), the
+ *                      executable mappings that
  *                      hold them (TB_CRASH_MAP_EVENT, from /proc/self/maps read
  *                      by the async-signal-safe reader the sampler uses,
  *                      platform/maps.c), then the crash (TB_CRASH_EVENT: signo,
@@ -42,6 +45,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -90,7 +94,7 @@ __attribute__((constructor(101))) static void crash_init(void)
 
 /* ---- the handler's state: one writer at a time (crash_busy) ---- */
 
-static int crash_busy;
+static uint32_t crash_busy; /* the tid of the thread that writes; 0: none yet */
 static uint64_t frames[TB_CRASH_DEPTH];
 static uint8_t payload[4 + 4 + 4 + 8 + 8 + 8 + 4 + 4 + 8 * TB_CRASH_DEPTH];
 static uint8_t map_payload[8 + 8 + 8 + 4 + TB_MAPS_PATH_MAX + 1];
@@ -360,14 +364,20 @@ static void write_crash(int sig, const siginfo_t *si, const ucontext_t *uc)
 static void crash_handler(int sig, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
-	int idle = 0;
-	/* one crashing thread writes; acquire/release: the static buffers */
-	if (__atomic_compare_exchange_n(&crash_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+	uint32_t me = (uint32_t)syscall(SYS_gettid), owner = 0;
+	/* One crashing thread writes, and keeps the guard: the process dies
+	 * when it re-raises.  Another thread crashing meanwhile waits here for
+	 * that (a default action now would kill the process mid-write), 5 s at
+	 * most; a fault inside the writer itself (its own tid) goes on to the
+	 * default action.  Acquire: the static buffers of an earlier writer
+	 * (none: the guard is never released). */
+	if (__atomic_compare_exchange_n(&crash_busy, &owner, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 		write_crash(sig, si, ucv);
-		__atomic_store_n(&crash_busy, 0, __ATOMIC_RELEASE);
+	} else if (owner != me) {
+		struct timespec ms = { 0, 1000000 };
+		for (int i = 0; i < 5000; i++)
+			nanosleep(&ms, NULL);
 	}
-	/* SA_RESETHAND made it SIG_DFL already; said again for a kernel that
-	 * would not (the disposition must be the default before the re-raise) */
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
@@ -375,7 +385,7 @@ static void crash_handler(int sig, siginfo_t *si, void *ucv)
 	sigaction(sig, &dfl, NULL);
 	/* pending while the handler runs (sig is blocked in it), delivered when
 	 * it returns: the process dies of sig, as it would have without us */
-	syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), (long)sig);
+	syscall(SYS_tgkill, (long)getpid(), (long)me, (long)sig);
 	errno = saved;
 }
 
@@ -393,7 +403,7 @@ void tb_crash_install(struct tb_session *(*session)(void))
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_sigaction = crash_handler;
-		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK; /* not SA_RESETHAND: a second crashing thread must wait (handler) */
 		sigemptyset(&sa.sa_mask);
 		sigaction(crash_signals[i], &sa, NULL);
 	}
