@@ -20,7 +20,8 @@ command -v babeltrace2 > /dev/null || { echo "SKIP: babeltrace2 not installed"; 
 CHAIN=${TB_CRASH_CHAIN:?}
 ASAN=${TB_CRASH_CHAIN_ASAN:-}
 CHAIN_IS_ASAN=0
-if grep -q __asan_init "$CHAIN"; then CHAIN_IS_ASAN=1; ASAN=$CHAIN; fi # a TB_SANITIZE=address build
+# a TB_SANITIZE build (address or thread): the program's sanitizer has its SIGSEGV handler first
+if grep -q '__asan_init\|__tsan_init' "$CHAIN"; then CHAIN_IS_ASAN=1; ASAN=$CHAIN; fi
 SYMS=1
 ldd "$CLI" | grep -q 'libdw' || { SYMS=0; echo "note: tracebuf built without libdw: addresses only, names not checked"; }
 
@@ -178,18 +179,18 @@ elif [ $CHAIN_IS_ASAN = 0 ]; then
 fi
 
 if [ -n "$ASAN" ]; then
-	echo "== AddressSanitizer's SIGSEGV handler is there first: it reports and exits as without tracebuf"
+	echo "== a sanitizer's SIGSEGV handler is there first: it reports and exits as without tracebuf"
 	"$ASAN" segv > /dev/null 2> "$T/asan0.err"
 	want=$?
 	"$CLI" record -q --mode overwrite --snapshot-dir "$T/asan" -- "$ASAN" segv > /dev/null 2> "$T/asan.err"
 	rc=$?
 	[ $rc -eq $want ] || { cat "$T/asan.err"; fail "under ASan: record exited $rc, the program alone $want"; }
 	# ASan's report (UBSan's first, in a TB_SANITIZE=address,undefined build: a store to NULL)
-	said=$(grep -m1 -o 'ERROR: AddressSanitizer: SEGV on unknown address\|runtime error: store to null pointer' "$T/asan0.err")
+	said=$(grep -m1 -o 'ERROR: AddressSanitizer: SEGV on unknown address\|runtime error: store to null pointer\|ThreadSanitizer: SEGV on unknown address' "$T/asan0.err")
 	[ -n "$said" ] || { cat "$T/asan0.err"; fail "the sanitized program alone did not report its crash"; }
 	grep -q "$said" "$T/asan.err" || { cat "$T/asan.err"; fail "under record, the sanitizer's report ($said) is missing"; }
 	[ "$(snapshots "$T/asan" | wc -l)" -eq 0 ] || fail "under ASan: a crash snapshot of an exit"
-	echo "== ... and abort() (ASan leaves SIGABRT alone) gets the crash handler"
+	echo "== ... and abort() (the sanitizer leaves SIGABRT alone) gets the crash handler"
 	CHAIN=$ASAN run_crash abort "$T/asan_abort"
 	[ $rc -eq 134 ] || { cat "$T/abort.err"; fail "ASan abort: record exited $rc (want 134)"; }
 	one_snapshot "$T/asan_abort" "ASan abort"
