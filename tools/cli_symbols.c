@@ -428,11 +428,18 @@ int sym_bias(struct sym_file *f, uint64_t start, uint64_t pgoff, uint64_t *bias)
 
 const char *sym_name(struct sym_file *f, uint64_t addr)
 {
+	return sym_name_at(f, addr, NULL);
+}
+
+const char *sym_name_at(struct sym_file *f, uint64_t addr, uint64_t *within)
+{
 	if (!f || f->state <= 0)
 		return NULL;
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (within)
+		*within = off;
 	if (!name || !name[0] || name[0] == '@')
 		return NULL;
 	const char *at = strchr(name, '@');
@@ -459,6 +466,11 @@ int sym_bias(struct sym_file *f, uint64_t start, uint64_t pgoff, uint64_t *bias)
 }
 
 const char *sym_name(struct sym_file *f, uint64_t addr)
+{
+	return NULL;
+}
+
+const char *sym_name_at(struct sym_file *f, uint64_t addr, uint64_t *within)
 {
 	return NULL;
 }

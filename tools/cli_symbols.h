@@ -67,6 +67,9 @@ int sym_bias(struct sym_file *f, uint64_t start, uint64_t pgoff, uint64_t *bias)
  * its symbol version ("clock_gettime", not "clock_gettime@@GLIBC_2.17"), or
  * NULL.  Valid until the next sym_name() call. */
 const char *sym_name(struct sym_file *f, uint64_t addr);
+/* sym_name(), and the offset of addr in the symbol in *within (the crash's
+ * "function+0xOFF", tools/cli_crash.c). */
+const char *sym_name_at(struct sym_file *f, uint64_t addr, uint64_t *within);
 
 /* The problems reported so far (for JSON output). */
 size_t sym_nproblems(const struct sym_ctx *c);

@@ -28,6 +28,7 @@
 #include <tracebuf/reader.h>
 
 #include "cli.h"
+#include "cli_crash.h"
 #include "core/format.h" /* TB_KERNEL_ID_BASE: the ids of the kernel's classes */
 #include "cli_demangle.h"
 #include "cli_map.h"
@@ -297,6 +298,31 @@ static int add_kernel_event(struct report *rp, const struct tb_rd_event *e)
 		snprintf(k->comm, sizeof k->comm, "%.*s", (int)(n < 15 ? n : 15), c);
 	rp->kernel_events++;
 	return 0;
+}
+
+/* The crash the program's libtracebuf wrote (tracebuf:crash), when the
+ * trace holds one: a second pass, only then (tools/cli_crash.c); as text, or
+ * (json) as the member ,"crash":{...} */
+static void print_crash(const struct report *rp, FILE *out, int json)
+{
+	int any = 0;
+	for (uint32_t id = 0; id < rp->ncls && !any; id++) {
+		const char *n = tb_reader_class_name(rp->r, id);
+		any = rp->cls[id].n && n && !strcmp(n, "tracebuf:crash");
+	}
+	struct cli_crash c;
+	if (!any || cli_crash_read(rp->dir, 0, &c) <= 0)
+		return;
+	if (json) {
+		char *j = cli_crash_json(&c, 0, 1);
+		if (j)
+			fprintf(out, ",\"crash\":%s", j);
+		free(j);
+	} else {
+		fputc('\n', out);
+		cli_crash_print(out, &c);
+	}
+	cli_crash_free(&c);
 }
 
 static int collect(struct report *rp)
@@ -601,6 +627,7 @@ static void print_json(const struct report *rp, FILE *f)
 		fputs("null", f);
 	}
 	rs_print_json(rp->sched, f);
+	print_crash(rp, f, 1);
 	rpt_json_diags(f, r);
 }
 
@@ -1043,6 +1070,7 @@ int cmd_report(int argc, char **argv)
 		print_json(&rp, stdout);
 	} else {
 		print_text(&rp, stdout, max_threads, max_ranges);
+		print_crash(&rp, stdout, 0);
 	}
 	int partial = tb_reader_ndiags(rp.r) != 0;
 	tb_reader_close(rp.r);

@@ -93,6 +93,38 @@ int cli_flight_kind(const char *dir)
 	return kind;
 }
 
+/* " (name)" of the crashing thread when trigger.json has its crash, escaped */
+static void crash_thread(const char *json, char *out, size_t cap)
+{
+	char v[64], t[160];
+	const char *c = strstr(json, "\"crash\": {");
+	if (c && *cli_tx(t, sizeof t, field(c, "thread", v, sizeof v)) && strcmp(t, "null"))
+		snprintf(out, cap, " (%.*s)", (int)(cap > 4 ? cap - 4 : 0), t);
+}
+
+/* The crash line of the listing: the crashing thread, how, where (its
+ * innermost frame outside libc) */
+static void crash_line(const char *json, FILE *out)
+{
+	char v[5][400], t[5][400], thr[200] = "";
+	const char *c = strstr(json, "\"crash\": {");
+	if (!c)
+		return;
+	static const char *keys[] = { "tid", "code_name", "addr", "symbol", "address" };
+	for (int k = 0; k < 5; k++)
+		cli_tx(t[k], sizeof t[k], field(k ? c : json, keys[k], v[k], sizeof v[k]));
+	/* the innermost frame outside libc (abort(), raise(): the caller is the news) */
+	for (const char *f = strstr(c, "\"symbol\": "); f && strstr(t[3], "(libc.so"); f = strstr(f + 1, "\"symbol\": ")) {
+		cli_tx(t[3], sizeof t[3], field(f, "symbol", v[3], sizeof v[3]));
+		if (!strcmp(t[3], "null"))
+			break;
+	}
+	crash_thread(json, thr, sizeof thr);
+	fprintf(out, "        crash: thread %s%s, %s%s%s, in %s\n", t[0], thr, *t[1] && strcmp(t[1], "null") ? t[1] : "",
+		*t[2] && strcmp(t[2], "null") ? " at " : "", *t[2] && strcmp(t[2], "null") ? t[2] : "",
+		*t[3] && strcmp(t[3], "null") ? t[3] : *t[4] ? t[4] : "?");
+}
+
 void cli_flight_show_trigger(const char *dir, FILE *out)
 {
 	char buf[16384], v[9][160], t[9][400];
@@ -102,9 +134,11 @@ void cli_flight_show_trigger(const char *dir, FILE *out)
 	for (int i = 0; i < 9; i++)
 		cli_tx(t[i], sizeof t[i], field(buf, keys[i], v[i], sizeof v[i]));
 	int sig = *t[6] && strcmp(t[6], t[2]);
-	fprintf(out, "Snapshot %s: %s trigger '%s'%s%s at %s, pid %s, thread %s; %s event%s", t[0], t[1], t[2],
+	char thr[200] = "";
+	crash_thread(buf, thr, sizeof thr);
+	fprintf(out, "Snapshot %s: %s trigger '%s'%s%s at %s, pid %s, thread %s%s; %s event%s", t[0], t[1], t[2],
 		sig ? " " : "", sig ? t[6] : "", t[3], *t[4] ? t[4] : "?",
-		*t[5] && strcmp(t[5], "null") ? t[5] : "unknown", *t[7] ? t[7] : "?", strcmp(t[7], "1") ? "s" : "");
+		*t[5] && strcmp(t[5], "null") ? t[5] : "unknown", thr, *t[7] ? t[7] : "?", strcmp(t[7], "1") ? "s" : "");
 	if (*t[8] && strcmp(t[8], "0"))
 		fprintf(out, ", copied %.3f s after it (--after)", strtod(t[8], NULL) / 1e9);
 	fputs(" (", out);
@@ -201,6 +235,7 @@ int cli_flight_list(const char *dir, FILE *out)
 			 *t[4] && strcmp(t[3], t[4]) ? t[4] : "");
 		fprintf(out, "%-6s  %-30s  %-7s  %-24s  %-8s  %-8s  %10s  %s\n", t[0], t[1], t[2], nm, t[5],
 			*t[6] && strcmp(t[6], "null") ? t[6] : "?", t[7], cli_tx(v[0], sizeof v[0], e[i].name));
+		crash_line(buf, out);
 	}
 	free(e);
 	if (!shown)

@@ -19,6 +19,7 @@
 #include <tracebuf/session.h>
 
 #include "cli.h"
+#include "cli_crash.h"
 #include "consumer/flight.h"
 #include "record_flight.h"
 
@@ -271,6 +272,20 @@ int record_flight_check_exe(const struct record_flight_opts *fo, const char *exe
 	return rc;
 }
 
+/* tb_flight_cfg.crash_info: the crash the program's crash handler wrote
+ * into the snapshot's trace (cli_crash.h), as trigger.json's "crash" */
+static char *crash_info(void *arg, const char *trace_dir, uint32_t pid, uint32_t *tid)
+{
+	(void)arg;
+	struct cli_crash c;
+	if (cli_crash_read(trace_dir, pid, &c) <= 0)
+		return NULL;
+	char *j = cli_crash_json(&c, 4, 0);
+	*tid = c.tid;
+	cli_crash_free(&c);
+	return j;
+}
+
 static void log_line(void *arg, const char *sentence)
 {
 	(void)arg;
@@ -290,6 +305,7 @@ struct tb_flight *record_flight_start(struct tb_session *s, const struct record_
 		}
 	}
 	struct tb_flight_cfg cfg = {
+		.crash_info = crash_info,
 		.dir = fo->dir,
 		.after_ns = fo->after_ns,
 		.min_interval_ns = fo->min_interval_ns,

@@ -238,7 +238,12 @@ TB_API int tb_session_ring_fill(struct tb_session *s, unsigned chan, unsigned cp
 /*
  * The producer session of this process: where TB_EVENT calls, tb_write() and
  * tb_reserve() write.  The library attaches to $TRACEBUF_SESSION by itself
- * when it is loaded; tb_producer_use() sets it explicitly (NULL: stop).
+ * when it is loaded, and then (as when `record --pid` attaches it) installs a
+ * fatal-signal handler for the crash signals the program has no handler for,
+ * which writes the crashing thread, signal and stack into the session before
+ * the process dies of the same signal ($TRACEBUF_CRASH_HANDLER=0: none;
+ * docs/FLIGHT-RECORDER.md, "The crashing thread"); tb_producer_use() sets the
+ * session explicitly (NULL: stop) and installs no handler.
  * Not async-signal-safe.  Return: 0, -ENOTSUP (the session uses rseq and this
  * process has none: create it with TRACEBUF_NO_RSEQ=1), -EINVAL, -ETIMEDOUT
  * (the session's registry lock stayed taken for 2 s: a stuck or corrupted

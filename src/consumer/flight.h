@@ -53,6 +53,14 @@ struct tb_flight_cfg {
 	const struct tb_flight_cond *conds;
 	unsigned nconds;
 	uint64_t scan_period_ns; /* 0: 20 ms */
+	/* A crash snapshot (kinds CRASH, END), its trace written and not yet in
+	 * place: the crash the program's crash handler wrote into it (trace_dir,
+	 * process pid), as a JSON object for trigger.json's "crash" member
+	 * (malloc'ed; freed here) and the crashing thread's tid in *tid; NULL when
+	 * the trace holds none.  The tool reads traces (the reader is not a
+	 * layer of the library); NULL hook: "tid": null as before. */
+	char *(*crash_info)(void *arg, const char *trace_dir, uint32_t pid, uint32_t *tid);
+	void *crash_arg;
 };
 
 enum tb_flight_kind {

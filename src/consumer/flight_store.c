@@ -273,7 +273,7 @@ static const char *kind_name(unsigned k)
 }
 
 static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num, const struct tb_flight_trigger *t,
-			      uint64_t suppressed, uint64_t copy_ns, const struct tb_oneshot *o)
+			      uint64_t suppressed, uint64_t copy_ns, const struct tb_oneshot *o, const char *crash)
 {
 	char path[PATH_MAX + 128], tmp[PATH_MAX + 128];
 	if (snprintf(path, sizeof path, "%s/trigger.json", dir) >= (int)sizeof path ||
@@ -313,13 +313,17 @@ static int write_trigger_json(struct tb_flight *f, const char *dir, uint64_t num
 		fprintf(j, "    \"exit_status\": %d,\n", t->status);
 	if (t->kind == TB_FLIGHT_END) /* record --pid, not the parent: its parent reaped its status first */
 		fprintf(j, "    \"status_known\": false,\n");
-	/* 0: not known (a crash seen by waitpid does not say which thread) */
+	/* 0: not known (a crash seen by waitpid does not say which thread; the
+	 * program's crash handler, when it ran, did: cfg.crash_info) */
 	fprintf(j, "    \"pid\": %" PRIu32 ",\n", t->pid);
 	if (t->tid)
 		fprintf(j, "    \"tid\": %" PRIu32 ",\n", t->tid);
 	else
 		fprintf(j, "    \"tid\": null,\n");
-	fprintf(j, "    \"suppressed_before\": %" PRIu64 "\n  },\n", suppressed);
+	fprintf(j, "    \"suppressed_before\": %" PRIu64 "%s", suppressed, crash ? ",\n    \"crash\": " : "");
+	if (crash) /* last: the listing reads the first "tid", "signal"... of the file */
+		fputs(crash, j);
+	fputs("\n  },\n", j);
 	fprintf(j, "  \"after_ns\": %" PRIu64 ",\n", t->kind == TB_FLIGHT_CRASH || t->kind == TB_FLIGHT_EXIT ||
 							  t->kind == TB_FLIGHT_END ? 0 : f->cfg.after_ns);
 	fprintf(j, "  \"copy_realtime_ns\": %" PRIu64 ",\n", copy_ns);
@@ -363,8 +367,17 @@ int tb_flight_take(struct tb_flight *f, const struct tb_flight_trigger *t, uint6
 	 * `metadata` for a stream, trigger.json included */
 	int rc = mkdir(tmp, 0755) < 0 ? tb_fail(-errno, "cannot create %s: %s", tmp, strerror(errno))
 				       : tb_oneshot_run(f->s, trace, &o);
-	if (rc >= 0 && (rc = write_trigger_json(f, tmp, num, t, suppressed, copy_ns, &o)) < 0)
+	char *crash = NULL;
+	struct tb_flight_trigger tc = *t;
+	if (rc >= 0 && (t->kind == TB_FLIGHT_CRASH || t->kind == TB_FLIGHT_END) && f->cfg.crash_info) {
+		uint32_t tid = 0;
+		crash = f->cfg.crash_info(f->cfg.crash_arg, trace, t->pid, &tid);
+		if (crash && tid)
+			tc.tid = tid;
+	}
+	if (rc >= 0 && (rc = write_trigger_json(f, tmp, num, &tc, suppressed, copy_ns, &o, crash)) < 0)
 		rc = tb_fail(rc, "cannot write %s/trigger.json: %s", tmp, strerror(-rc));
+	free(crash);
 	if (rc >= 0 && rename(tmp, fin) < 0)
 		rc = tb_fail(-errno, "cannot rename %s to %s: %s", tmp, fin, strerror(errno));
 	if (rc < 0) {

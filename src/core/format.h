@@ -465,6 +465,24 @@ struct tb_packet_header {
 #define TB_THREAD_NAME_MAX 15u /* bytes of a name (the kernel's TASK_COMM_LEN - 1) */
 #define TB_THREAD_PAYLOAD_SIZE 8u
 
+/* A program's crash (src/producer/crash.c, docs/FLIGHT-RECORDER.md "The
+ * crashing thread"): written by libtracebuf's fatal-signal handler on the
+ * crashing thread, the mappings of its frames first, then the crash.  Ids not
+ * fixed; both classes are enabled on every channel whatever the patterns, and
+ * the handler writes them to the lowest one.  crash_map has profile:map's
+ * fields (src/profile/profile_events.h), so that the profile reader
+ * symbolises the stack (tools/cli_profile.c). */
+#define TB_CRASH_EVENT "tracebuf:crash"
+/* { u32 signo; i32 code; u32 tid; u64 addr; u64 ip; u64 sp; u32 flags; u64s stack; } */
+#define TB_CRASH_MAP_EVENT "tracebuf:crash_map"
+/* { u64 start; u64 end; u64 pgoff; u32 gen; string path; } */
+#define TB_CRASH_DEPTH 64u /* entries of stack: the ip, then return addresses */
+#define TB_CRASH_F_ABORTED 0x1u   /* the walk met a frame it could not read or check */
+#define TB_CRASH_F_TRUNCATED 0x2u /* the walk reached TB_CRASH_DEPTH */
+#define TB_CRASH_F_NOMAPS 0x4u    /* mappings not written (alternate stack too small, /proc unreadable) */
+#define TB_CRASH_F_SCANNED 0x8u   /* some frames were found by a scan of stack words (code without
+				   * frame records): one may be a stale return address */
+
 _Static_assert(sizeof(struct tb_map) == 1024, "tb_map layout");
 _Static_assert(offsetof(struct tb_map, trig_futex) == 176 && offsetof(struct tb_map, trig_seq) == 184 &&
 		       offsetof(struct tb_map, trig) == 192 && sizeof(struct tb_trig_slot) == 96,

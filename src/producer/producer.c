@@ -247,6 +247,8 @@ __attribute__((noinline, cold)) void tb_attach_poll(void)
 			tb_session_close(s);
 		}
 		pthread_mutex_unlock(&classes_lock);
+		if (rc == 0) /* a recorder attached: the crash handler (crash.c) */
+			tb_crash_install(tb_producer_session);
 		attach_answer(rc);
 	}
 	if (done) /* release: after prod and every class mask (use_locked) */
@@ -316,6 +318,11 @@ __attribute__((constructor)) static void tname_init(void)
 		exec_name[0] = 0;
 	exec_name[TB_THREAD_NAME_MAX] = 0;
 	tb_class_register(&tname_cls);
+	/* the crash handler's (crash.c): in every session, written only on a crash */
+	tb_crash_cls.mask = &tb_disabled_mask;
+	tb_crash_map_cls.mask = &tb_disabled_mask;
+	tb_class_register(&tb_crash_cls);
+	tb_class_register(&tb_crash_map_cls);
 	/* last: the ring's append slow path calls this from now on (append.h);
 	 * relaxed, as it is loaded there */
 	__atomic_store_n(&tb_ring_name_hook, tb_thread_name_first, __ATOMIC_RELAXED);
@@ -541,6 +548,8 @@ __attribute__((constructor)) static void tb_autoattach(void)
 		if (rc)
 			tb_session_close(s);
 	}
+	if (rc == 0) /* traced by a recorder: the crash handler (crash.c) */
+		tb_crash_install(tb_producer_session);
 	autoattach_status = rc;
 	if (rc < 0 && !getenv("TRACEBUF_QUIET")) {
 		/* The one line the library prints (include/tracebuf/session.h): the

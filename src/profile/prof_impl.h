@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prof_impl.h - internal interfaces of the sampler (libtracebuf-profile.so):
- * the /proc/self/maps reader and its snapshot (prof_maps.c), the two unwinders
+ * the snapshot of /proc/self/maps (prof_maps.c; the reader is
+ * src/platform/maps.c), the two unwinders
  * (prof_unwind.c), the pace rule of a re-armed perf event (pure, inline);
  * profile.c holds the rest (timers, threads, the signal handler, fork,
  * dlopen, counters) and the event classes.
@@ -13,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
+
+#include "platform/maps.h"
 
 #define PROF_HIDDEN __attribute__((visibility("hidden")))
 #define PROF_EXPORT __attribute__((visibility("default")))
@@ -71,24 +74,13 @@ static inline uint32_t prof_pace_next(struct prof_pace *p, uint64_t took, uint64
 /* /proc/self/maps                                                     */
 /* ------------------------------------------------------------------ */
 
-/* One executable mapping with a path, as parsed from a line of maps. */
-struct prof_maps_line {
-	uint64_t start, end, pgoff;
-	const char *path; /* NUL-terminated, valid during the callback only */
-};
-
-typedef void (*prof_maps_cb)(void *arg, const struct prof_maps_line *m);
-
-/*
- * prof_maps_read - calls cb for every line of /proc/self/maps with 'x' in
- * its permissions and a non-empty path, in address order.
- * Async-signal-safe: open/read/close and buffers on the stack (~8.5 KiB),
- * no stdio, no malloc; so it may run in the child of a fork.  A path longer
- * than PROF_PATH_MAX is cut there.
- * Return: 0, or -errno of open/read.
- */
-#define PROF_PATH_MAX 4095
-PROF_HIDDEN int prof_maps_read(prof_maps_cb cb, void *arg);
+/* One executable mapping with a path, as parsed from a line of maps: the
+ * reader is src/platform/maps.c, shared with libtracebuf's crash handler. */
+#define prof_maps_line tb_maps_line
+typedef tb_maps_cb prof_maps_cb;
+#define PROF_PATH_MAX TB_MAPS_PATH_MAX
+/* prof_maps_read - tb_maps_read() (platform/maps.h): async-signal-safe. */
+#define prof_maps_read tb_maps_read
 
 /*
  * prof_maps_scan - reads /proc/self/maps (prof_maps_read()) and calls emit

@@ -76,6 +76,9 @@ static uint32_t mask_for(struct tb_session *s, const char *name)
 	 * channel's attribution (or vtid: its events name their threads by
 	 * tid), not the event patterns */
 	int tname = !strcmp(name, TB_THREAD_NAME_EVENT);
+	/* a crash is written whatever the patterns (on one channel: crash.c) */
+	if (!strcmp(name, TB_CRASH_EVENT) || !strcmp(name, TB_CRASH_MAP_EVENT))
+		return (1u << s->nchannels) - 1; /* nchannels <= TB_MAX_CHANNELS (16) */
 	for (unsigned c = 0; c < s->nchannels; c++) {
 		if (tname) {
 			if (cd[c].attribution == TB_ATTR_ESCAPE || cd[c].vtid)
