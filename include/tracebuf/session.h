@@ -212,7 +212,16 @@ struct tb_session_status {
 };
 /* Return: 0, -EINVAL (out->size unknown).  Values read from shared memory,
  * each exact at some instant. */
+#if defined(__cplusplus) && defined(__GNUC__)
+/* g++'s -Wshadow calls a function named like a struct a shadow of that
+ * struct's implicit constructor; C names them alike on purpose */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 TB_API int tb_session_status(struct tb_session *s, struct tb_session_status *out);
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 /* How a channel was created (tb_session_channel_info). */
 struct tb_channel_info {

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # t_public_headers_compile_everywhere.sh - <tracebuf/*.h> compile without a warning as C11, C17,
-# gnu11 and gnu17 (-Wall -Wextra -Wpedantic -Werror, at -O0 and -O2 where the string warnings
-# fire) with gcc and clang, and as C++11, 14, 17 and 20 (-Wall -Wextra -Wpedantic -Werror) with
+# gnu11 and gnu17 (-Wall -Wextra -Wpedantic -Wshadow -Werror, at -O0 and -O2 where the string warnings
+# fire) with gcc and clang, and as C++11, 14, 17 and 20 (-Wall -Wextra -Wpedantic -Wshadow -Werror) with
 # g++ and clang++ (tests/headers/every_header.c: every field type, enums with labels, an event
 # with one field and one with none; TB_SPAN and TB_SPAN_SCOPE).  A compiler that is not installed is skipped
 # and named.  Then the C++ build runs under `tracebuf record` and its events are in the trace with their
@@ -17,7 +17,7 @@ for cc in gcc clang; do
 	command -v $cc > /dev/null || { echo "skipped: $cc not installed"; continue; }
 	for std in c11 c17 gnu11 gnu17; do
 		for o in -O0 -O2; do
-			$cc -std=$std -Wall -Wextra -Wpedantic -Werror $o -I"$INC" -c "$SRC" -o "$T/o.o" 2> "$T/err" ||
+			$cc -std=$std -Wall -Wextra -Wpedantic -Wshadow -Werror $o -I"$INC" -c "$SRC" -o "$T/o.o" 2> "$T/err" ||
 				{ cat "$T/err"; fail "$cc -std=$std $o: the public headers do not compile cleanly"; }
 			built=$((built + 1))
 		done
@@ -27,7 +27,7 @@ for cxx in g++ clang++; do
 	command -v $cxx > /dev/null || { echo "skipped: $cxx not installed"; continue; }
 	for std in c++11 c++14 c++17 c++20; do
 		for o in -O0 -O2; do
-			$cxx -std=$std -Wall -Wextra -Wpedantic -Werror $o -I"$INC" -c "$T/every_header.cpp" -o "$T/o.o" \
+			$cxx -std=$std -Wall -Wextra -Wpedantic -Wshadow -Werror $o -I"$INC" -c "$T/every_header.cpp" -o "$T/o.o" \
 				2> "$T/err" || { cat "$T/err"; fail "$cxx -std=$std $o: the public headers do not compile cleanly"; }
 			built=$((built + 1))
 		done
