@@ -268,7 +268,7 @@ void cli_crash_print(FILE *out, const struct cli_crash *c)
 	for (uint32_t j = 0; j < c->n; j++)
 		fprintf(out, "  #%-2" PRIu32 " 0x%016" PRIx64 "  %s\n", j, c->stack[j], c->sym[j] ? c->sym[j] : "?");
 	if (c->flags & 2)
-		fprintf(out, "  (the stack goes on: %u frames are kept)\n", CLI_CRASH_DEPTH);
+		fprintf(out, "  (the stack goes on: %u frames are kept)\n", (unsigned)CLI_CRASH_DEPTH);
 	else if (c->flags & 1)
 		fputs("  (the frame-pointer chain ended at a frame it could not follow: code built without frame "
 		      "pointers, e.g. -fomit-frame-pointer or a libc's, hides its callers)\n", out);

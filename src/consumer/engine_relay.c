@@ -958,7 +958,7 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 			rc = -ENOMEM;
 		o->slot_size = e->bufsize;
 		o->npool = o->nfree = npool;
-		for (unsigned k = 0; k < npool; k++)
+		for (unsigned k = 0; k < npool && !rc; k++)
 			o->pool_free[k] = npool - 1 - k;
 	}
 	for (unsigned ch = 0; ch < e->s->nchannels && !rc; ch++)

@@ -369,8 +369,8 @@ int tb_flight_take(struct tb_flight *f, const struct tb_flight_trigger *t, uint6
 				       : tb_oneshot_run(f->s, trace, &o);
 	char *crash = NULL;
 	struct tb_flight_trigger tc = *t;
+	uint32_t tid = 0;
 	if (rc >= 0 && (t->kind == TB_FLIGHT_CRASH || t->kind == TB_FLIGHT_END) && f->cfg.crash_info) {
-		uint32_t tid = 0;
 		crash = f->cfg.crash_info(f->cfg.crash_arg, trace, t->pid, &tid);
 		if (crash && tid)
 			tc.tid = tid;

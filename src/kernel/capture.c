@@ -162,8 +162,8 @@ static uint64_t to_ticks(const struct tb_kernel *k, uint64_t ns)
 	const unsigned hi = j % TB_KPAIRS, lo = (j - 1) % TB_KPAIRS;
 	/* pairs only move forward (tb_kclock_pair): dn, dt > 0 */
 	uint64_t dn64 = k->pairs[hi].ns - k->pairs[lo].ns, dt64 = k->pairs[hi].tsc - k->pairs[lo].tsc;
-	uint64_t x, p, t64;
-	if (ns >= k->pairs[lo].ns && !__builtin_mul_overflow(x = ns - k->pairs[lo].ns, dt64, &p) &&
+	uint64_t p, t64;
+	if (ns >= k->pairs[lo].ns && !__builtin_mul_overflow(ns - k->pairs[lo].ns, dt64, &p) &&
 	    !__builtin_add_overflow(k->pairs[lo].tsc, p / dn64, &t64))
 		return t64; /* the common case (an event of the last ~100 ms, after its segment's first pair):
 			     * the same value in 64 bits, one division instead of __int128's */

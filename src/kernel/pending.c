@@ -24,7 +24,7 @@ int tb_kpend_room(struct kcpu *c)
 	}
 	/* room for the largest payload at the arena's end (offsets: u32) */
 	if (c->arena_cap - c->arena_len < TB_KEV_PAYLOAD_MAX) {
-		size_t cap = c->arena_cap ? c->arena_cap * 2 : 64 * 1024;
+		size_t cap = c->arena_cap ? c->arena_cap * 2 : (size_t)64 * 1024;
 		uint8_t *a = cap <= UINT32_MAX ? realloc(c->arena, cap) : NULL;
 		if (!a)
 			return -1;

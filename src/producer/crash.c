@@ -201,21 +201,21 @@ static unsigned walk(const ucontext_t *uc, uint32_t *flags)
 	frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	if (!nxmaps) /* nothing to check addresses against: the chain alone */
 		scan_end = 0;
-	else if (fp >= 4096 && frame_at(fp, floor, rec) && fp - floor <= CRASH_SCAN_MAX)
+	else if (fp >= 4096 && frame_at(fp, floor, rec) && fp - floor <= (uint64_t)CRASH_SCAN_MAX)
 		scan_end = fp;
 	else /* no record at rbp: scan */
 		scan_end = UINT64_MAX;
 	for (;;) {
 		if (scan_end && floor < scan_end) {
 			/* the words of [floor, scan_end) (a record's fp resumes the chain) */
-			uint64_t w[64], limit = floor + CRASH_SCAN_MAX, at = floor;
+			uint64_t w[64], limit = floor + (uint64_t)CRASH_SCAN_MAX, at = floor;
 			int resumed = 0;
 			while (!resumed && at < scan_end && at < limit && n < TB_CRASH_DEPTH) {
 				unsigned nw = read_words(at, w, 64);
 				if (!nw)
 					break; /* the end of the stack's mapping */
-				for (unsigned k = 0; k < nw && at + 8 * k < scan_end && n < TB_CRASH_DEPTH; k++) {
-					uint64_t loc = at + 8 * k;
+				for (unsigned k = 0; k < nw && at + 8ull * k < scan_end && n < TB_CRASH_DEPTH; k++) {
+					uint64_t loc = at + 8ull * k;
 					if (!after_call(w[k]))
 						continue;
 					frames[n++] = w[k];
