@@ -643,9 +643,12 @@ static int dump_follow(struct dump_run *d, const char *dir)
 			if (prc < 0)
 				break;
 		} else if (final && (orc != -ENOENT || seen_recorder || state != CLI_REC_GONE)) {
-			/* nothing to follow: no trace there, and nobody writing one */
+			/* nothing to follow: no trace there (or nothing readable: a
+			 * copy of a live trace whose stream files were still empty),
+			 * and nobody writing one; a recorder gone is said below too */
 			rc = cli_error("dump", "%s", tb_errmsg());
-			break;
+			if (state != CLI_REC_GONE)
+				break;
 		}
 		if (final) {
 			if (state == CLI_REC_GONE) {

@@ -912,8 +912,16 @@ static int report_follow(const char *dir, int quiet, size_t max_threads, size_t 
 			       (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9);
 		}
 		int rc = report_once(dir, quiet, !final, max_threads, max_ranges);
-		if (rc < 0 && final)
-			return cli_error("report", "%s", tb_errmsg()); /* nothing to follow, or a broken trace */
+		if (rc < 0 && final) {
+			/* nothing to follow, or a broken trace; a recorder gone is
+			 * said too (a copy of a live trace whose stream files were
+			 * still empty reads as broken) */
+			rc = cli_error("report", "%s", tb_errmsg());
+			if (state == CLI_REC_GONE)
+				cli_msg(stderr, "tracebuf report: the recorder (pid %ld) of %s is gone without finishing the "
+						"trace (%s)", pid, dir, rec.why);
+			return rc;
+		}
 		if (rc < 0) /* a recorder that is starting: no metadata yet */
 			cli_msg(stdout, "(nothing on disk yet: %s)", tb_errmsg());
 		if (ferror(stdout))

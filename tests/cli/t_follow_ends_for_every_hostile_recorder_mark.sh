@@ -6,7 +6,9 @@
 # (which must not block the open), a symbolic link, a well-formed mark that no process holds the
 # lock of (a copy of a live recording, made while its recorder, same pid and start time, still
 # runs: the "trace copied to a machine where the pid is in use" case), and a well-formed mark whose
-# lock is held by a process that is not the one the mark names (start time or boot differ).  Each
+# lock is held by a process that is not the one the mark names (start time or boot differ), and
+# such a copy taken before any packet was written (every stream file empty: nothing readable,
+# and still said to be nobody's: the flake of 2026-11-28, a copy made at that moment).  Each
 # run has a deadline (timeout 120 s, far above what it needs); a run that hits it fails the test.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
@@ -64,6 +66,22 @@ mark() { printf 'tracebuf-recorder 2 pid=%10d start=%20s boot=%-36s progress=%02
 echo "== a well-formed mark naming a live process (pid 1) that holds no lock on it"
 copy c; mark 1 "$(start_of 1)" "$boot" > "$T/c/.tracebuf-recorder"
 follow "$T/c" 1 "no process holds its lock"; echo "ok"
+
+echo "== a copy taken before any packet was written (its stream files empty), its mark's lock not held"
+# nothing is readable, and the followers still say that nobody writes it (a copy of a live
+# recording, below, can be taken at that moment: the recorder creates its files before the
+# first packet)
+copy c; mark 1 "$(start_of 1)" "$boot" > "$T/c/.tracebuf-recorder"
+for f in "$T"/c/chan_*; do : > "$f"; done
+timeout 120 "$CLI" dump --follow "$T/c" > /dev/null 2> "$T/e.err" < /dev/null
+rc=$?
+[ $rc = 1 ] || { cat "$T/e.err"; fail "dump --follow of an empty copy: exit $rc, want 1"; }
+grep -q "no process holds its lock" "$T/e.err" || { cat "$T/e.err"; fail "dump --follow of an empty copy does not say why"; }
+timeout 120 "$CLI" report --follow --interval 10ms "$T/c" > /dev/null 2> "$T/e.err" < /dev/null
+rc=$?
+[ $rc = 1 ] || { cat "$T/e.err"; fail "report --follow of an empty copy: exit $rc, want 1"; }
+grep -q "no process holds its lock" "$T/e.err" || { cat "$T/e.err"; fail "report --follow of an empty copy does not say why"; }
+echo "ok"
 
 echo "== a live recording copied elsewhere: the copy's recorder pid is alive, the copy is not written"
 "$CLI" record -q -o "$T/live" -- "$WL" --threads 1 --events 100000000 --sleep-us 2000 --until-file "$T/stop" \
