@@ -4,6 +4,9 @@
 # make bench's equal-load group gives both tracers the same event stream): only that event, two
 # u64 fields, per thread seq 0..N-1 and the xorshift values both programs compute from the same
 # seed; the `workload:` line gives the process's CPU time; --payload takes 16 or 28 only.
+# --rate keeps its pace at any rate although the clock is read only every few events: a
+# program's wall time is at least its last event's due time (a bound that load cannot break);
+# --floor-area takes powers of two only.
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
 
@@ -44,4 +47,21 @@ PY
 "$WL" --payload 20 --events 1 > /dev/null 2> "$T/bad.err"
 [ $? -eq 2 ] || fail "--payload 20 not a usage error"
 grep -q -- "--payload 20: 16 (workload:ev16) or 28" "$T/bad.err" || { cat "$T/bad.err"; fail "--payload 20: no clear message"; }
+# the last event of --rate R --events N is due at (N-1)/R s; pace() sleeps until an event is
+# due when it is more than 1 ms early, and the clock is read at most every 64 events
+wall_at_least() { # rate events min_ms
+	"$WL" --payload 16 --events "$2" --rate "$1" > "$T/pace.out" 2> /dev/null || fail "--rate $1 failed"
+	ns=$(awk '/^workload: wall_ns/{print $3}' "$T/pace.out")
+	[ "${ns:-0}" -ge $(($3 * 1000000)) ] ||
+		fail "--rate $1 --events $2 took $ns ns, less than its last event's due time ($3 ms): not paced"
+}
+wall_at_least 100 20 180
+wall_at_least 20000 2001 90
+wall_at_least 1000000 200001 190
+
+"$WL" --floor --floor-area 1048576 --events 1000 > "$T/floor.out" || fail "--floor --floor-area 1048576 failed"
+grep -qx "written: 1000" "$T/floor.out" || { cat "$T/floor.out"; fail "--floor-area: written is not 1000"; }
+"$WL" --floor --floor-area 100 --events 1 > /dev/null 2> "$T/bad.err"
+[ $? -eq 2 ] || fail "--floor-area 100 (not a power of two) not a usage error"
+grep -q -- "--floor-area 100: a power of two" "$T/bad.err" || { cat "$T/bad.err"; fail "--floor-area 100: no clear message"; }
 echo PASS
