@@ -13,6 +13,8 @@ struct bench_table;
 
 /* 1 when BENCH_QUICK=1: small counts, proves the harness works, asserts nothing. */
 int bench_quick(void);
+/* the median of v[0..n), n >= 1 (v sorted in place) */
+double bench_median(double *v, int n);
 
 /*
  * Adds a row: group, configuration, figure with its unit, the ratio it is

@@ -495,19 +495,13 @@ static double key_value(const char *out, const char *key)
 	return v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* median of v[0..n) (sorted in place), min and max in *lo, *hi */
 static double median(double *v, int n, double *lo, double *hi)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	double m = bench_median(v, n);
 	*lo = v[0];
 	*hi = v[n - 1];
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return m;
 }
 
 #define RELAY_ROUNDS 5

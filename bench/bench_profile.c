@@ -206,18 +206,6 @@ static void count_samples(enum cfg c, const char *cli, const char *out, struct p
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Exit status of argv with stdout and stderr thrown away. */
 static int quiet_status(char *const argv[])
 {
@@ -374,13 +362,13 @@ void bench_profile(struct bench_table *t)
 	int nb = pc[C_BASE].n;
 	for (int k = 0; k < nb; k++)
 		v[k] = pc[C_BASE].r[k].work_wall;
-	bench_row(t, g, "program alone: work wall time", median(v, nb), "s", 0, NULL, NULL);
+	bench_row(t, g, "program alone: work wall time", bench_median(v, nb), "s", 0, NULL, NULL);
 	for (int k = 0; k < nb; k++)
 		v[k] = pc[C_BASE].r[k].work_cpu;
-	bench_row(t, g, "program alone: work CPU time", median(v, nb), "s", 0, NULL, NULL);
+	bench_row(t, g, "program alone: work CPU time", bench_median(v, nb), "s", 0, NULL, NULL);
 	for (int k = 0; k < nb; k++)
 		v[k] = pc[C_BASE].r[k].cmd_wall;
-	bench_row(t, g, "program alone: command wall time", median(v, nb), "s", 0, NULL, NULL);
+	bench_row(t, g, "program alone: command wall time", bench_median(v, nb), "s", 0, NULL, NULL);
 
 	char cfgs[96];
 	for (int c = C_FP; c < C_N; c++) {
@@ -399,22 +387,22 @@ void bench_profile(struct bench_table *t)
 		}
 		const char *goal = c == C_PERF ? NULL : "<= 1.02"; /* perf is the comparison */
 		snprintf(cfgs, sizeof cfgs, "%s: work wall time", short_name);
-		bench_row(t, g, cfgs, median(v, nb), "s", median(rw, nb), "with / without", goal);
+		bench_row(t, g, cfgs, bench_median(v, nb), "s", bench_median(rw, nb), "with / without", goal);
 		for (int k = 0; k < nb; k++)
 			v[k] = pc[c].r[k].work_cpu;
 		snprintf(cfgs, sizeof cfgs, "%s: work CPU time", short_name);
-		bench_row(t, g, cfgs, median(v, nb), "s", median(rc, nb), "with / without", goal);
+		bench_row(t, g, cfgs, bench_median(v, nb), "s", bench_median(rc, nb), "with / without", goal);
 		if (c != C_PERF && !pc[C_PERF].skip && pc[C_PERF].n == nb) {
 			/* against perf: the work's CPU time, round by round */
 			for (int k = 0; k < nb; k++)
 				rc[k] = pc[c].r[k].work_cpu / pc[C_PERF].r[k].work_cpu;
 			snprintf(cfgs, sizeof cfgs, "%s: work CPU time vs perf -g", short_name);
-			bench_row(t, g, cfgs, median(v, nb), "s", median(rc, nb), "tracebuf / perf", NULL);
+			bench_row(t, g, cfgs, bench_median(v, nb), "s", bench_median(rc, nb), "tracebuf / perf", NULL);
 		}
 		for (int k = 0; k < nb; k++)
 			v[k] = pc[c].r[k].cmd_wall;
 		snprintf(cfgs, sizeof cfgs, "%s: command wall time", short_name);
-		bench_row(t, g, cfgs, median(v, nb), "s", median(rcmd, nb), "with / without", NULL);
+		bench_row(t, g, cfgs, bench_median(v, nb), "s", bench_median(rcmd, nb), "with / without", NULL);
 		if (pc[c].samples > 0 && pc[c].cpu > 0) {
 			snprintf(cfgs, sizeof cfgs, "%s: samples/CPU-s", short_name);
 			bench_row(t, g, cfgs, pc[c].samples / pc[c].cpu, "/s", pc[c].samples / pc[c].cpu / 999.0,
