@@ -319,6 +319,16 @@ static void *run(void *arg)
 		timer_settime(w->timer, 0, &off, NULL);
 		timer_delete(w->timer);
 	}
+	if (floor_area) {
+		/* a SIGALRM still pending would write into it: blocked first
+		 * (a thread's pending signal goes with the thread) */
+		sigset_t al;
+		sigemptyset(&al);
+		sigaddset(&al, SIGALRM);
+		pthread_sigmask(SIG_BLOCK, &al, NULL);
+		free(floor_area);
+		floor_area = NULL;
+	}
 	return NULL;
 }
 
