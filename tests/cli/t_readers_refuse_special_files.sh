@@ -38,7 +38,7 @@ grep -q "chan_98.*empty file" "$T/err" || { cat "$T/err"; fail "dump does not na
 
 # symbolic links that lead nowhere among the streams (dangling, a loop): said, not silently
 # passed over (a dangling chan_97 is a stream the user expects; not chan_7: under the fallback
-# protocol a 2-CPU trace may hold chan_0..chan_7, its slots); links to directories are no streams
+# protocol a 2-CPU trace may hold chan_0..chan_15, its slots); links to directories are no streams
 cp -r "$T/t" "$T/f4"
 ln -s nowhere "$T/f4/chan_97"
 ln -s loop_b "$T/f4/loop_a"
