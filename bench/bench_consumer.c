@@ -505,12 +505,15 @@ static double median(double *v, int n, double *lo, double *hi)
 }
 
 #define RELAY_ROUNDS 5
-enum { RL_LOCAL, RL_ONLY, RL_BOTH, RL_LTTNG, RL_N };
+/* RL_T*: the same as RL_LOCAL and RL_ONLY with --trust-writers (packets written and sent
+ * from the ring, no private copy: issue 27's opt-in path) */
+enum { RL_LOCAL, RL_ONLY, RL_BOTH, RL_LTTNG, RL_TLOCAL, RL_TONLY, RL_N };
 
 /*
  * Group `relay` (issues 15 and 27): recorder CPU per MiB writing locally, sending to
  * lttng-relayd (relay only: no local copy), both, and lttng-consumerd streaming the same
- * event stream to the same relay daemon.  The event stream is equal-load's (bench_equal.c):
+ * event stream to the same relay daemon; local and relay only again with --trust-writers
+ * (packets written and sent from the ring).  The event stream is equal-load's (bench_equal.c):
  * 16-byte events, 1 thread paced at RELAY_RATE events/s (a rate both recorders keep up
  * with: the relay's copy must be whole, or the row says what share arrived), tracebuf's
  * `tracebuf-workload --payload 16` and LTTng's `tracebuf-bench-lttng workload` (the same
@@ -633,7 +636,10 @@ void bench_relay(struct bench_table *t)
 				av[k++] = "record"; /* not -q: its summary has the CPU time */
 				av[k++] = "--mode";
 				av[k++] = "block";
-				if (c != RL_LOCAL) {
+				int only = c == RL_ONLY || c == RL_TONLY, local = c == RL_LOCAL || c == RL_TLOCAL;
+				if (c == RL_TLOCAL || c == RL_TONLY)
+					av[k++] = "--trust-writers";
+				if (!local) {
 					av[k++] = "--relay";
 					av[k++] = url;
 					av[k++] = "--session-name";
@@ -641,7 +647,7 @@ void bench_relay(struct bench_table *t)
 					av[k++] = "--live-timer";
 					av[k++] = "0";
 				}
-				if (c != RL_ONLY) {
+				if (!only) {
 					av[k++] = "-o";
 					av[k++] = trace;
 				}
@@ -650,10 +656,10 @@ void bench_relay(struct bench_table *t)
 				memcpy(av + k, tail, sizeof tail);
 				bench_rm_rf(trace);
 				/* relay only: record writes nothing locally (cwd is not used) */
-				run_cmd(av, out, c == RL_ONLY ? NULL : trace, &r);
-				long long local = c == RL_ONLY ? 0 : stream_bytes(trace);
-				rb = c == RL_LOCAL ? 0 : relay_bytes(rout, name);
-				double mib = (double)(c == RL_LOCAL ? local : rb) / 1048576.0;
+				run_cmd(av, out, only ? NULL : trace, &r);
+				long long lbytes = only ? 0 : stream_bytes(trace);
+				rb = local ? 0 : relay_bytes(rout, name);
+				double mib = (double)(local ? lbytes : rb) / 1048576.0;
 				if (!r.ok || r.sum_cpu <= 0 || mib <= 0) {
 					if (!fails++)
 						fprintf(stderr, "bench relay: a recording failed (output above), or measured "
@@ -661,7 +667,7 @@ void bench_relay(struct bench_table *t)
 				} else {
 					v = r.sum_cpu * 1000.0 / mib;
 					if (c == RL_LOCAL)
-						bytes = local;
+						bytes = lbytes;
 					if (c == RL_ONLY && bytes > 0)
 						share[got[RL_ONLY]] = (double)rb / (double)bytes;
 				}
@@ -679,7 +685,9 @@ void bench_relay(struct bench_table *t)
 	char cfg[160];
 	double lo, hi, med[RL_N] = { 0 };
 	static const char *const what[RL_N] = { "tracebuf recorder, local file", "tracebuf recorder, relay only (no -o)",
-						 "tracebuf recorder, local file + relay", "lttng-consumerd, to the same relayd" };
+						 "tracebuf recorder, local file + relay", "lttng-consumerd, to the same relayd",
+						 "tracebuf recorder, local file, --trust-writers",
+						 "tracebuf recorder, relay only, --trust-writers" };
 	for (int c = 0; c < RL_N; c++) {
 		if (c == RL_LTTNG && lttng_why) {
 			bench_skip(t, "relay", what[c], lttng_why);
@@ -696,6 +704,12 @@ void bench_relay(struct bench_table *t)
 		else if (c == RL_LTTNG)
 			bench_row(t, "relay", cfg, med[c], "ms/MiB", med[RL_ONLY] > 0 ? med[RL_ONLY] / med[c] : 0,
 				  "tracebuf relay only / consumerd", "<= 1");
+		else if (c == RL_TLOCAL)
+			bench_row(t, "relay", cfg, med[c], "ms/MiB", med[RL_LOCAL] > 0 ? med[c] / med[RL_LOCAL] : 0,
+				  "trusted local / local", NULL);
+		else if (c == RL_TONLY)
+			bench_row(t, "relay", cfg, med[c], "ms/MiB", med[RL_LOCAL] > 0 ? med[c] / med[RL_LOCAL] : 0,
+				  "trusted relay only / local", "<= 1.5");
 		else
 			bench_row(t, "relay", cfg, med[c], "ms/MiB", med[RL_LOCAL] > 0 ? med[c] / med[RL_LOCAL] : 0,
 				  c == RL_ONLY ? "relay only / local" : "local + relay / local", c == RL_ONLY ? "<= 1.5" : NULL);
@@ -706,6 +720,9 @@ void bench_relay(struct bench_table *t)
 		bench_row(t, "relay", "tracebuf sending, above the local copy: CPU/MiB", send, "ms/MiB",
 			  send / med[RL_LOCAL], "sending / local write", "<= 1.5");
 	}
+	if (med[RL_TONLY] > 0 && med[RL_LTTNG] > 0)
+		bench_row(t, "relay", "tracebuf relay only, --trust-writers, against lttng-consumerd: CPU/MiB",
+			  med[RL_TONLY], "ms/MiB", med[RL_TONLY] / med[RL_LTTNG], "trusted relay only / consumerd", "<= 1");
 	if (got[RL_ONLY]) {
 		double sh = median(share, got[RL_ONLY], &lo, &hi);
 		snprintf(cfg, sizeof cfg, "relay only: share of the bytes the relay daemon got (%.3f-%.3f)", lo, hi);

@@ -33,7 +33,7 @@ _tracebuf()
 	case $cmd in
 	record) opts="-o --output --channel --sb-size --sb-count --mode --events --flush-period --live-period --watermark
 		      --block-timeout --no-attribution --vtid --session --shm-dir --attach --pid --relay --session-name --hostname
-		      --live-timer --relay-timeout --snapshot-dir --after --min-interval --max-snapshots --max-size
+		      --live-timer --relay-timeout --trust-writers --snapshot-dir --after --min-interval --max-snapshots --max-size
 		      --snapshot-on --scan-period --snapshot-on-signal --no-snapshot-on-crash --snapshot-on-failure --kernel --kernel-all --kernel-pages -f --force -q --quiet --help --" ;;
 	snapshot | recover) opts="-o -q --help" ;;
 	snapshots) opts="--help" ;;

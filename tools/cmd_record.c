@@ -425,7 +425,7 @@ static int run_attach(struct rec_opts *o)
 		{ "attach_realtime_ns", NULL, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec },
 	};
 	struct tb_engine_cfg cfg = { .flags = TB_ENG_RESUME, .env = env, .nenv = 3,
-				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns,
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns, .trust_writers = o->trust_writers,
 				     .kernel = o->kernel ? &o->kcfg : NULL };
 	struct tb_engine *e;
 	rc = tb_engine_create(s, o->out, &cfg, &e);
@@ -604,7 +604,7 @@ static int run_pid(struct rec_opts *o)
 		o->kcfg.nroots = 1;
 	}
 	struct tb_engine_cfg cfg = { .flags = takeover ? TB_ENG_RESUME : 0, .env = env, .nenv = 5,
-				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns,
+				     .relay = o->relay_url ? &o->relay : NULL, .live_period_ns = o->live_period_ns, .trust_writers = o->trust_writers,
 				     .kernel = o->kernel ? &o->kcfg : NULL };
 	sigset_t set;
 	build_sigset(&set);
@@ -785,7 +785,7 @@ int cmd_record(int argc, char **argv)
 		{ "cmd_pid", NULL, 0 }, /* set below, before any metadata is written */
 	};
 	struct tb_engine_cfg cfg = { .env = env, .nenv = 3, .relay = o.relay_url ? &o.relay : NULL,
-				     .live_period_ns = o.live_period_ns };
+				     .live_period_ns = o.live_period_ns, .trust_writers = o.trust_writers };
 	/* the engine copies env at creation, but CMD's pid is known only
 	 * after fork: create the engine after the fork, start CMD held on a
 	 * pipe until the consumer runs, so that no event can be missed */

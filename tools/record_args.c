@@ -82,6 +82,14 @@ void record_usage(FILE *f)
 		"                            (1s; every tenth of --live-period when sooner; 0: off)\n"
 		"  --relay-timeout DUR       connecting, a whole reply or a whole packet that takes longer:\n"
 		"                            the relay is lost, tried again later (5s; 10ms..10min)\n"
+		"  --trust-writers           CMD's writers never change a packet once committed (your own\n"
+		"                            program, not a hostile one): packets are checked, written\n"
+		"                            and sent where they are in the ring, without the recorder's\n"
+		"                            private copy (cheaper: docs/FLEET.md).  A sub-buffer goes\n"
+		"                            back to the producers once the relay sent it: a slow relay\n"
+		"                            holds the rings (up to its 16 MiB queue).  A packet changed\n"
+		"                            after its check can make the copy unreadable\n"
+		"                            (docs/RELIABILITY.md)\n"
 		"  --kernel[=LIST]           also the kernel's scheduling events of CMD's process tree\n"
 		"                            (--pid: PID's; --attach: the session's processes)\n"
 		"                            (perf's sched tracepoints, one stream per CPU, same clock;\n"
@@ -105,7 +113,7 @@ enum {
 	OPT_CHANNEL = 256, OPT_SB_SIZE, OPT_SB_COUNT, OPT_MODE, OPT_EVENTS, OPT_FLUSH, OPT_WATERMARK,
 	OPT_BLOCK_TIMEOUT, OPT_NO_ATTR, OPT_VTID, OPT_SESSION, OPT_SHM_DIR, OPT_ATTACH,
 	OPT_RELAY, OPT_RELAY_NAME, OPT_RELAY_HOST, OPT_LIVE_TIMER, OPT_LIVE_PERIOD, OPT_RELAY_TIMEOUT, OPT_KERNEL,
-	OPT_KERNEL_ALL, OPT_KERNEL_PAGES, OPT_PID,
+	OPT_KERNEL_ALL, OPT_KERNEL_PAGES, OPT_PID, OPT_TRUST,
 };
 
 
@@ -215,6 +223,7 @@ int record_parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "live-timer", required_argument, 0, OPT_LIVE_TIMER },
 		{ "live-period", required_argument, 0, OPT_LIVE_PERIOD },
 		{ "relay-timeout", required_argument, 0, OPT_RELAY_TIMEOUT },
+		{ "trust-writers", no_argument, 0, OPT_TRUST },
 		{ "kernel", optional_argument, 0, OPT_KERNEL },
 		{ "kernel-all", no_argument, 0, OPT_KERNEL_ALL },
 		{ "kernel-pages", required_argument, 0, OPT_KERNEL_PAGES },
@@ -346,6 +355,7 @@ int record_parse_args(int argc, char **argv, struct rec_opts *o)
 			    o->relay_timeout_ns > 600000000000ull)
 				return usage_error("--relay-timeout %s: want a duration from 10ms to 10min (e.g. 5s; " CLI_DURATION_UNITS ")", optarg);
 			break;
+		case OPT_TRUST: o->trust_writers = 1; break;
 		default:
 			if (c >= OPT_FLIGHT_FIRST_ && c <= OPT_FLIGHT_LAST_) {
 				if ((c = record_flight_option(&o->flight, c, optarg)))
@@ -414,6 +424,9 @@ int record_parse_args(int argc, char **argv, struct rec_opts *o)
 			ch->vtid |= o->dflt.vtid; /* --vtid: every channel; :vtid: this one */
 		}
 	}
+	if (o->trust_writers && !o->out && !o->relay_url)
+		return usage_error("%s", "--trust-writers takes packets out of the rings in place for -o DIR or --relay URL; "
+					 "a flight recorder's snapshots always copy them: give -o DIR or --relay URL, or drop it");
 	if (o->kernel && !o->out && !o->relay_url)
 		return usage_error("%s", "--kernel writes the kernel's streams into the trace directory or to the relay "
 					 "daemon: give -o DIR or --relay URL (a flight recorder's snapshots do not take them yet)");

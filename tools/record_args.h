@@ -40,6 +40,7 @@ struct rec_opts {
 	uint64_t live_period_ns;  /* --live-period (tb_engine_cfg.live_period_ns: 0 default, UINT64_MAX off) */
 	uint64_t relay_timeout_ns; /* --relay-timeout (0: the default) */
 	struct tb_relay_cfg relay;
+	int trust_writers;         /* --trust-writers (tb_engine_cfg.trust_writers) */
 	/* --kernel: the sched tracepoints (src/kernel/) */
 	int kernel;
 	struct tb_kernel_cfg kcfg;

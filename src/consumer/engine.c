@@ -124,6 +124,19 @@ int tb_engine_create(struct tb_session *s, const char *dir, const struct tb_engi
 		e->streams[i].dfd = -2;
 		e->streams[i].gap_cause = -1;
 	}
+	/* --trust-writers: packets read in place, held by the outputs still
+	 * reading them (engine_state.c); a read-only session cannot be */
+	e->trust = cfg && cfg->trust_writers && !(e->flags & TB_ENG_READONLY);
+	for (unsigned i = 0; e->trust && i < e->nstreams; i++) {
+		unsigned ch = i / s->ncpus;
+		if (!tb_chan_drained(e, ch))
+			continue;
+		e->streams[i].holds = calloc(s->chan[ch].sb_count, sizeof *e->streams[i].holds);
+		if (!e->streams[i].holds) {
+			rc = tb_fail(-ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	if (cfg && cfg->nenv) {
 		e->env = calloc(cfg->nenv, sizeof *e->env);
 		if (!e->env) {
@@ -195,6 +208,8 @@ void tb_engine_destroy(struct tb_engine *e)
 		free((char *)e->env[i].str);
 	}
 	free(e->env);
+	for (unsigned i = 0; e->streams && i < e->nstreams; i++)
+		free(e->streams[i].holds);
 	free(e->streams);
 	free(e->kern_unsent);
 	free(e->buf);
@@ -275,6 +290,14 @@ static void close_outputs(struct tb_engine *e)
 	tb_streams_close(e);
 }
 
+/* --trust-writers: every sub-buffer reaped and still held goes back to the producers. */
+static void release_all_held(struct tb_engine *e)
+{
+	for (unsigned ch = 0; e->trust && ch < e->s->nchannels; ch++)
+		for (unsigned cpu = 0; cpu < e->s->ncpus; cpu++)
+			tb_engine_release_held(e, ch, cpu, 1);
+}
+
 int tb_engine_finish(struct tb_engine *e, unsigned how)
 {
 	struct tb_session *s = e->s;
@@ -285,6 +308,11 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 	int damaged = tb_engine_damaged(e);
 	if (!(e->flags & TB_ENG_READONLY) && !damaged)
 		tb_engine_drain_pass(e); /* nothing should be left; cheap when so */
+	/* --trust-writers: no producer left to write into the sub-buffers the
+	 * relay's sender still reads: released now, so that the dead drain
+	 * below starts after them (their packets are the relay's already) */
+	if ((how & TB_FINISH_DEAD) && !damaged)
+		release_all_held(e);
 	for (unsigned ch = 0; ch < s->nchannels && !damaged; ch++)
 		for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
 			if (!tb_engine_ring_touched(e, ch, cpu))
@@ -302,6 +330,10 @@ int tb_engine_finish(struct tb_engine *e, unsigned how)
 	tb_engine_kernel_finish(e); /* its streams complete before the last metadata */
 	close_outputs(e);
 	tb_output_close(e);
+	/* the outputs are done (the relay's sender joined): every sub-buffer
+	 * they held goes back to the producers that may remain (--pid, --attach) */
+	if (!tb_engine_damaged(e))
+		release_all_held(e);
 	tb_recorder_unmark(e);
 	if (!(e->flags & TB_ENG_READONLY)) {
 		__atomic_store_n(&s->map->state, TB_STATE_STOPPED, __ATOMIC_RELAXED);

@@ -66,6 +66,9 @@ struct tb_engine_cfg {
 					   * (tb_ring_flush_live); 0: 1 s; UINT64_MAX: off; else within
 					   * TB_MIN/MAX_LIVE_PERIOD_NS (callers check) */
 	const struct tb_kernel_cfg *kernel; /* also the kernel's sched events (kernel/kernel.h); NULL: no */
+	int trust_writers;                /* the session's writers change no packet once committed: packets
+					   * are checked, written and sent where they are in the ring, without
+					   * the private copy (record --trust-writers; docs/RELIABILITY.md) */
 };
 
 /* The kernel streams' figures (--kernel): 1 and *out, or 0 when not recorded. */

@@ -127,6 +127,17 @@ struct tb_stream {
 	 * its lock; relaxed for the statistics): in a relay-only recording
 	 * they are lost, not delivered (tb_engine_stats) */
 	uint64_t relay_unsent;
+	/*
+	 * --trust-writers (engine_state.c, tb_engine_hold()): the packets are
+	 * written and sent from the ring itself, and an output may still read
+	 * a sub-buffer after the drain thread reaped it (the relay's sender
+	 * until TCP took it).  [rel_pos, reaped_pos): reaped, not released yet
+	 * (drain thread); holds: per sub-buffer of the ring, how many outputs
+	 * still read it (atomic: taken by the drain thread, given back by the
+	 * output's thread).  NULL without --trust-writers.
+	 */
+	uint64_t rel_pos, reaped_pos;
+	uint32_t *holds;
 };
 
 /*
@@ -165,6 +176,7 @@ struct tb_engine {
 	int dirfd;
 	int local;          /* a local copy in dir (else relay-only: no file is written) */
 	int direct;         /* 1: stream files may be written with O_DIRECT (TRACEBUF_NO_DIRECT_IO unset) */
+	int trust;          /* --trust-writers: packets checked, written and sent in place (tb_engine_cfg) */
 	char dir[PATH_MAX];
 
 	struct tb_stream *streams;
@@ -292,6 +304,25 @@ TB_HIDDEN void tb_stream_empty_header(const struct tb_engine *e, unsigned ch, un
  * written, or its open packet is empty and no fallback writer owns it
  * (relaxed loads: a hint, see engine_relay.c's tick). */
 TB_HIDDEN int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu);
+/*
+ * --trust-writers (engine_state.c): an output that keeps reading a packet
+ * after its packets() call returned (the relay's send queue) takes a hold
+ * on it there, and gives it back once done; the sub-buffer is released to
+ * the producers only then, and in ring order (tb_engine_release_held()).
+ * tb_engine_hold(): from the packets() call (the drain thread), p the
+ * packet's first byte; returns the hold's key, or -1 when p is not in ring
+ * (ch, cpu) (a copy: nothing to hold).  tb_engine_unhold(): any thread,
+ * after its last read of the packet.  tb_engine_release_held(): the drain
+ * thread (or finish, after it stopped), releases the reaped sub-buffers no
+ * output holds, in order; all: every one reaped (no producer can reuse them
+ * any more, or no output reads them); returns how many.  tb_engine_held():
+ * how many sub-buffers after `tail` (the ring's consumer position) are
+ * reaped and not released.
+ */
+TB_HIDDEN int tb_engine_hold(struct tb_engine *e, unsigned ch, unsigned cpu, const void *p);
+TB_HIDDEN void tb_engine_unhold(struct tb_engine *e, unsigned ch, unsigned cpu, int key);
+TB_HIDDEN unsigned tb_engine_release_held(struct tb_engine *e, unsigned ch, unsigned cpu, int all);
+TB_HIDDEN unsigned tb_engine_held(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t tail);
 /* The outputs (engine_state.c): registers one (create: 0, or -ENOSPC), and
  * hands each of them a packet, the metadata, a tick, the end. */
 TB_HIDDEN int tb_output_add(struct tb_engine *e, const struct tb_output *out, void *arg);

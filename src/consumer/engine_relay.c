@@ -18,7 +18,12 @@
  * into the queue's send slots (tb_engine_relay_slot(): validated, written
  * to the local file and sent from there, no other copy); a packet from
  * elsewhere (the finish, the kernel thread, a full pool) is copied into the
- * queue's arena.  A sub-buffer is released once its packet is in the file
+ * queue's arena.  With --trust-writers there is no copy: the packet is
+ * queued where it is in its ring (SLOT_RING, its header copied), and its
+ * sub-buffer is held (tb_engine_hold()) until the sender sent or dropped
+ * it: then a slow relay holds the producers, up to the queue's
+ * TB_RELAY_QUEUE bytes (a full queue drops a packet, which frees it).
+ * Otherwise a sub-buffer is released once its packet is in the file
  * (with -o) and queued: the queue is the recorder's, counted whatever
  * becomes of it; holding sub-buffers until the relay daemon wrote them
  * would let a slow relay hold the producers.  A full queue (a relay slower than the recording) or a lost
@@ -103,7 +108,9 @@ struct rq_item {
 	size_t len;            /* bytes of data (counted in the queue's bound for packets) */
 	uint8_t *data;         /* RQ_PACKET: header + content, in the arena or a pool slot; else inl */
 	size_t off;            /* RQ_PACKET: data's offset in the arena */
-	int slot;              /* RQ_PACKET: its pool slot, or -1 (in the arena) */
+	int slot;              /* RQ_PACKET: its pool slot, or -1 (in the arena), or SLOT_RING */
+	const uint8_t *rest;   /* RQ_PACKET, SLOT_RING: its content in the ring (data: a copy of its header) */
+	int hold;              /* RQ_PACKET, SLOT_RING: its hold on the sub-buffer (tb_engine_hold()) */
 	uint8_t inl[];         /* RQ_META: text; RQ_BEACONS: a state per stream */
 };
 
@@ -262,6 +269,8 @@ static void arena_give(struct tb_relay_out *o, const struct rq_item *it)
 }
 
 enum { SLOT_FREE, SLOT_DRAIN, SLOT_QUEUED };
+/* rq_item.slot of a packet sent from the ring itself (--trust-writers) */
+#define SLOT_RING (-2)
 
 /* A pool slot is free again (under o->lock). */
 static void slot_put(struct tb_relay_out *o, unsigned k)
@@ -276,6 +285,8 @@ static void item_free(struct tb_relay_out *o, struct rq_item *it)
 		o->bytes -= it->len;
 		if (it->slot >= 0)
 			slot_put(o, (unsigned)it->slot);
+		else if (it->slot == SLOT_RING) /* sent or dropped: its sub-buffer may go back to the producers */
+			tb_engine_unhold(o->e, it->idx / o->e->s->ncpus, it->idx % o->e->s->ncpus, it->hold);
 		else
 			arena_give(o, it);
 	}
@@ -308,8 +319,8 @@ static int send_item(struct tb_relay_out *o, struct rq_item *it, uint32_t *sent_
 	case RQ_PACKET: {
 		struct tb_packet_header h;
 		memcpy(&h, it->data, sizeof h);
-		return tb_relay_packet(r, it->idx, &h, it->len > sizeof h ? it->data + sizeof h : NULL,
-				       it->len - sizeof h);
+		const uint8_t *rest = it->slot == SLOT_RING ? it->rest : it->data + sizeof h;
+		return tb_relay_packet(r, it->idx, &h, it->len > sizeof h ? rest : NULL, it->len - sizeof h);
 	}
 	case RQ_META:
 		if (it->nev_to <= *sent_nev)
@@ -733,12 +744,22 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		/* the drain thread's copy in a pool slot, header and content
 		 * together (tb_stream_reap()): queued as it is */
 		int slot = slot_of(o, hp, rest, rest_len);
+		/* --trust-writers: a packet in its ring is sent from there, its
+		 * header from a copy (what was checked and written is what the
+		 * index entry says); the ring's sub-buffer is held until then */
+		int in_ring = slot < 0 && e->trust && ch < e->s->nchannels && rest_len &&
+			      rest == (const uint8_t *)hp + sizeof h;
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
-		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE && (it = malloc(sizeof *it)) != NULL &&
-		    slot < 0 && (off = arena_take(o, len)) < 0) {
-			free(it);
-			it = NULL;
+		int hold = -1;
+		if (o->st.alive && o->bytes + len <= TB_RELAY_QUEUE &&
+		    (it = malloc(sizeof *it + (in_ring ? sizeof h : 0))) != NULL) {
+			if (in_ring && (hold = tb_engine_hold(e, ch, cpu, hp)) >= 0)
+				slot = SLOT_RING;
+			else if (slot < 0 && (off = arena_take(o, len)) < 0) {
+				free(it);
+				it = NULL;
+			}
 		}
 		if (!it) {
 			o->pending[idx] += ev;
@@ -754,6 +775,11 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 			/* the header is the one in the slot (h, a copy of it) */
 			it->data = o->pool + (size_t)slot * o->slot_size;
 			o->pool_state[slot] = SLOT_QUEUED;
+		} else if (slot == SLOT_RING) {
+			it->data = it->inl;
+			memcpy(it->data, &h, sizeof h);
+			it->rest = rest;
+			it->hold = hold;
 		} else {
 			it->data = o->arena + off;
 			it->off = (size_t)off;
@@ -951,11 +977,12 @@ int tb_engine_relay_open(struct tb_engine *e, const struct tb_relay_cfg *cfg)
 	uint8_t *arena = malloc(TB_RELAY_QUEUE);
 	int rc = names && o && counts && arena ? 0 : -ENOMEM;
 	/* the send pool (a queue's worth of slots; its pages are touched as
-	 * slots are used, the last freed first).  With a local copy the
+	 * slots are used, the last freed first; none with --trust-writers:
+	 * packets are sent from their rings).  With a local copy the
 	 * packets are written from their slots too: aligned for direct I/O,
 	 * in huge pages where the kernel gives them (as the batches' area,
 	 * engine.c: a direct write's request is then a few segments) */
-	unsigned npool = e->bufsize ? (unsigned)(TB_RELAY_QUEUE / e->bufsize) : 0;
+	unsigned npool = e->bufsize && !e->trust ? (unsigned)(TB_RELAY_QUEUE / e->bufsize) : 0;
 	if (!rc && npool) {
 		size_t plen = (size_t)npool * e->bufsize, huge = (size_t)2 << 20;
 		if (posix_memalign((void **)&o->pool, plen >= huge ? huge : TB_DIO_ALIGN, plen))

@@ -74,7 +74,9 @@ static int walk_rec(void *arg, const struct tb_walk_rec *r)
  * written (walk.h: a known class with a valid registry entry, a well-formed
  * payload inside the content, time never going back, and not after the
  * packet's timestamp_end), and cuts the packet at the first record that is
- * not.  The copy is private: what is checked is what is written.  A
+ * not.  The copy is private: what is checked is what is written (with
+ * --trust-writers buf is the ring itself, which the session's writers are
+ * trusted not to change once committed: tb_ring_in_place()).  A
  * corrupted ring (a stray or hostile write into the shared mapping) then
  * costs the records from that point on, counted as invalid
  * (tb_stream_append() counts the committed events the packet no longer
@@ -199,7 +201,9 @@ static void submit(struct tb_engine *e, struct tb_batch *b)
 /* Waits for b's write, then does its bookkeeping and hands its sub-buffers
  * back to the producers: a sub-buffer is released only once its packet is
  * in the file, so that a recorder killed at any moment leaves every packet
- * on disk or in the ring (where `recover` or a second recorder finds it). */
+ * on disk or in the ring (where `recover` or a second recorder finds it).
+ * With --trust-writers, also only once no output reads it in the ring any
+ * more (the relay's sender: tb_engine_hold()), and in ring order. */
 static void reap(struct tb_engine *e, struct tb_batch *b)
 {
 	if (e->wr_running && !b->inline_) {
@@ -215,8 +219,18 @@ static void reap(struct tb_engine *e, struct tb_batch *b)
 	if (e->relay)
 		tb_engine_relay_reaped(e, b);
 	uint64_t S = e->s->chan[b->ch].sb_size;
-	for (unsigned k = 0; k < b->nsb; k++)
-		tb_ring_release(e->s, b->ch, b->cpu, b->pos + k * S);
+	struct tb_stream *st = tb_stream_at(e, b->ch, b->cpu);
+	if (st->holds) {
+		/* --trust-writers: an output may still read some of them in
+		 * the ring (tb_engine_hold()): released in order once it is done */
+		if (st->rel_pos == st->reaped_pos)
+			st->rel_pos = b->pos; /* none pending: from the consumer position */
+		st->reaped_pos = b->pos + b->nsb * S;
+		tb_engine_release_held(e, b->ch, b->cpu, 0);
+	} else {
+		for (unsigned k = 0; k < b->nsb; k++)
+			tb_ring_release(e->s, b->ch, b->cpu, b->pos + k * S);
+	}
 	b->nsb = 0;
 }
 
@@ -235,6 +249,8 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 	uint64_t S = s->chan[ch].sb_size;
 	unsigned n = 0, resyncs = 0, cur = 0, r0 = 0; /* r0: ready when the visit began */
 	struct tb_batch *fly = NULL; /* the batch being written */
+	/* --trust-writers: what the outputs gave back since the last visit */
+	unsigned released = st->holds ? tb_engine_release_held(e, ch, cpu, 0) : 0;
 	while (n < budget) {
 		uint64_t pos;
 		int r = tb_ring_ready_n(s, ch, cpu, &pos);
@@ -249,6 +265,9 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			char msg[200];
 			snprintf(msg, sizeof msg, "%s", tb_errmsg());
 			uint64_t skipped = tb_ring_resync(s, ch, cpu);
+			/* the ones held are forgotten (their holds are given back
+			 * later, and only delay the sub-buffers that reuse them) */
+			st->rel_pos = st->reaped_pos = 0;
 			tb_stat_add(&st->st.skipped, skipped);
 			tb_stat_add(&st->st.resyncs, 1);
 			tb_stream_lose(e, ch, cpu, TB_LOSS_INVALID);
@@ -259,11 +278,15 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 				break; /* hostile or broken: try again at the next pass */
 			continue;
 		}
-		/* the ones in flight are still in the ring (released at their reap) */
-		unsigned ready = (unsigned)r, skip = fly ? fly->nsb : 0;
+		/* the ones in flight are still in the ring (released at their
+		 * reap), and so are those an output still reads there
+		 * (--trust-writers: reaped, held) */
+		unsigned held = tb_engine_held(e, ch, cpu, pos);
+		unsigned ready = (unsigned)r, skip = held + (fly ? fly->nsb : 0);
 		if (n == 0)
-			r0 = ready;
-		if (!fly && n && ready < s->chan[ch].watermark && !__atomic_load_n(&e->drain_stop, __ATOMIC_RELAXED))
+			r0 = ready > held ? ready - held : 0;
+		if (!fly && n && (ready > held ? ready - held : 0) < s->chan[ch].watermark &&
+		    !__atomic_load_n(&e->drain_stop, __ATOMIC_RELAXED))
 			break; /* got ready while we wrote: they wait for the next
 				* wake-up with the others, one write instead of a
 				* small one now (relaxed: a hint, as `behind` below) */
@@ -308,13 +331,22 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 			 * sends from (a second copy into its queue cost ~15 % of
 			 * the recorder's CPU at 40 MB/s); the batch's area when
 			 * none is free */
-			uint8_t *slot = e->relay ? tb_engine_relay_slot(e) : NULL;
-			if (slot)
-				b->rslot[b->nrslot++] = slot;
-			else
-				slot = b->area + (uint64_t)k * e->bufsize;
 			struct tb_packet_info info;
-			r = tb_ring_copy(s, ch, cpu, at, slot, &info);
+			uint8_t *slot = NULL;
+			if (st->holds) {
+				/* --trust-writers: checked, written and sent where
+				 * it is (tb_ring_in_place(): no copy; the walk and the
+				 * header readers must see are written into the ring,
+				 * which is ours until the release) */
+				r = tb_ring_in_place(s, ch, cpu, at, &slot, &info);
+			} else {
+				slot = e->relay ? tb_engine_relay_slot(e) : NULL;
+				if (slot)
+					b->rslot[b->nrslot++] = slot;
+				else
+					slot = b->area + (uint64_t)k * e->bufsize;
+				r = tb_ring_copy(s, ch, cpu, at, slot, &info);
+			}
 			if (tb_engine_damaged(e)) {
 				/* the copy may hold zeros of a truncated file: never written */
 				tb_stat_add(&st->st.dropped, 1);
@@ -357,7 +389,7 @@ static unsigned drain_ring(struct tb_engine *e, unsigned ch, unsigned cpu, unsig
 	}
 	if (fly)
 		reap(e, fly);
-	return n;
+	return n + released;
 }
 
 unsigned tb_engine_drain_pass(struct tb_engine *e)

@@ -4,7 +4,9 @@
  * that every other file of the engine uses and that calls none of them:
  * the first error and the warnings queue, the session file's damage, the
  * stream names and empty packet headers, what a ring holds (touched, idle),
- * the consumer wake-up and the session's consumer pid, and the output boundary: every output (the relay,
+ * the consumer wake-up and the session's consumer pid, the holds outputs
+ * take on packets they read in the ring (--trust-writers: released in ring
+ * order once given back), and the output boundary: every output (the relay,
  * the local copy's progress mark; engine_impl.h, struct tb_output) is
  * reached through it, by its function pointers, so that no file calls
  * back into the one that calls it (tests/lint/calls.sh).
@@ -172,9 +174,69 @@ int tb_engine_ring_idle(struct tb_engine *e, unsigned ch, unsigned cpu)
 		return 0;
 	if ((head & (S - 1)) != TB_PACKET_HEADER_SIZE)
 		return 0;
-	/* and every closed packet was taken by the consumer */
+	/* and every closed packet was taken by the consumer (reaped: a packet
+	 * an output still sends from the ring was taken) */
 	uint64_t pos;
-	return tb_ring_ready(e->s, ch, cpu, &pos) == 0;
+	int n = tb_ring_ready_n(e->s, ch, cpu, &pos);
+	return n == 0 || (n > 0 && (unsigned)n <= tb_engine_held(e, ch, cpu, pos));
+}
+
+/* ---------------------------------------------------------------------- */
+/* packets read in place (--trust-writers)                                 */
+/* ---------------------------------------------------------------------- */
+
+int tb_engine_hold(struct tb_engine *e, unsigned ch, unsigned cpu, const void *p)
+{
+	if (!e->trust || ch >= e->s->nchannels || cpu >= e->s->ncpus)
+		return -1;
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	const struct tb_chan_view *cv = &e->s->chan[ch];
+	const uint8_t *first = tb_sb_at(e->s, ch, cpu, 0), *b = p;
+	if (!st->holds || b < first || b >= first + (cv->ring_mask + 1))
+		return -1; /* a copy (the first empty packet, the end's loss packets): nothing to hold */
+	int key = (int)((size_t)(b - first) >> cv->sb_shift);
+	/* relaxed: this thread (the drain's) is the one that tests the count
+	 * before the release (tb_engine_release_held()), after this call */
+	__atomic_fetch_add(&st->holds[key], 1, __ATOMIC_RELAXED);
+	return key;
+}
+
+void tb_engine_unhold(struct tb_engine *e, unsigned ch, unsigned cpu, int key)
+{
+	if (key < 0)
+		return;
+	/* release: the holder's reads of the sub-buffer happen before the
+	 * drain thread's acquire load of the count in tb_engine_release_held(),
+	 * hence before tb_ring_release() lets a producer write into it */
+	__atomic_fetch_sub(&tb_stream_at(e, ch, cpu)->holds[key], 1, __ATOMIC_RELEASE);
+	/* the drain thread releases it at its next pass: now, not at its next
+	 * timeout (a producer in block mode may be waiting for the room) */
+	tb_engine_wake(e);
+}
+
+unsigned tb_engine_release_held(struct tb_engine *e, unsigned ch, unsigned cpu, int all)
+{
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	const struct tb_chan_view *cv = &e->s->chan[ch];
+	unsigned n = 0;
+	while (st->holds && st->rel_pos < st->reaped_pos) {
+		uint32_t *h = &st->holds[(st->rel_pos >> cv->sb_shift) & (cv->sb_count - 1)];
+		/* acquire: pairs with the release in tb_engine_unhold() (the
+		 * output is done reading before tb_ring_release()'s own release
+		 * hands the sub-buffer to the producers) */
+		if (!all && __atomic_load_n(h, __ATOMIC_ACQUIRE))
+			break; /* the ones after it wait too: the ring releases in order */
+		tb_ring_release(e->s, ch, cpu, st->rel_pos);
+		st->rel_pos += cv->sb_size;
+		n++;
+	}
+	return n;
+}
+
+unsigned tb_engine_held(struct tb_engine *e, unsigned ch, unsigned cpu, uint64_t tail)
+{
+	struct tb_stream *st = tb_stream_at(e, ch, cpu);
+	return st->holds && st->reaped_pos > tail ? (unsigned)((st->reaped_pos - tail) >> e->s->chan[ch].sb_shift) : 0;
 }
 
 /* ---------------------------------------------------------------------- */

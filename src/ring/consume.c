@@ -128,6 +128,17 @@ int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, 
 	return rc;
 }
 
+int tb_ring_in_place(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, uint8_t **pkt,
+		     struct tb_packet_info *info)
+{
+	const struct tb_chan_view *cv = &s->chan[ch];
+	*pkt = tb_sb_at(s, ch, cpu, pos);
+	int rc = check_packet(s, ch, cpu, pos, *pkt, cv->sb_size, info);
+	read_desc(s, ch, cpu, pos, info);
+	info->events = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
+	return rc;
+}
+
 void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos)
 {
 	const struct tb_chan_view *cv = &s->chan[ch];

@@ -54,6 +54,19 @@ TB_HIDDEN int tb_ring_ready_n(struct tb_session *s, unsigned ch, unsigned cpu, u
 TB_HIDDEN int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos,
 			   void *dst, struct tb_packet_info *info);
 
+/*
+ * tb_ring_in_place - the same checks as tb_ring_copy() on the sub-buffer at
+ * `pos` where it is (*pkt: its first byte in the mapping), without a copy:
+ * for a consumer that trusts the session's writers (record --trust-writers)
+ * not to change a packet once committed.  Its header is read once (what the
+ * checks passed is what *info says); a writer that changes the packet
+ * afterwards can make what the consumer writes or sends unreadable, never
+ * make it read outside the sub-buffer, which stays the consumer's until it
+ * is released.  Return as tb_ring_copy().
+ */
+TB_HIDDEN int tb_ring_in_place(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, uint8_t **pkt,
+			       struct tb_packet_info *info);
+
 /* Hand the sub-buffer at `pos` back to the producers (discard/block modes). */
 TB_HIDDEN void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos);
 
