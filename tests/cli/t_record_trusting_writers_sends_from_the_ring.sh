@@ -26,8 +26,13 @@
 #      (sub-buffers written locally but held for the relay are not given back by anyone), then
 #      `record --attach SESSION -o DIR --trust-writers` finishes the trace: no packet twice
 #      (tb-verify), babeltrace2 reads it and written == delivered + lost by cause;
-#   5. --trust-writers with neither -o nor --relay: exit 2 before CMD runs, the message names
-#      --trust-writers, nothing written.
+#   4b. the same with a relay that never reads (fake_relay.py noread): the recorder is killed
+#      while every sub-buffer of a ring is written locally but held for the relay, and the
+#      attached recorder finishes: every event once, the identity holds;
+#   5. --trust-writers with neither -o nor --relay (a flight recorder: snapshots only): exit 2
+#      before CMD runs, the message names --trust-writers, nothing written; a command without -o
+#      (its default trace-DATE directory here) is recorded whole; overwrite mode (never drained
+#      while CMD runs) accounts for every event as without the option.
 # No timing is asserted: every wait is on a condition, under wait_for's hang guard.
 # Skips (77) when lttng-relayd, python3 or babeltrace2's Python bindings are missing.
 set -u
@@ -42,7 +47,7 @@ FAKE=$HERE/../tools/fake_relay.py
 PIDS=
 cleanup() {
 	{
-		touch "$T/stop4"
+		touch "$T/stop4" "$T/stop4b"
 		for p in $PIDS; do kill -9 "$p"; done
 		kill -9 $(jobs -p)
 		wait
@@ -216,13 +221,68 @@ W=$(written "$T/4.w")
 check_accounting "$T/l4" "$W"
 [ ! -e "$S" ] || fail "4: the drained session file was left"
 
-echo "== 5. --trust-writers without -o or --relay: a usage error"
-mkdir "$T/cwd5"
-(cd "$T/cwd5" && "$CLI" record --trust-writers -- sh -c "touch '$T/ran5'") > /dev/null 2> "$T/5.err"
+echo "== 4b. kill -9 while every sub-buffer is held for a relay that never reads; record --attach finishes"
+# the killed recorder wrote each held sub-buffer into DIR but gave none back: the ring's tail is
+# behind every packet of the ring; the attached recorder must not write them again (tb-verify
+# fails on a duplicate event) nor lose any
+start_fake noread
+S=$T/shm/kh.tb
+"$CLI" record -q --trust-writers --mode block --block-timeout 10s --sb-size 16K --sb-count 8 --session "$S" \
+	--relay "$FURL" --session-name killheld --relay-timeout 10min -o "$T/l4b" -- \
+	"$WL" --threads 2 --events 100000000 --sleep-us 200 --until-file "$T/stop4b" > "$T/4b.w" 2> "$T/4b.err" &
+rp=$!
+PIDS="$PIDS $rp"
+wait_for pgrep -P $rp > /dev/null || fail "4b: the workload did not start"
+wl=$(pgrep -P $rp)
+# a producer waited its whole block timeout: its ring was full of held sub-buffers
+wait_for timed_out "$S" $rp || true
+alive $rp || { cat "$T/4b.err"; fail "4b: the recorder ended"; }
+[ "$(stat_col "$S" timeout)" -gt 0 ] || { "$CLI" stat "$S"; fail "4b: no producer waited: the sub-buffers were not held"; }
+{ kill -9 $rp; wait $rp; } 2> /dev/null
+alive "$wl" || fail "4b: the workload ended with its recorder"
+{ kill -9 "$FPID"; wait "$FPID"; } 2> /dev/null
+s0=$(bytes "$T/l4b")
+"$CLI" record --attach "$S" -o "$T/l4b" --trust-writers > /dev/null 2> "$T/4ba.err" &
+ap=$!
+PIDS="$PIDS $ap"
+wait_for grew "$T/l4b" $((s0 + 1048576)) $ap || true
+alive "$ap" || { cat "$T/4ba.err"; fail "4b: record --attach --trust-writers ended while the program runs"; }
+grew "$T/l4b" $((s0 + 1048576)) || { cat "$T/4ba.err"; fail "4b: record --attach --trust-writers does not drain"; }
+touch "$T/stop4b"
+wait_for eval "! alive $wl" || fail "4b: the workload did not stop"
+wait_for eval "! alive $ap" || { cat "$T/4ba.err"; fail "4b: record --attach did not end with the program"; }
+wait $ap
 rc=$?
-[ $rc = 2 ] || { cat "$T/5.err"; fail "5: exit $rc, want 2 (usage)"; }
-grep -q -- "--trust-writers" "$T/5.err" || { cat "$T/5.err"; fail "5: the message does not name --trust-writers"; }
-[ ! -e "$T/ran5" ] || fail "5: CMD ran"
-[ -z "$(ls -A "$T/cwd5")" ] || fail "5: something was written: $(ls -A "$T/cwd5")"
-sed 's/^/  /' "$T/5.err" | head -3
+[ $rc = 0 ] || { cat "$T/4ba.err"; fail "4b: record --attach --trust-writers exited $rc"; }
+W=$(written "$T/4b.w")
+[ -n "$W" ] || fail "4b: the workload did not say what it wrote"
+"$VERIFY" "$T/l4b" --written "$W" > "$T/4b.verify" 2>&1 || { cat "$T/4b.verify" "$T/4ba.err"; fail "4b: the trace of the killed and the attached recorders does not account for every event"; }
+check_accounting "$T/l4b" "$W"
+
+echo "== 5. --trust-writers with no output but snapshots: a usage error; its default local copy and overwrite mode"
+# a flight recorder (snapshots only, neither -o nor --relay) has nothing to take in place
+(cd "$T" && "$CLI" record --trust-writers --mode overwrite --snapshot-dir "$T/snaps5" -- sh -c "touch '$T/ran5'") > /dev/null 2> "$T/5.err"
+rc=$?
+[ $rc = 2 ] || { cat "$T/5.err"; fail "5: --snapshot-dir without -o or --relay: exit $rc, want 2 (usage)"; }
+# (an unknown option also exits 2 naming it: the message must say what to give)
+grep -- "--trust-writers" "$T/5.err" | grep -- "-o DIR" | grep -q -- "--relay" ||
+	{ cat "$T/5.err"; fail "5: the message does not name --trust-writers and what to give (-o DIR, --relay URL)"; }
+[ ! -e "$T/ran5" ] || fail "5: CMD ran after a usage error"
+[ -z "$(ls -A "$T/snaps5" 2> /dev/null)" ] || fail "5: a snapshot was written after a usage error"
+sed 's/^/  /' "$T/5.err" | head -2
+# a command without -o writes its default trace-DATE here, from the ring
+mkdir "$T/cwd5"
+(cd "$T/cwd5" && "$CLI" record --trust-writers -- "$WL" --threads 2 --events 20000) > "$T/5d.out" 2> "$T/5d.err" ||
+	{ cat "$T/5d.err"; fail "5: record --trust-writers with its default output"; }
+W=$(written "$T/5d.out")
+d=$(ls -d "$T/cwd5"/trace-* 2> /dev/null | head -1)
+[ -n "$d" ] || { cat "$T/5d.err"; fail "5: no default trace-DATE directory"; }
+"$VERIFY" "$d" --written "$W" --no-loss > "$T/5d.verify" 2>&1 || { cat "$T/5d.verify" "$T/5d.err"; fail "5: the default output is not whole"; }
+check_accounting "$d" "$W" "$T/5d.err"
+# overwrite mode (nothing drained while CMD runs: the final snapshot) is unaffected
+"$CLI" record --trust-writers --mode overwrite --sb-size 16K --sb-count 4 -o "$T/ow5" -- \
+	"$WL" --threads 2 --events 50000 > "$T/5o.out" 2> "$T/5o.err" || { cat "$T/5o.err"; fail "5: record --trust-writers --mode overwrite"; }
+W=$(written "$T/5o.out")
+"$VERIFY" "$T/ow5" --written "$W" > "$T/5o.verify" 2>&1 || { cat "$T/5o.verify" "$T/5o.err"; fail "5: overwrite mode: the trace does not account for every event"; }
+check_accounting "$T/ow5" "$W" "$T/5o.err"
 echo PASS
