@@ -70,10 +70,13 @@ stat_col() {
 	"$CLI" stat "$1" 2> /dev/null | awk -v c="$2" '$1 == "cpu" { for (i = 1; i <= NF; i++) if ($i == c) k = i }
 		$1 == "total" && k { print $k; exit }'
 }
+# started RP: RP's child (the workload) is running, or RP ended (a wait_for condition)
+started() { pgrep -P "$1" > /dev/null || ! alive "$1"; }
 # start_fake MODE: a fake relay (its URL in $FURL, its log in $FLOG, its pid in $FPID)
 start_fake() {
 	FLOG=$T/$1.log
 	: > "$FLOG"
+	rm -f "$T/$1.ports"
 	"$PY" "$FAKE" --mode "$1" --ports "$T/$1.ports" --log "$FLOG" &
 	FPID=$!
 	PIDS="$PIDS $FPID"
@@ -191,8 +194,8 @@ S=$T/shm/k.tb
 	"$WL" --threads 2 --events 100000000 --sleep-us 200 --until-file "$T/stop4" > "$T/4.w" 2> "$T/4.err" &
 rp=$!
 PIDS="$PIDS $rp"
-wait_for pgrep -P $rp > /dev/null || fail "4: the workload did not start"
-wl=$(pgrep -P $rp)
+wait_for started $rp
+wl=$(pgrep -P $rp) || { cat "$T/4.err"; fail "4: the workload did not start"; }
 # mid-run: packets in the local copy and at the relay daemon (sub-buffers went round the rings)
 wait_for grew "$T/l4" 1048576 $rp && alive $rp || { cat "$T/4.err"; fail "4: the recorder wrote nothing"; }
 wait_for sh -c "d=\$(ls -d '$OUT'/host4/killed-* 2> /dev/null); [ -n \"\$d\" ] && [ -n \"\$(find \"\$d\" -name 'chan_*' -size +200c)\" ]" ||
@@ -232,8 +235,8 @@ S=$T/shm/kh.tb
 	"$WL" --threads 2 --events 100000000 --sleep-us 200 --until-file "$T/stop4b" > "$T/4b.w" 2> "$T/4b.err" &
 rp=$!
 PIDS="$PIDS $rp"
-wait_for pgrep -P $rp > /dev/null || fail "4b: the workload did not start"
-wl=$(pgrep -P $rp)
+wait_for started $rp
+wl=$(pgrep -P $rp) || { cat "$T/4b.err"; fail "4b: the workload did not start"; }
 # a producer waited its whole block timeout: its ring was full of held sub-buffers
 wait_for timed_out "$S" $rp || true
 alive $rp || { cat "$T/4b.err"; fail "4b: the recorder ended"; }
