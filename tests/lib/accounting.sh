@@ -49,12 +49,12 @@ print(n, ",".join("%s:%d" % (k, v) for k, v in sorted(causes.items()) if v) or "
 		fail "dump json of $dir"
 	[ "$(cat "$T/acc.dump")" = "$bt_disc $bt_causes 0" ] || fail "dump says '$(cat "$T/acc.dump")', babeltrace2 '$bt_disc $bt_causes 0'"
 	if [ -n "$rec_err" ]; then
-		# "  lost N events: ring full 3, overwritten 5" (labels of cli_loss_label())
+		# "  lost N events: ring full 3, overwritten 5" ("lost 1 event: ...") (labels of cli_loss_label())
 		local sum
-		sum=$(sed -n 's/^  lost \([0-9]*\) events.*/\1/p' "$rec_err" | tail -1)
+		sum=$(sed -n 's/^  lost \([0-9]*\) events\{0,1\}.*/\1/p' "$rec_err" | tail -1)
 		[ "$sum" = "$bt_disc" ] || { cat "$rec_err"; fail "the recorder said lost '$sum', the trace says $bt_disc"; }
 		local rc_causes
-		rc_causes=$(sed -n 's/^  lost [0-9]* events: //p' "$rec_err" | tail -1 | "$PY" -c '
+		rc_causes=$(sed -n 's/^  lost [0-9]* events\{0,1\}: //p' "$rec_err" | tail -1 | "$PY" -c '
 import sys
 key = {"ring full": "full", "too big": "toobig", "overwritten": "overwritten", "block timeout": "timeout",
        "busy": "busy", "no consumer": "noconsumer", "invalid": "invalid", "disk": "disk", "relay": "relay"}
