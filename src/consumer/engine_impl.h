@@ -86,7 +86,7 @@ struct tb_batch {
 	uint8_t *area;    /* nslots slots of bufsize bytes, TB_DIO_ALIGN-aligned */
 	struct tb_staged staged[TB_STAGE_MAX];
 	/* with a relay: the relay's send slots its packets were copied into
-	 * instead of area (engine_relay.c, tb_engine_relay_slot()); the reap
+	 * instead of area (engine_relay_send.c, tb_engine_relay_slot()); the reap
 	 * gives back those the relay did not queue */
 	uint8_t *rslot[TB_STAGE_MAX];
 	unsigned nrslot;
@@ -123,7 +123,7 @@ struct tb_stream {
 	 * thread after it joined it), read by any thread for the status line:
 	 * relaxed atomics, values exact at some instant (tb_stat_add/get). */
 	struct tb_stream_stats st;
-	/* events of packets the relay daemon did not get (engine_relay.c, under
+	/* events of packets the relay daemon did not get (engine_relay_send.c, under
 	 * its lock; relaxed for the statistics): in a relay-only recording
 	 * they are lost, not delivered (tb_engine_stats) */
 	uint64_t relay_unsent;
@@ -239,7 +239,7 @@ struct tb_engine {
 	int fl_stop;            /* under fl_lock */
 	unsigned nfl;
 
-	/* relay daemon (engine_relay.c, its own sender thread and queue), NULL when none */
+	/* relay daemon (engine_relay.c; its own sender thread and queue: engine_relay_send.c), NULL when none */
 	struct tb_relay_out *relay;
 	/* the outputs (engine_state.c): set up by create, before any thread runs */
 	struct {
@@ -284,7 +284,7 @@ static inline unsigned tb_output_nstreams(const struct tb_engine *e)
 	return e->nstreams + e->nkstreams;
 }
 
-/* Events of output stream idx the relay daemon did not get (engine_relay.c). */
+/* Events of output stream idx the relay daemon did not get (engine_relay_send.c). */
 static inline uint64_t *tb_engine_unsent(struct tb_engine *e, unsigned idx)
 {
 	return idx < e->nstreams ? &e->streams[idx].relay_unsent : &e->kern_unsent[idx - e->nstreams];

@@ -8,7 +8,7 @@
  * at a time, or reads nothing, costs at most that).  An owner may also set
  * an absolute cap (tb_relay_cap(), from another thread: the end of the
  * recording), which cuts any wait at once.  The engine calls this from
- * its relay sender thread only (engine_relay.c), never from the threads
+ * its relay sender thread only (engine_relay_send.c), never from the threads
  * that write the local copy.
  */
 #define _GNU_SOURCE

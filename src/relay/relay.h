@@ -46,7 +46,7 @@
  * Every wait has a deadline: connecting, a whole command with its whole
  * reply, a whole data packet (timeout_ms each); a relay that misses one is
  * lost.  Not thread-safe: one thread makes the calls (the engine's relay
- * sender, engine_relay.c), except tb_relay_cap(), which any thread may call.
+ * sender, engine_relay_send.c), except tb_relay_cap(), which any thread may call.
  */
 #ifndef TB_RELAY_RELAY_H
 #define TB_RELAY_RELAY_H
