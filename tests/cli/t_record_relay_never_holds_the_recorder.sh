@@ -22,7 +22,7 @@
 # relay deadline (for a build without --relay-timeout).
 set -u
 . "$(dirname "$0")/../lib/recorder_env.sh"
-FAKE=$(dirname "$0")/../tools/fake_relay.py
+. "$(dirname "$0")/../lib/relayd.sh" # start_fake
 PY=$(command -v python3) || { echo "SKIP: no python3 for the fake relay"; exit 77; }
 RT=${RT---relay-timeout 30s}
 PIDS=
@@ -33,18 +33,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_fake MODE: the fake relay of this case, its URL in $URL and its log in $LOG
-start_fake() {
-	LOG=$T/$1.log
-	: > "$LOG"
-	rm -f "$T/$1.ports"
-	"$PY" "$FAKE" --mode "$1" --ports "$T/$1.ports" --log "$LOG" &
-	FPID=$!
-	PIDS="$PIDS $FPID"
-	wait_for test -s "$T/$1.ports" || fail "the fake relay ($1) did not start"
-	read -r cp dp < "$T/$1.ports"
-	URL=net://127.0.0.1:$cp:$dp
-}
 # stop_fake: the fake relay of the case is killed (by its pid)
 stop_fake() { kill -9 "$FPID" 2> /dev/null; wait "$FPID" 2> /dev/null; }
 alive() { kill -0 "$1" 2> /dev/null; }
@@ -55,15 +43,15 @@ run_case() {
 	local mode=$1
 	shift
 	start_fake "$mode"
-	"$CLI" record --relay "$URL" --session-name "$mode" --mode block --block-timeout 10s --sb-size 16K --sb-count 4 "$@" \
-		-o "$T/$mode" -- sh -c "\"$WL\" --threads 2 --events 50000 > \"$T/$mode.w\"; cp \"$LOG\" \"$T/$mode.at-cmd-end\"" \
+	"$CLI" record --relay "$FURL" --session-name "$mode" --mode block --block-timeout 10s --sb-size 16K --sb-count 4 "$@" \
+		-o "$T/$mode" -- sh -c "\"$WL\" --threads 2 --events 50000 > \"$T/$mode.w\"; cp \"$FLOG\" \"$T/$mode.at-cmd-end\"" \
 		> /dev/null 2> "$T/$mode.err" &
 	local rp=$!
 	PIDS="$PIDS $rp"
-	wait_for eval "! alive $rp" || { cat "$T/$mode.err" "$LOG"; fail "$mode: the recorder is still running (held by its relay)"; }
+	wait_for eval "! alive $rp" || { cat "$T/$mode.err" "$FLOG"; fail "$mode: the recorder is still running (held by its relay)"; }
 	wait "$rp"
 	RC=$?
-	cp "$LOG" "$T/$mode.at-exit"
+	cp "$FLOG" "$T/$mode.at-exit"
 	[ -f "$T/$mode.at-cmd-end" ] || { cat "$T/$mode.err"; fail "$mode: CMD did not end"; }
 	local w
 	w=$(sed -n 's/^written: //p' "$T/$mode.w" | tail -1)
@@ -101,7 +89,7 @@ grep -q "relay .*lost\|relay net://.*: " "$T/garbage.err" || { cat "$T/garbage.e
 
 echo "== SIGTERM while the relay stalls"
 start_fake stall
-"$CLI" record --relay "$URL" --session-name term $RT -o "$T/term" -- \
+"$CLI" record --relay "$FURL" --session-name term $RT -o "$T/term" -- \
 	"$WL" --threads 1 --events 2000 --wait-file "$T/never" > "$T/term.w" 2> "$T/term.err" &
 rp=$!
 PIDS="$PIDS $rp"

@@ -43,7 +43,6 @@ command -v python3 > /dev/null || { echo "SKIP: no python3 for the fake relay"; 
 need_bt2
 . "$(dirname "$0")/../lib/relayd.sh"
 HERE=$(dirname "$0")
-FAKE=$HERE/../tools/fake_relay.py
 PIDS=
 cleanup() {
 	{
@@ -72,18 +71,31 @@ stat_col() {
 }
 # started RP: RP's child (the workload) is running, or RP ended (a wait_for condition)
 started() { pgrep -P "$1" > /dev/null || ! alive "$1"; }
-# start_fake MODE: a fake relay (its URL in $FURL, its log in $FLOG, its pid in $FPID)
-start_fake() {
-	FLOG=$T/$1.log
-	: > "$FLOG"
-	rm -f "$T/$1.ports"
-	"$PY" "$FAKE" --mode "$1" --ports "$T/$1.ports" --log "$FLOG" &
-	FPID=$!
-	PIDS="$PIDS $FPID"
-	wait_for test -s "$T/$1.ports" || fail "the fake relay ($1) did not start"
-	local cp dp
-	read -r cp dp < "$T/$1.ports"
-	FURL=net://127.0.0.1:$cp:$dp
+# attach_finishes CASE DIR SESSION STOPFILE WFILE WL: after a kill -9 of SESSION's recorder, a
+# second one (record --attach SESSION -o DIR --trust-writers) drains what the killed one left and
+# what the program WL still writes (DIR grows 1 MiB more), ends with the program (STOPFILE), exits
+# 0, and DIR accounts for every event WFILE says the program wrote, each once (tb-verify, which
+# fails on an event written twice, then babeltrace2)
+attach_finishes() {
+	local c=$1 dir=$2 ses=$3 stop=$4 wfile=$5 wl=$6 s0 ap rc W
+	s0=$(bytes "$dir")
+	"$CLI" record --attach "$ses" -o "$dir" --trust-writers > /dev/null 2> "$T/$c.attach.err" &
+	ap=$!
+	PIDS="$PIDS $ap"
+	wait_for grew "$dir" $((s0 + 1048576)) $ap || true
+	alive "$ap" || { cat "$T/$c.attach.err"; fail "$c: record --attach --trust-writers ended while the program runs"; }
+	grew "$dir" $((s0 + 1048576)) || { cat "$T/$c.attach.err"; fail "$c: record --attach --trust-writers does not drain"; }
+	touch "$stop"
+	wait_for eval "! alive $wl" || fail "$c: the workload did not stop"
+	wait_for eval "! alive $ap" || { cat "$T/$c.attach.err"; fail "$c: record --attach did not end with the program"; }
+	wait $ap
+	rc=$?
+	[ $rc = 0 ] || { cat "$T/$c.attach.err"; fail "$c: record --attach --trust-writers exited $rc"; }
+	W=$(written "$wfile")
+	[ -n "$W" ] || fail "$c: the workload did not say what it wrote"
+	"$VERIFY" "$dir" --written "$W" > "$T/$c.verify" 2>&1 ||
+		{ cat "$T/$c.verify" "$T/$c.attach.err"; fail "$c: the trace of the killed and the attached recorders does not account for every event"; }
+	check_accounting "$dir" "$W"
 }
 OUT=$T/relay-out
 start_relayd "$OUT"
@@ -202,26 +214,9 @@ wait_for sh -c "d=\$(ls -d '$OUT'/host4/killed-* 2> /dev/null); [ -n \"\$d\" ] &
 	{ cat "$T/4.err"; fail "4: nothing reached the relay daemon"; }
 { kill -9 $rp; wait $rp; } 2> /dev/null
 alive "$wl" || fail "4: the workload ended with its recorder"
-s0=$(bytes "$T/l4")
-"$CLI" record --attach "$S" -o "$T/l4" --trust-writers > /dev/null 2> "$T/4a.err" &
-ap=$!
-PIDS="$PIDS $ap"
-# the second recorder drains: the local copy grows by 1 MiB more while the program writes
-wait_for grew "$T/l4" $((s0 + 1048576)) $ap || true
-alive "$ap" || { cat "$T/4a.err"; fail "4: record --attach --trust-writers ended while the program runs"; }
-grew "$T/l4" $((s0 + 1048576)) || { cat "$T/4a.err"; fail "4: record --attach --trust-writers does not drain"; }
-touch "$T/stop4"
-wait_for eval "! alive $wl" || fail "4: the workload did not stop"
-wait_for eval "! alive $ap" || { cat "$T/4a.err"; fail "4: record --attach did not end with the program"; }
-wait $ap
-rc=$?
-[ $rc = 0 ] || { cat "$T/4a.err"; fail "4: record --attach --trust-writers exited $rc"; }
-W=$(written "$T/4.w")
-[ -n "$W" ] || fail "4: the workload did not say what it wrote"
 # every packet once (a packet the killed recorder wrote but held for its relay is not written
-# again), and written == delivered + lost (by tb-verify's decoder, then by babeltrace2)
-"$VERIFY" "$T/l4" --written "$W" > "$T/4.verify" 2>&1 || { cat "$T/4.verify" "$T/4a.err"; fail "4: the trace of the killed and the attached recorders does not account for every event"; }
-check_accounting "$T/l4" "$W"
+# again), and written == delivered + lost
+attach_finishes 4 "$T/l4" "$S" "$T/stop4" "$T/4.w" "$wl"
 [ ! -e "$S" ] || fail "4: the drained session file was left"
 
 echo "== 4b. kill -9 while every sub-buffer is held for a relay that never reads; record --attach finishes"
@@ -244,23 +239,7 @@ alive $rp || { cat "$T/4b.err"; fail "4b: the recorder ended"; }
 { kill -9 $rp; wait $rp; } 2> /dev/null
 alive "$wl" || fail "4b: the workload ended with its recorder"
 { kill -9 "$FPID"; wait "$FPID"; } 2> /dev/null
-s0=$(bytes "$T/l4b")
-"$CLI" record --attach "$S" -o "$T/l4b" --trust-writers > /dev/null 2> "$T/4ba.err" &
-ap=$!
-PIDS="$PIDS $ap"
-wait_for grew "$T/l4b" $((s0 + 1048576)) $ap || true
-alive "$ap" || { cat "$T/4ba.err"; fail "4b: record --attach --trust-writers ended while the program runs"; }
-grew "$T/l4b" $((s0 + 1048576)) || { cat "$T/4ba.err"; fail "4b: record --attach --trust-writers does not drain"; }
-touch "$T/stop4b"
-wait_for eval "! alive $wl" || fail "4b: the workload did not stop"
-wait_for eval "! alive $ap" || { cat "$T/4ba.err"; fail "4b: record --attach did not end with the program"; }
-wait $ap
-rc=$?
-[ $rc = 0 ] || { cat "$T/4ba.err"; fail "4b: record --attach --trust-writers exited $rc"; }
-W=$(written "$T/4b.w")
-[ -n "$W" ] || fail "4b: the workload did not say what it wrote"
-"$VERIFY" "$T/l4b" --written "$W" > "$T/4b.verify" 2>&1 || { cat "$T/4b.verify" "$T/4ba.err"; fail "4b: the trace of the killed and the attached recorders does not account for every event"; }
-check_accounting "$T/l4b" "$W"
+attach_finishes 4b "$T/l4b" "$S" "$T/stop4b" "$T/4b.w" "$wl"
 
 echo "== 5. --trust-writers with no output but snapshots: a usage error; its default local copy and overwrite mode"
 # a flight recorder (snapshots only, neither -o nor --relay) has nothing to take in place

@@ -3,6 +3,9 @@
 # set and a PIDS list their cleanup kills):
 #   start_relayd OUT   an lttng-relayd writing into OUT (created) on free loopback ports: CP, DP
 #                      and LP (control, data, live) set, its pid in RELAYD and added to PIDS.
+#   start_fake MODE    tests/tools/fake_relay.py in MODE (stall, noread, drip, garbage, ...) on free
+#                      loopback ports: FURL (its URL), FLOG (its log, $T/MODE.log) and FPID set,
+#                      its pid added to PIDS.
 # The ports are found free, then the daemon binds them: another job may take one in between (the
 # daemon exits "Address already in use"), so up to 5 tries with new ones; the daemon is up when
 # its control port accepts a connection (a condition, waited for).
@@ -24,4 +27,17 @@ print(*[s.getsockname()[1] for s in ss])')
 	done
 	cat "$T/relayd.log"
 	fail "lttng-relayd did not start (5 tries)"
+}
+
+start_fake() {
+	FLOG=$T/$1.log
+	: > "$FLOG"
+	rm -f "$T/$1.ports"
+	"$PY" "$(dirname "${BASH_SOURCE[0]}")/../tools/fake_relay.py" --mode "$1" --ports "$T/$1.ports" --log "$FLOG" &
+	FPID=$!
+	PIDS="$PIDS $FPID"
+	wait_for test -s "$T/$1.ports" || fail "the fake relay ($1) did not start"
+	local cp dp
+	read -r cp dp < "$T/$1.ports"
+	FURL=net://127.0.0.1:$cp:$dp
 }
