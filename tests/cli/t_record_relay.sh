@@ -217,15 +217,16 @@ x2=$(echo "$line" | sed -n 's/.* discarded=\([0-9]*\).*/\1/p')
 # What the relay daemon had not written when it was killed is in neither session.  A packet
 # whose bytes reached the daemon but whose confirmation its death cut off is counted as not
 # sent (the recorder cannot know the daemon wrote it: it says so conservatively), and may also
-# be in the first session: at most one such packet per stream, so the sum may exceed what was
-# written by at most one packet's events per stream (seen under valgrind: 4 streams, 8186).
-nstreams=$(ls "$T/lk" | grep -c '^chan_')
+# be in the first session: at most TB_RELAY_WINDOW (8) such packets in all, the packets in flight
+# unconfirmed (src/consumer/engine_relay_impl.h), so the sum may exceed what was written by at
+# most 8 packets' events (seen: 8186 under valgrind with 4 streams; 2,000-2,500 events of 16 KiB
+# packets, 4-5 of them, in t_record_trusting_writers' runs).
 # packet_size: at byte 128 of a packet (docs/FORMAT.md, section 2)
 pkt_bits=$("${PY:-python3}" -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(128); print(struct.unpack("<Q", f.read(8))[0])' \
 	"$(ls -d "$T/lk"/chan_* | head -1)")
 per_pkt=$(((pkt_bits / 8 - 160) / 32)) # the workload's records are 32 bytes (4-byte header, 28-byte payload)
-[ $((d1 + d2 + x2)) -le $((W + nstreams * per_pkt)) ] && [ $((d2 + x2)) -gt 0 ] ||
-	fail "first $d1 + second $d2 + not sent $x2 > written $W + one packet per stream ($nstreams x $per_pkt)"
+[ $((d1 + d2 + x2)) -le $((W + 8 * per_pkt)) ] && [ $((d2 + x2)) -gt 0 ] ||
+	fail "first $d1 + second $d2 + not sent $x2 > written $W + the window's 8 packets (8 x $per_pkt)"
 echo "  written $W: first relay session $d1, second $d2 + $x2 counted as not sent" \
 	"($((d1 + d2 + x2 > W ? d1 + d2 + x2 - W : 0)) of them in the first session too: unconfirmed when it died)"
 
