@@ -554,12 +554,15 @@ void tb_stream_stage(struct tb_engine *e, struct tb_batch *b, uint8_t *pkt, cons
 		tb_output_packets(e, ch, cpu, &(struct iovec){ &pre, sizeof pre }, 1, 0);
 	}
 	st->started = 1;
-	/* the header readers must see, in place: this copy is ours */
-	struct tb_packet_header h;
-	memcpy(&h, pkt, sizeof h);
-	h.events_discarded = disc;
-	memcpy(h.lost, out, sizeof out);
-	memcpy(pkt, &h, sizeof h);
+	/* the header readers must see, in place (a copy of ours, or the ring
+	 * itself with --trust-writers): only the fields the consumer decides,
+	 * the loss causes and their sum.  Rewriting the whole header wrote
+	 * the closed packet's timestamps too, which a writer's switch reads
+	 * (packet_was_old(), ring/append.c: relaxed loads) while we hold the
+	 * packet: a data race TSan found in the ring, with the same bytes */
+	_Static_assert(TB_PKT_OFF_LOST + sizeof out == TB_PKT_OFF_TS_BEGIN, "lost[] ends where the times begin");
+	memcpy(pkt + TB_PKT_OFF_LOST, out, sizeof out);
+	memcpy(pkt + TB_PKT_OFF_DISCARDED, &disc, sizeof disc);
 	uint64_t content = content_words(&in);
 	/* no stale byte of the reused sub-buffer after the content reaches
 	 * the file: the last word, and the rest of the block a direct write
