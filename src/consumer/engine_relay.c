@@ -57,8 +57,7 @@ static void relay_packets(void *arg, unsigned ch, unsigned cpu, const struct iov
 		/* --trust-writers: a packet in its ring is sent from there, its
 		 * header from a copy (what was checked and written is what the
 		 * index entry says); the ring's sub-buffer is held until then */
-		int in_ring = slot < 0 && e->trust && ch < e->s->nchannels && rest_len &&
-			      rest == (const uint8_t *)hp + sizeof h;
+		int in_ring = slot < 0 && rest_len && rest == (const uint8_t *)hp + sizeof h; /* held if in its ring */
 		/* a full queue is never waited for: the relay is slower than
 		 * the recording, and the local copy must not wait for it */
 		int hold = -1;

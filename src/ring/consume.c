@@ -118,25 +118,27 @@ static void read_desc(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t 
 	info->cnt_end = __atomic_load_n(&d->cnt_end, __ATOMIC_RELAXED);
 }
 
-int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, void *dst, struct tb_packet_info *info)
+/* The checks of tb_ring_copy() and tb_ring_in_place() on the packet at p (a copy, or the ring). */
+static int check_at(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, const uint8_t *p,
+		    struct tb_packet_info *info)
 {
-	const struct tb_chan_view *cv = &s->chan[ch];
-	memcpy(dst, tb_sb_at(s, ch, cpu, pos), cv->sb_size);
-	int rc = check_packet(s, ch, cpu, pos, dst, cv->sb_size, info);
+	int rc = check_packet(s, ch, cpu, pos, p, s->chan[ch].sb_size, info);
 	read_desc(s, ch, cpu, pos, info);
 	info->events = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
 	return rc;
 }
 
+int tb_ring_copy(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, void *dst, struct tb_packet_info *info)
+{
+	memcpy(dst, tb_sb_at(s, ch, cpu, pos), s->chan[ch].sb_size);
+	return check_at(s, ch, cpu, pos, dst, info);
+}
+
 int tb_ring_in_place(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos, uint8_t **pkt,
 		     struct tb_packet_info *info)
 {
-	const struct tb_chan_view *cv = &s->chan[ch];
 	*pkt = tb_sb_at(s, ch, cpu, pos);
-	int rc = check_packet(s, ch, cpu, pos, *pkt, cv->sb_size, info);
-	read_desc(s, ch, cpu, pos, info);
-	info->events = info->cnt_end >= info->cnt_begin ? info->cnt_end - info->cnt_begin : 0;
-	return rc;
+	return check_at(s, ch, cpu, pos, *pkt, info);
 }
 
 void tb_ring_release(struct tb_session *s, unsigned ch, unsigned cpu, uint64_t pos)
